@@ -1,0 +1,33 @@
+# The developer command surface. `make help` lists the targets.
+PY ?= python3
+
+.PHONY: help install format lint types test test-slow bench check
+help:  ## list targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+install:  ## install with every extra, editable
+	$(PY) -m pip install -e '.[dev]'
+
+format:  ## format the code
+	$(PY) -m ruff format core coven_desktop tests benchmarks
+	$(PY) -m ruff check --fix core coven_desktop tests benchmarks
+
+lint:  ## lint (ruff) and check formatting
+	$(PY) -m ruff check core coven_desktop tests benchmarks
+	$(PY) -m ruff format --check core coven_desktop tests benchmarks
+
+types:  ## type-check (strict for the engine)
+	@# core/ is installed as coven_core; give mypy that name through a symlink.
+	mkdir -p build/typecheck && ln -sfn ../../core build/typecheck/coven_core
+	MYPYPATH=build/typecheck $(PY) -m mypy -p coven_core -p coven_desktop
+
+test:  ## the README's test command
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
+
+test-slow:  ## include the slow tests
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest --run-slow
+
+bench:  ## run the benchmarks (side by side with their baselines)
+	$(PY) benchmarks/bench_next_occurrence.py
+
+check: lint types test  ## everything CI should be happy with

@@ -1,0 +1,47 @@
+"""``coven``: entry point, argument parsing and the exit-status contract.
+
+Exit status: 0 success, 2 bad input (one line on stderr naming the problem, nothing on
+stdout), 3 a conflict with what is stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from coven_core.cli import preview_cmd
+from coven_core.errors import CovenError
+
+EXIT_BAD_INPUT = 2
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="coven", description="Coven: a scheduler that keeps its word.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    commands.required = True
+    preview_cmd.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.run(args)
+    except CovenError as error:
+        print(f"coven {args.command}: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+"""Printing for the CLI: stable JSON for scripts, aligned tables for people."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+def print_json(document: Any) -> None:
+    json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
+    for row in (headers, *rows):
+        line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
+        print(line.rstrip())

@@ -1,0 +1,1 @@
+"""Schedule specs: cron, RRULE, interval and once (CONTRACT §4)."""

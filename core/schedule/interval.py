@@ -1,0 +1,45 @@
+"""``every N{m,h,d}``: absolute time from an anchor instant; DST does not apply."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from coven_core.errors import ScheduleError
+
+_UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1)}
+_PATTERN = re.compile(r"every\s+(\d+)\s*([mhd])", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalSchedule:
+    """Instants ``anchor + k * step`` for k >= 0 — a fixed number of seconds apart."""
+
+    step: timedelta
+    text: str
+
+    @classmethod
+    def parse(cls, text: str) -> IntervalSchedule:
+        match = _PATTERN.fullmatch(text.strip())
+        if match is None:
+            raise ScheduleError(
+                f"interval: {text.strip()!r} is not like 'every 30m', 'every 2h' or 'every 1d'"
+            )
+        count, unit = int(match[1]), match[2].lower()
+        if count < 1:
+            raise ScheduleError("interval: the interval must be at least 1 minute")
+        return cls(count * _UNITS[unit], f"every {count}{unit}")
+
+    def instants_from(self, anchor: datetime, start: datetime) -> Iterator[datetime]:
+        """Instants on the anchor's grid that are ``>= start`` (both aware), ascending."""
+        anchor = anchor.astimezone(UTC)
+        steps = max(0, -((anchor - start) // self.step))  # ceil((start - anchor) / step)
+        instant = anchor + steps * self.step
+        while True:
+            yield instant
+            instant += self.step
+
+    def __str__(self) -> str:
+        return self.text

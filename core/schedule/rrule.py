@@ -1,0 +1,546 @@
+"""RRULE schedules: the RFC 5545 subset of CONTRACT §4, expanded by ``dateutil.rrule``.
+
+Coven only validates and adapts here. The supported parts are FREQ (MINUTELY to YEARLY),
+INTERVAL, COUNT, UNTIL, BYMONTH, BYMONTHDAY, BYDAY (ordinals only under MONTHLY and YEARLY),
+BYHOUR, BYMINUTE and WKST. Every other part is refused by name; nothing is approximated.
+
+The schedule yields naive local wall times. Gaps and folds are the time-zone binding's job.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from itertools import takewhile
+from math import gcd
+from typing import Final, Literal
+
+from dateutil.rrule import (
+    DAILY,
+    HOURLY,
+    MINUTELY,
+    MONTHLY,
+    WEEKLY,
+    YEARLY,
+    rrule,
+    weekday,
+)
+
+from coven_core.errors import ScheduleError
+
+__all__ = ["RRuleSchedule"]
+
+_Frequency = Literal[0, 1, 2, 3, 4, 5]
+
+_FREQUENCIES: Final[dict[str, _Frequency]] = {
+    "MINUTELY": MINUTELY,
+    "HOURLY": HOURLY,
+    "DAILY": DAILY,
+    "WEEKLY": WEEKLY,
+    "MONTHLY": MONTHLY,
+    "YEARLY": YEARLY,
+}
+_WEEKDAYS: Final = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
+_WEEKDAY_HINT: Final = "MO, TU, WE, TH, FR, SA or SU, with an ordinal like 1MO or -1FR"
+
+# The supported parts, in the order ``str()`` writes them.
+_SUPPORTED: Final = (
+    "FREQ",
+    "INTERVAL",
+    "COUNT",
+    "UNTIL",
+    "BYMONTH",
+    "BYMONTHDAY",
+    "BYDAY",
+    "BYHOUR",
+    "BYMINUTE",
+    "WKST",
+)
+# Parts RFC 5545 (and RFC 7529) know, which Coven refuses rather than approximates.
+_UNSUPPORTED: Final = frozenset(
+    {"BYSETPOS", "BYWEEKNO", "BYYEARDAY", "BYSECOND", "RDATE", "EXDATE", "EXRULE", "DTSTART"}
+    | {"RSCALE", "SKIP"}
+)
+
+_PART_NAME: Final = re.compile(r"[A-Z][A-Z0-9-]*")
+_WHOLE_NUMBER: Final = re.compile(r"[+-]?[0-9]+")
+_MAX_DIGITS: Final = 18
+_WEEKDAY_TOKEN: Final = re.compile(r"([+-]?[0-9]{1,3})?([A-Z]+)")
+_UNTIL_VALUE: Final = re.compile(
+    r"([0-9]{4})([0-9]{2})([0-9]{2})(?:T([0-9]{2})([0-9]{2})([0-9]{2})(Z?))?"
+)
+_MINUTES_PER_WEEK: Final = 7 * 24 * 60
+_UNIT_MINUTES: Final = {"DAILY": 24 * 60, "HOURLY": 60, "MINUTELY": 1}
+# The longest each month can be (February in a leap year).
+_LONGEST_MONTH: Final = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+@dataclass(frozen=True)
+class _Until:
+    """UNTIL as given: an aware UTC instant or a naive local wall time, both inclusive."""
+
+    moment: datetime
+    text: str
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """The validated parts. Empty tuples mean "not given"; defaults are RFC 5545's."""
+
+    freq: str
+    interval: int = 1
+    count: int | None = None
+    until: _Until | None = None
+    bymonth: tuple[int, ...] = ()
+    bymonthday: tuple[int, ...] = ()
+    byday: tuple[tuple[int, int], ...] = ()  # (weekday 0=MO, ordinal or 0 for "every")
+    byhour: tuple[int, ...] = ()
+    byminute: tuple[int, ...] = ()
+    wkst: int = 0
+
+    def __str__(self) -> str:
+        values = {
+            "FREQ": self.freq,
+            "INTERVAL": str(self.interval) if self.interval != 1 else None,
+            "COUNT": None if self.count is None else str(self.count),
+            "UNTIL": None if self.until is None else self.until.text,
+            "BYMONTH": _joined(self.bymonth),
+            "BYMONTHDAY": _joined(self.bymonthday),
+            "BYDAY": ",".join(_weekday_text(day, n) for day, n in self.byday) or None,
+            "BYHOUR": _joined(self.byhour),
+            "BYMINUTE": _joined(self.byminute),
+            "WKST": _WEEKDAYS[self.wkst] if self.wkst else None,
+        }
+        return ";".join(f"{name}={value}" for name, value in values.items() if value is not None)
+
+
+@dataclass(frozen=True)
+class _Expansion:
+    """The rule as dateutil arguments, with every default dateutil would take from DTSTART
+    made explicit, so that the same set can be expanded from a later period start."""
+
+    freq: _Frequency
+    interval: int
+    count: int | None
+    wkst: int
+    bymonth: tuple[int, ...] | None
+    bymonthday: tuple[int, ...] | None
+    byweekday: tuple[weekday, ...] | None
+    byhour: tuple[int, ...] | None
+    byminute: tuple[int, ...] | None
+
+    def rrule(self, dtstart: datetime) -> rrule:
+        # UNTIL is never passed: dateutil refuses a UTC UNTIL with a naive DTSTART, and a
+        # naive UNTIL is applied by RRuleSchedule itself. WKST is always explicit because
+        # dateutil's default follows the process-wide calendar.firstweekday().
+        return rrule(
+            self.freq,
+            dtstart=dtstart,
+            interval=self.interval,
+            wkst=self.wkst,
+            count=self.count,
+            bymonth=self.bymonth,
+            bymonthday=self.bymonthday,
+            byweekday=self.byweekday,
+            byhour=self.byhour,
+            byminute=self.byminute,
+            bysecond=0,
+        )
+
+
+class RRuleSchedule:
+    """An RRULE with its DTSTART: a wall-clock schedule (``CalendarSchedule``). Immutable.
+
+    Build it with :meth:`parse`. Like dateutil, and unlike some other implementations,
+    DTSTART is *not* yielded when it does not match the rule (RFC 5545 calls such a set
+    undefined); COUNT still counts from DTSTART, over the times that do match.
+    """
+
+    __slots__ = ("_base", "_dtstart", "_expansion", "_rule")
+
+    _rule: _Rule
+    _dtstart: datetime
+    _expansion: _Expansion
+    _base: rrule
+
+    def __init__(self, rule: _Rule, dtstart: datetime) -> None:
+        """Use :meth:`parse`; this takes an already validated rule and a whole-minute start."""
+        expansion = _expand(rule, dtstart)
+        object.__setattr__(self, "_rule", rule)
+        object.__setattr__(self, "_dtstart", dtstart)
+        object.__setattr__(self, "_expansion", expansion)
+        object.__setattr__(self, "_base", expansion.rrule(dtstart))
+
+    @classmethod
+    def parse(cls, text: str, dtstart: datetime) -> RRuleSchedule:
+        """Validate an RRULE value (``FREQ=MONTHLY;BYMONTHDAY=-1``, optionally ``RRULE:``-led).
+
+        ``dtstart`` is the naive local wall time of DTSTART in the routine's zone; it is
+        truncated to the minute, Coven's resolution. Raises ``ScheduleError`` naming the
+        part for anything unsupported or invalid, including a rule that can never produce
+        a time because of its months and days or its clock parts.
+        """
+        _require_naive("dtstart", dtstart)
+        start = dtstart.replace(second=0, microsecond=0, fold=0)
+        rule = _parse_rule(text)
+        _check_month_days(rule, _expand(rule, start))
+        _check_week_reachable(rule, start)
+        return cls(rule, start)
+
+    @property
+    def dtstart(self) -> datetime:
+        """DTSTART as a naive local wall time, truncated to the minute."""
+        return self._dtstart
+
+    @property
+    def until(self) -> datetime | None:
+        """Inclusive end: an aware UTC instant (``...Z``), a naive wall time, or None.
+
+        ``wall_times_from`` stops after a naive UNTIL itself; an aware one is the planner's
+        to apply, because comparing it needs the time-zone binding.
+        """
+        return None if self._rule.until is None else self._rule.until.moment
+
+    def wall_times_from(self, start: datetime) -> Iterator[datetime]:
+        """Naive wall times ``>= start``, ascending, honouring COUNT as counted from DTSTART."""
+        _require_naive("start", start)
+        until = self.until
+        if until is not None and until.tzinfo is None and start > until:
+            return iter(())
+        times = self._rrule_for(start).xafter(start, inc=True)
+        if until is not None and until.tzinfo is None:
+            return takewhile(lambda moment: moment <= until, times)
+        return times
+
+    def _rrule_for(self, start: datetime) -> rrule:
+        """A dateutil rule giving the same times from ``start`` on, cheap to advance there.
+
+        dateutil always iterates from its DTSTART, so a rule started years ago would walk
+        every period since. Without COUNT the set does not depend on where iteration
+        starts, as long as it restarts at a period boundary a whole number of INTERVALs
+        after DTSTART's period, with DTSTART's defaults made explicit (``_Expansion``).
+        """
+        origin = _restart_point(self._expansion, self._dtstart, start)
+        return self._base if origin == self._dtstart else self._expansion.rrule(origin)
+
+    def __str__(self) -> str:
+        return str(self._rule)
+
+    def __repr__(self) -> str:
+        return f"RRuleSchedule.parse({str(self)!r}, {self._dtstart!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RRuleSchedule):
+            return NotImplemented
+        return (self._rule, self._dtstart) == (other._rule, other._dtstart)
+
+    def __hash__(self) -> int:
+        return hash((self._rule, self._dtstart))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"RRuleSchedule is immutable (cannot set {name})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"RRuleSchedule is immutable (cannot delete {name})")
+
+
+# Parsing ------------------------------------------------------------------------------
+
+
+def _parse_rule(text: str) -> _Rule:
+    parts = _split_parts(text)
+    if "FREQ" not in parts:
+        raise ScheduleError("RRULE: FREQ is required")
+    if "COUNT" in parts and "UNTIL" in parts:
+        raise ScheduleError("RRULE: COUNT and UNTIL cannot both be given")
+    freq = _parse_freq(parts["FREQ"])
+
+    def numbers(name: str, low: int, high: int) -> tuple[int, ...]:
+        return _number_list(name, parts[name], low, high) if name in parts else ()
+
+    return _Rule(
+        freq=freq,
+        interval=_positive("INTERVAL", parts["INTERVAL"]) if "INTERVAL" in parts else 1,
+        count=_positive("COUNT", parts["COUNT"]) if "COUNT" in parts else None,
+        until=_parse_until(parts["UNTIL"]) if "UNTIL" in parts else None,
+        bymonth=numbers("BYMONTH", 1, 12),
+        bymonthday=_month_days(parts["BYMONTHDAY"]) if "BYMONTHDAY" in parts else (),
+        byday=_parse_byday(parts["BYDAY"], freq) if "BYDAY" in parts else (),
+        byhour=numbers("BYHOUR", 0, 23),
+        byminute=numbers("BYMINUTE", 0, 59),
+        wkst=_parse_wkst(parts["WKST"]) if "WKST" in parts else 0,
+    )
+
+
+def _split_parts(text: str) -> dict[str, str]:
+    body = text.strip()
+    if body[:6].upper() == "RRULE:":
+        body = body[6:].strip()
+    if not body:
+        raise ScheduleError("RRULE: the rule is empty (expected something like FREQ=DAILY)")
+    parts: dict[str, str] = {}
+    for chunk in body.split(";"):
+        name, value = _split_part(chunk)
+        if name in parts:
+            raise ScheduleError(f"RRULE: {name} is given twice")
+        parts[name] = value
+    return parts
+
+
+def _split_part(chunk: str) -> tuple[str, str]:
+    if not chunk.strip():
+        raise ScheduleError("RRULE: empty part (a stray ';')")
+    raw_name, equals, raw_value = chunk.partition("=")
+    name = raw_name.strip().upper()
+    if not equals or not _PART_NAME.fullmatch(name):
+        raise ScheduleError(f"RRULE: {chunk.strip()!r} is not a NAME=VALUE part")
+    if name in _UNSUPPORTED:
+        raise ScheduleError(f"unsupported RRULE part {name}")
+    if name not in _SUPPORTED:
+        raise ScheduleError(f"unknown RRULE part {name}")
+    value = raw_value.strip()
+    if not value:
+        raise ScheduleError(f"RRULE {name}: no value given")
+    return name, value
+
+
+def _parse_freq(value: str) -> str:
+    freq = value.upper()
+    if freq == "SECONDLY":
+        raise ScheduleError("RRULE FREQ: SECONDLY is not supported (the smallest unit is a minute)")
+    if freq not in _FREQUENCIES:
+        raise ScheduleError(f"RRULE FREQ: {value!r} is not one of {', '.join(_FREQUENCIES)}")
+    return freq
+
+
+def _whole_number(name: str, text: str) -> int:
+    digits = text.strip()
+    if not _WHOLE_NUMBER.fullmatch(digits):
+        raise ScheduleError(f"RRULE {name}: {text!r} is not a whole number")
+    if len(digits.lstrip("+-")) > _MAX_DIGITS:
+        raise ScheduleError(f"RRULE {name}: {digits} is too large")
+    return int(digits)
+
+
+def _positive(name: str, text: str) -> int:
+    number = _whole_number(name, text)
+    if number < 1:
+        raise ScheduleError(f"RRULE {name}: {number} is out of range (it must be at least 1)")
+    return number
+
+
+def _number_list(name: str, text: str, low: int, high: int) -> tuple[int, ...]:
+    numbers = [_whole_number(name, item) for item in text.split(",")]
+    for number in numbers:
+        if not low <= number <= high:
+            raise ScheduleError(f"RRULE {name}: {number} is out of range {low}-{high}")
+    return tuple(sorted(set(numbers)))
+
+
+def _month_days(text: str) -> tuple[int, ...]:
+    days = [_whole_number("BYMONTHDAY", item) for item in text.split(",")]
+    for day in days:
+        if day == 0 or abs(day) > 31:
+            problem = "is not allowed" if day == 0 else "is out of range"
+            raise ScheduleError(f"RRULE BYMONTHDAY: {day} {problem} (use 1..31 or -31..-1)")
+    return tuple(sorted(set(days)))
+
+
+def _parse_byday(text: str, freq: str) -> tuple[tuple[int, int], ...]:
+    days = [_parse_weekday(item.strip().upper(), freq) for item in text.split(",")]
+    return tuple(sorted(set(days)))
+
+
+def _parse_weekday(token: str, freq: str) -> tuple[int, int]:
+    match = _WEEKDAY_TOKEN.fullmatch(token)
+    if match is None or match[2] not in _WEEKDAYS:
+        raise ScheduleError(f"RRULE BYDAY: {token!r} is not a weekday ({_WEEKDAY_HINT})")
+    ordinal = 0 if match[1] is None else _check_ordinal(token, int(match[1]), freq)
+    return _WEEKDAYS.index(match[2]), ordinal
+
+
+def _check_ordinal(token: str, ordinal: int, freq: str) -> int:
+    if freq not in ("MONTHLY", "YEARLY"):
+        raise ScheduleError(
+            f"RRULE BYDAY: ordinal {token} is only allowed with FREQ=MONTHLY or YEARLY"
+        )
+    limit = 5 if freq == "MONTHLY" else 53
+    hint = f"use 1..{limit} or -{limit}..-1 with FREQ={freq}"
+    if ordinal == 0:
+        raise ScheduleError(f"RRULE BYDAY: ordinal 0 in {token} is not allowed ({hint})")
+    if abs(ordinal) > limit:
+        raise ScheduleError(f"RRULE BYDAY: ordinal {token} is out of range ({hint})")
+    return ordinal
+
+
+def _parse_wkst(value: str) -> int:
+    day = value.upper()
+    if day not in _WEEKDAYS:
+        raise ScheduleError(f"RRULE WKST: {value!r} is not a weekday ({', '.join(_WEEKDAYS)})")
+    return _WEEKDAYS.index(day)
+
+
+def _parse_until(value: str) -> _Until:
+    text = value.upper()
+    match = _UNTIL_VALUE.fullmatch(text)
+    if match is None:
+        raise ScheduleError(
+            f"RRULE UNTIL: {value!r} is not a date (YYYYMMDD) or a date-time "
+            "(YYYYMMDDTHHMMSS local, or YYYYMMDDTHHMMSSZ in UTC)"
+        )
+    year, month, day, hour, minute, second, utc = match.groups()
+    try:
+        moment = datetime(int(year), int(month), int(day))
+        if hour is not None:
+            moment = moment.replace(hour=int(hour), minute=int(minute), second=int(second))
+    except ValueError:
+        raise ScheduleError(f"RRULE UNTIL: {value!r} is not a real date or time") from None
+    if hour is None:
+        return _Until(moment.replace(hour=23, minute=59, second=59), text)
+    return _Until(moment.replace(tzinfo=UTC) if utc else moment, text)
+
+
+def _joined(numbers: tuple[int, ...]) -> str | None:
+    return ",".join(str(number) for number in numbers) or None
+
+
+def _weekday_text(day: int, ordinal: int) -> str:
+    return f"{ordinal}{_WEEKDAYS[day]}" if ordinal else _WEEKDAYS[day]
+
+
+def _require_naive(name: str, moment: datetime) -> None:
+    if moment.tzinfo is not None:
+        raise ValueError(f"{name} must be a naive local wall time, got {moment.isoformat()}")
+
+
+# Expansion ----------------------------------------------------------------------------
+
+
+def _expand(rule: _Rule, dtstart: datetime) -> _Expansion:
+    """The dateutil arguments, defaulting from DTSTART exactly as ``rrule.__init__`` does."""
+    freq = _FREQUENCIES[rule.freq]
+    bymonth = rule.bymonth or None
+    bymonthday = rule.bymonthday or None
+    byweekday = tuple(weekday(day, ordinal or None) for day, ordinal in rule.byday) or None
+    if bymonthday is None and byweekday is None:
+        if freq == YEARLY:
+            bymonth = bymonth or (dtstart.month,)
+            bymonthday = (dtstart.day,)
+        elif freq == MONTHLY:
+            bymonthday = (dtstart.day,)
+        elif freq == WEEKLY:
+            byweekday = (weekday(dtstart.weekday()),)
+    return _Expansion(
+        freq=freq,
+        interval=rule.interval,
+        count=rule.count,
+        wkst=rule.wkst,
+        bymonth=bymonth,
+        bymonthday=bymonthday,
+        byweekday=byweekday,
+        byhour=rule.byhour or ((dtstart.hour,) if freq < HOURLY else None),
+        byminute=rule.byminute or ((dtstart.minute,) if freq < MINUTELY else None),
+    )
+
+
+def _restart_point(expansion: _Expansion, dtstart: datetime, start: datetime) -> datetime:
+    """The latest period start, a whole number of INTERVALs after DTSTART's period, that is
+    not after ``start``; DTSTART itself when that is DTSTART's own period or COUNT is set
+    (COUNT is counted from DTSTART, so iteration must begin there)."""
+    if expansion.count is not None or start <= dtstart:
+        return dtstart
+    stride = expansion.interval * (7 if expansion.freq == WEEKLY else 1)
+    first = _period_index(expansion, dtstart)
+    aligned = first + (_period_index(expansion, start) - first) // stride * stride
+    return dtstart if aligned == first else _period_start(expansion.freq, aligned)
+
+
+def _period_index(expansion: _Expansion, moment: datetime) -> int:
+    """Which period of FREQ holds ``moment``, counted in periods (weeks: in days, by the
+    ordinal of the week's first day under WKST, as dateutil splits weeks)."""
+    day = moment.toordinal()
+    if expansion.freq == YEARLY:
+        return moment.year
+    if expansion.freq == MONTHLY:
+        return moment.year * 12 + moment.month - 1
+    if expansion.freq == WEEKLY:
+        return day - (moment.weekday() - expansion.wkst) % 7
+    hours = day * 24 + moment.hour
+    if expansion.freq == DAILY:
+        return day
+    return hours if expansion.freq == HOURLY else hours * 60 + moment.minute
+
+
+def _period_start(freq: _Frequency, index: int) -> datetime:
+    if freq == YEARLY:
+        return datetime(index, 1, 1)
+    if freq == MONTHLY:
+        return datetime(index // 12, index % 12 + 1, 1)
+    if freq in (WEEKLY, DAILY):
+        return datetime.fromordinal(index)
+    minutes = index * 60 if freq == HOURLY else index
+    days, minute_of_day = divmod(minutes, 24 * 60)
+    return datetime.fromordinal(days) + timedelta(minutes=minute_of_day)
+
+
+# Rules that can never produce a time ---------------------------------------------------
+# dateutil would search such a rule up to the year 9999 (seconds of CPU on every call) or
+# fail while iterating, so they are refused when they are parsed. Both checks are exact.
+
+
+def _check_month_days(rule: _Rule, expansion: _Expansion) -> None:
+    days = expansion.bymonthday
+    if not days:
+        return
+    months = expansion.bymonth or tuple(range(1, 13))
+    if any(abs(day) <= _LONGEST_MONTH[month - 1] for month in months for day in days):
+        return
+    source = "" if rule.bymonthday else " (the day comes from DTSTART)"
+    raise ScheduleError(
+        f"RRULE BYMONTHDAY: no month in BYMONTH={_joined(months)} has day "
+        f"{_joined(days)}{source}, so the rule would never produce a time"
+    )
+
+
+def _check_week_reachable(rule: _Rule, dtstart: datetime) -> None:
+    """DAILY, HOURLY and MINUTELY step through the week from DTSTART by INTERVAL, so they
+    reach only every gcd(INTERVAL, week)-th day, hour or minute of it. BYDAY, and BYHOUR and
+    BYMINUTE at the rule's own level or below it, must allow at least one of those."""
+    unit = _UNIT_MINUTES.get(rule.freq)
+    limits = _stepped_limits(rule)
+    if unit is None or not limits:
+        return
+    step = gcd(rule.interval * unit, _MINUTES_PER_WEEK)
+    if step == unit:  # every day, hour or minute of the week is reached
+        return
+    first = (dtstart.weekday() * 24 * 60 + dtstart.hour * 60 + dtstart.minute) // unit * unit
+    if any(_reached_is_allowed(rule, p) for p in range(first % step, _MINUTES_PER_WEEK, step)):
+        return
+    raise ScheduleError(
+        f"RRULE: FREQ={rule.freq};INTERVAL={rule.interval} from "
+        f"{_WEEKDAYS[dtstart.weekday()]} {dtstart:%H:%M} never reaches a time allowed by "
+        f"{'/'.join(limits)}, so the rule would never produce a time"
+    )
+
+
+def _stepped_limits(rule: _Rule) -> list[str]:
+    """The parts that filter the positions DAILY, HOURLY or MINUTELY steps through."""
+    given = {
+        "BYDAY": bool(rule.byday),
+        "BYHOUR": bool(rule.byhour),
+        "BYMINUTE": bool(rule.byminute),
+    }
+    stepped = {"DAILY": ("BYDAY",), "HOURLY": ("BYDAY", "BYHOUR")}.get(rule.freq, tuple(given))
+    return [name for name in stepped if given[name]]
+
+
+def _reached_is_allowed(rule: _Rule, minute_of_week: int) -> bool:
+    day, minute_of_day = divmod(minute_of_week, 24 * 60)
+    hour, minute = divmod(minute_of_day, 60)
+    return (
+        (not rule.byday or any(day == allowed for allowed, _ in rule.byday))
+        and (rule.freq == "DAILY" or not rule.byhour or hour in rule.byhour)
+        and (rule.freq != "MINUTELY" or not rule.byminute or minute in rule.byminute)
+    )

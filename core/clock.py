@@ -35,6 +35,7 @@ class WakeReason(enum.Enum):
     CLOCK_JUMPED = "clock_jumped"
     TIMEZONE_CHANGED = "timezone_changed"
     SAFETY_CAP = "safety_cap"
+    RUN_FINISHED = "run_finished"
 
 
 class WakeSignal:

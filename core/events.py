@@ -1,0 +1,72 @@
+"""The event log: every change is recorded in the same transaction as the change itself, with
+a sequence number, so a reader (the GUI bridge, a second process) can follow it and catch up
+after a restart."""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import apsw
+
+from coven_core.store.codec import instant_from, instant_text
+
+
+class EventKind(enum.StrEnum):
+    ROUTINE_ADDED = "routine_added"
+    ROUTINE_EDITED = "routine_edited"
+    ROUTINE_DELETED = "routine_deleted"
+    PAUSED = "paused"
+    RESUMED = "resumed"
+    PLANNED = "planned"
+    SKIPPED = "skipped"
+    CLAIMED = "claimed"
+    STARTED = "started"
+    SETTLED = "settled"
+    REPLANNED = "replanned"  # a backward clock jump was seen
+    SLEPT = "slept"  # the machine was asleep (an interval)
+    CLOCK_JUMPED = "clock_jumped"
+    DOWNTIME = "downtime"  # the scheduler was not running (an interval)
+    LEADER_CHANGED = "leader_changed"
+    SHUTDOWN = "shutdown"
+
+
+@dataclass(frozen=True)
+class Event:
+    seq: int
+    at: datetime
+    kind: EventKind
+    routine_id: str | None
+    occurrence_id: str | None
+    data: dict[str, Any]
+
+
+def record(
+    conn: apsw.Connection,
+    at: datetime,
+    kind: EventKind,
+    *,
+    routine_id: str | None = None,
+    occurrence_id: str | None = None,
+    **data: Any,
+) -> None:
+    conn.execute(
+        "INSERT INTO events (at, kind, routine_id, occurrence_id, data) VALUES (?, ?, ?, ?, ?)",
+        (instant_text(at), kind.value, routine_id, occurrence_id, json.dumps(data, default=str)),
+    )
+
+
+def since(conn: apsw.Connection, seq: int, limit: int = 1000) -> list[Event]:
+    """Events after ``seq``, oldest first (how a follower catches up)."""
+    rows = conn.execute(
+        "SELECT seq, at, kind, routine_id, occurrence_id, data FROM events "
+        "WHERE seq > ? ORDER BY seq LIMIT ?",
+        (seq, limit),
+    )
+    return [
+        Event(s, instant_from(at), EventKind(kind), rid, oid, json.loads(data))
+        for s, at, kind, rid, oid, data in rows
+    ]

@@ -1,0 +1,44 @@
+"""Identifiers. Occurrence ids are *derived*, never random (CONTRACT §5.2): re-planning the
+same moment — after a crash, a backward clock jump, in a second process — yields the same id,
+and the store's primary key refuses a second row for it."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime
+
+from coven_core.tz.binding import BoundTime
+
+
+def _stamp(instant: datetime) -> str:
+    return instant.strftime("%Y%m%dT%H%M%SZ")
+
+
+def new_routine_id() -> str:
+    return "r" + secrets.token_hex(6)
+
+
+def occurrence_id(routine_id: str, moment: BoundTime) -> str:
+    """``<routine>@<UTC instant>``. A nonexistent wall time gets a ``~gap`` suffix: its
+    nominal instant can equal a real moment's instant (Apia lost 2011-12-30: 09:00 that day
+    reads as the same instant as 09:00 on the 31st), and the two must never share a key."""
+    suffix = "~gap" if moment.skipped else ""
+    return f"{routine_id}@{_stamp(moment.utc)}{suffix}"
+
+
+def coalesced_id(routine_id: str, first: datetime) -> str:
+    return f"{routine_id}@{_stamp(first)}~missed"
+
+
+def manual_id(routine_id: str, key: str) -> str:
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    return f"{routine_id}@manual~{digest}"
+
+
+def new_run_id() -> str:
+    return "run" + secrets.token_hex(6)
+
+
+def attempt_id(run_id: str, number: int) -> str:
+    return f"{run_id}.{number}"

@@ -1,0 +1,150 @@
+"""One scheduler per store: the leader lease and its fence (CONTRACT §9.1).
+
+The lease row names its holder, a **monotonic generation** and an expiry. A process that takes
+the lease over from another bumps the generation; every state transition the scheduler writes
+checks, in the same transaction, that its generation is still current (:func:`check_fence`),
+so a stale process is refused and stands down instead of dispatching twice.
+
+The leader renews the lease on every pass, and a pass happens at least every
+``clock.SAFETY_CAP``; the lease lives a little over twice that. A holder on this host whose
+process is gone (pid *and* start time checked, never the pid alone) is taken over at once, so
+a restart after a crash does not wait for the expiry.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import apsw
+import psutil
+
+from coven_core.clock import SAFETY_CAP
+from coven_core.errors import CovenError
+from coven_core.store.codec import instant_from, instant_text
+
+LEASE_TTL = 2 * SAFETY_CAP + timedelta(minutes=1)
+
+
+class Fenced(CovenError):
+    """This process no longer holds the leader lease; it must stand down."""
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who a process is, in a form another process on the same host can check."""
+
+    host: str
+    pid: int
+    started: float  # the process's start time, so a reused pid is not mistaken for it
+    nonce: str  # tells apart two schedulers in one process (tests)
+
+    @classmethod
+    def of_this_process(cls) -> Holder:
+        pid = os.getpid()
+        return cls(
+            socket.gethostname(), pid, psutil.Process(pid).create_time(), secrets.token_hex(4)
+        )
+
+    @property
+    def token(self) -> str:
+        return f"{self.host}/{self.pid}/{self.started:.3f}/{self.nonce}"
+
+    @classmethod
+    def parse(cls, token: str) -> Holder | None:
+        parts = token.rsplit("/", 3)
+        try:
+            return cls(parts[0], int(parts[1]), float(parts[2]), parts[3])
+        except (IndexError, ValueError):
+            return None
+
+
+@dataclass(frozen=True)
+class Lease:
+    holder: str
+    generation: int
+    acquired_at: datetime
+    renewed_at: datetime
+    expires_at: datetime
+
+    def fingerprint(self) -> str:
+        """A short, safe way to show the holder (tokens are never shown in full, §13)."""
+        holder = Holder.parse(self.holder)
+        return f"{holder.host}:{holder.pid}" if holder else self.holder[:12]
+
+
+def current(conn: apsw.Connection) -> Lease | None:
+    row = conn.execute(
+        "SELECT holder, generation, acquired_at, renewed_at, expires_at FROM lease WHERE id = 1"
+    ).fetchone()
+    if row is None:
+        return None
+    holder, generation, acquired, renewed, expires = row
+    return Lease(
+        holder, generation, instant_from(acquired), instant_from(renewed), instant_from(expires)
+    )
+
+
+def acquire(conn: apsw.Connection, me: Holder, now: datetime) -> Lease | None:
+    """Take or renew the lease inside the caller's write transaction; None means standby."""
+    lease = current(conn)
+    if lease is None:
+        return _write(conn, me.token, 1, now, now, insert=True)
+    if lease.holder == me.token:
+        return _write(conn, me.token, lease.generation, lease.acquired_at, now)
+    if lease.expires_at <= now or holder_is_gone(lease.holder):
+        return _write(conn, me.token, lease.generation + 1, now, now)
+    return None
+
+
+def release(conn: apsw.Connection, me: Holder, now: datetime) -> None:
+    """Let a standby or a restart take over at once (on orderly shutdown)."""
+    conn.execute(
+        "UPDATE lease SET expires_at = ? WHERE id = 1 AND holder = ?", (instant_text(now), me.token)
+    )
+
+
+def check_fence(conn: apsw.Connection, generation: int) -> None:
+    """Refuse a write from a process whose generation is no longer current."""
+    row = conn.execute("SELECT generation FROM lease WHERE id = 1").fetchone()
+    if row is None or row[0] != generation:
+        now_generation = None if row is None else row[0]
+        raise Fenced(f"leader generation {generation} is stale (the store is at {now_generation})")
+
+
+def holder_is_gone(token: str) -> bool:
+    """True only when the holder is provably dead: same host, and no process with its pid and
+    start time. A holder on another host is never presumed dead."""
+    holder = Holder.parse(token)
+    if holder is None or holder.host != socket.gethostname():
+        return False
+    try:
+        started = psutil.Process(holder.pid).create_time()
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.Error:
+        return False
+    return bool(abs(started - holder.started) > 0.01)
+
+
+def _write(
+    conn: apsw.Connection,
+    token: str,
+    generation: int,
+    acquired: datetime,
+    now: datetime,
+    *,
+    insert: bool = False,
+) -> Lease:
+    expires = now + LEASE_TTL
+    values = (token, generation, instant_text(acquired), instant_text(now), instant_text(expires))
+    verb = "INSERT INTO" if insert else "REPLACE INTO"
+    conn.execute(
+        f"{verb} lease (id, holder, generation, acquired_at, renewed_at, expires_at) "
+        "VALUES (1, ?, ?, ?, ?, ?)",
+        values,
+    )
+    return Lease(token, generation, acquired, now, expires)

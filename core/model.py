@@ -1,0 +1,141 @@
+"""The lifecycle's vocabulary (CONTRACT §5): routines, revisions, occurrences, attempts.
+
+The same words mean the same things in the store, the CLI, the GUI and the docs.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+
+class RoutineState(enum.StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    QUARANTINED = "quarantined"
+    DELETED = "deleted"
+
+
+class MisfirePolicy(enum.StrEnum):
+    """What to do with moments whose time passed while nothing could run them (§3.4)."""
+
+    LATEST_ONLY = "latest_only"  # run the most recent, if within grace; coalesce the rest
+    SKIP_MISSED = "skip_missed"  # run none; coalesce all
+
+
+class OverlapPolicy(enum.StrEnum):
+    """What to do with a moment that comes due while the routine's previous run is active."""
+
+    SKIP = "skip"  # skip it, reason overlap
+    QUEUE_ONE = "queue_one"  # let one wait for the active run; skip any more
+
+
+class OccurrenceKind(enum.StrEnum):
+    SCHEDULED = "scheduled"
+    MANUAL = "manual"
+    COALESCED = "coalesced"  # one row for a whole window of missed moments
+
+
+class OccurrenceState(enum.StrEnum):
+    PLANNED = "planned"
+    CLAIMED = "claimed"
+    RUNNING = "running"
+    SETTLED = "settled"
+
+
+class Disposition(enum.StrEnum):
+    """How an occurrence ended. Only RECOVERY_REQUIRED is not terminal."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+    SKIPPED = "skipped"
+    RECOVERY_REQUIRED = "recovery_required"
+    RECONCILED = "reconciled"
+
+
+class SkipReason(enum.StrEnum):
+    NONEXISTENT_LOCAL_TIME = "nonexistent_local_time"
+    MISSED = "missed"
+    OVERLAP = "overlap"
+    PAUSED = "paused"
+    QUARANTINED = "quarantined"
+    DELETED = "deleted"
+
+
+class MissedCause(enum.StrEnum):
+    """Why a window of moments passed with nothing run (§3.4)."""
+
+    ASLEEP = "asleep"
+    APP_NOT_RUNNING = "app_not_running"
+    CLOCK_JUMP = "clock_jump"
+    PAUSED = "paused"
+    LATE = "scheduler_late"  # the scheduler itself fell behind (overload, a stalled disk)
+
+
+class AttemptState(enum.StrEnum):
+    CLAIMED = "claimed"
+    DISPATCHING = "dispatching"
+    RUNNING = "running"
+    EXITED = "exited"
+    SETTLED = "settled"
+
+
+class FailureClass(enum.StrEnum):
+    """Every failure is classified before any retry is considered (§6)."""
+
+    VALIDATION = "validation"
+    REFUSED = "refused"
+    STORE_TRANSIENT = "store_transient"
+    RUNTIME_UNAVAILABLE = "runtime_unavailable"
+    ACTION_FAILED = "action_failed"
+    AMBIGUOUS = "ambiguous"
+    DELIVERY_FAILED = "delivery_failed"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True)
+class RevisionSpec:
+    """Everything a person decides about a routine; one immutable revision of it."""
+
+    schedule: str
+    timezone: str
+    argv: tuple[str, ...]
+    zone_source: str = "explicit"  # or where 'local' was resolved from
+    misfire: MisfirePolicy = MisfirePolicy.LATEST_ONLY
+    grace: timedelta | None = None  # None: the latest missed moment always runs once
+    overlap: OverlapPolicy = OverlapPolicy.SKIP
+    timeout: timedelta | None = None
+    retries: int = 0
+    idempotent: bool = False
+    cwd: str | None = None
+    env: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Revision:
+    """A stored revision: the spec plus what planning bound it to."""
+
+    routine_id: str
+    number: int
+    spec: RevisionSpec
+    anchor: datetime  # aware UTC: RRULE DTSTART / interval origin
+    tzdb_version: str
+    dst_policy: str
+    effective_from: datetime  # moments before this instant belong to the previous revision
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Routine:
+    id: str
+    name: str
+    state: RoutineState
+    state_reason: str | None
+    revision: int
+    planned_through: datetime  # every moment before this instant has been decided
+    next_due: datetime | None
+    created_at: datetime

@@ -1,0 +1,271 @@
+"""Occurrences and attempts in the store: planning rows, claims, and settlement (§5.2, §5.3).
+
+Every function here runs inside the caller's write transaction and records its event in that
+same transaction. Inserting an occurrence that already exists is a no-op (its id is derived
+from the moment), so a crash or a second process can never make a second row for one moment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import apsw
+
+from coven_core import events, ids
+from coven_core.events import EventKind
+from coven_core.model import (
+    AttemptState,
+    Disposition,
+    FailureClass,
+    OccurrenceKind,
+    OccurrenceState,
+    Revision,
+    SkipReason,
+)
+from coven_core.planner import MissedWindow, Planned
+from coven_core.runtime.base import Exit, Launch
+from coven_core.store.codec import instant_from, instant_text
+from coven_core.store.query import one, scalar
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """Who writes and when: the pass's instant and the leader generation (the fence)."""
+
+    now: datetime
+    generation: int
+
+
+def insert_moment(
+    conn: apsw.Connection, routine_id: str, planned: Planned, revision: Revision, stamp: Stamp
+) -> bool:
+    """One scheduled moment: planned to run, or settled as skipped if it does not exist."""
+    moment = planned.moment
+    oid = ids.occurrence_id(routine_id, moment)
+    skipped = moment.skipped
+    values = (
+        oid, routine_id, planned.revision, OccurrenceKind.SCHEDULED.value,
+        instant_text(moment.utc), moment.local.isoformat(), int(moment.offset.total_seconds()),
+        moment.fold, moment.kind.value, revision.spec.timezone, revision.tzdb_version,
+        (OccurrenceState.SETTLED if skipped else OccurrenceState.PLANNED).value,
+        Disposition.SKIPPED.value if skipped else None,
+        SkipReason.NONEXISTENT_LOCAL_TIME.value if skipped else None,
+        instant_text(stamp.now), instant_text(stamp.now) if skipped else None, stamp.generation,
+    )  # fmt: skip
+    inserted = _insert(conn, _SCHEDULED_INSERT, values)
+    if inserted:
+        kind = EventKind.SKIPPED if skipped else EventKind.PLANNED
+        events.record(conn, stamp.now, kind, routine_id=routine_id, occurrence_id=oid)
+    return inserted
+
+
+_SCHEDULED_INSERT = (
+    "INSERT OR IGNORE INTO occurrences (id, routine_id, revision, kind, scheduled_utc, "
+    "local_time, utc_offset, fold, local_kind, zone, tzdb_version, state, disposition, reason, "
+    "planned_at, settled_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def insert_missed(
+    conn: apsw.Connection,
+    routine_id: str,
+    window: MissedWindow,
+    revision: Revision,
+    stamp: Stamp,
+    reason: SkipReason = SkipReason.MISSED,
+) -> bool:
+    """One coalesced row for a whole window of missed moments."""
+    oid = ids.coalesced_id(routine_id, window.first)
+    values = (
+        oid, routine_id, window.revision, OccurrenceKind.COALESCED.value,
+        instant_text(window.first), revision.spec.timezone, revision.tzdb_version,
+        OccurrenceState.SETTLED.value, Disposition.SKIPPED.value, reason.value,
+        instant_text(window.first), instant_text(window.last), window.count, window.cause.value,
+        instant_text(stamp.now), instant_text(stamp.now), stamp.generation,
+    )  # fmt: skip
+    inserted = _insert(conn, _COALESCED_INSERT, values)
+    if inserted:
+        events.record(
+            conn, stamp.now, EventKind.SKIPPED, routine_id=routine_id, occurrence_id=oid,
+            reason=reason.value, count=window.count, cause=window.cause.value,
+        )  # fmt: skip
+    return inserted
+
+
+_COALESCED_INSERT = (
+    "INSERT OR IGNORE INTO occurrences (id, routine_id, revision, kind, scheduled_utc, zone, "
+    "tzdb_version, state, disposition, reason, window_first, window_last, window_count, cause, "
+    "planned_at, settled_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _insert(conn: apsw.Connection, sql: str, values: tuple[Any, ...]) -> bool:
+    conn.execute(sql, values)
+    return conn.changes() == 1
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A planned occurrence whose time has come, with what the claim step needs to decide."""
+
+    id: str
+    routine_id: str
+    revision: int
+    scheduled: datetime
+
+
+def waiting(conn: apsw.Connection, now: datetime, limit: int) -> list[Waiting]:
+    rows = conn.execute(
+        "SELECT id, routine_id, revision, scheduled_utc FROM occurrences "
+        "WHERE state = 'planned' AND scheduled_utc <= ? ORDER BY scheduled_utc, id LIMIT ?",
+        (instant_text(now), limit),
+    )
+    return [Waiting(oid, rid, rev, instant_from(at)) for oid, rid, rev, at in rows]
+
+
+def active_count(conn: apsw.Connection, routine_id: str | None = None) -> int:
+    sql = "SELECT count(*) FROM occurrences WHERE state IN ('claimed', 'running')"
+    if routine_id is None:
+        return int(scalar(conn, sql))
+    return int(scalar(conn, sql + " AND routine_id = ?", (routine_id,)))
+
+
+def oldest_waiting_id(conn: apsw.Connection, routine_id: str) -> str | None:
+    row = conn.execute(
+        "SELECT id FROM occurrences WHERE state = 'planned' AND routine_id = ? "
+        "ORDER BY scheduled_utc, id LIMIT 1",
+        (routine_id,),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def skip(conn: apsw.Connection, item: Waiting, reason: SkipReason, stamp: Stamp) -> None:
+    conn.execute(
+        "UPDATE occurrences SET state = 'settled', disposition = 'skipped', reason = ?, "
+        "settled_at = ? WHERE id = ? AND state = 'planned'",
+        (reason.value, instant_text(stamp.now), item.id),
+    )
+    events.record(
+        conn, stamp.now, EventKind.SKIPPED, routine_id=item.routine_id, occurrence_id=item.id,
+        reason=reason.value,
+    )  # fmt: skip
+
+
+def claim(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> Launch:
+    """Claim a planned occurrence: its run (kept across attempts) and its next attempt."""
+    run_id, number = _next_attempt(conn, item.id)
+    attempt = ids.attempt_id(run_id, number)
+    conn.execute(
+        "UPDATE occurrences SET state = 'claimed', run_id = ? WHERE id = ? AND state = 'planned'",
+        (run_id, item.id),
+    )
+    conn.execute(
+        "INSERT INTO attempts (id, occurrence_id, number, state, generation, claimed_at) "
+        "VALUES (?, ?, ?, 'claimed', ?, ?)",
+        (attempt, item.id, number, stamp.generation, instant_text(stamp.now)),
+    )
+    events.record(
+        conn, stamp.now, EventKind.CLAIMED, routine_id=item.routine_id, occurrence_id=item.id,
+        run_id=run_id,
+    )  # fmt: skip
+    spec = revision.spec
+    return Launch(attempt, item.id, item.routine_id, spec.argv, spec.cwd, spec.env, spec.timeout)
+
+
+def _next_attempt(conn: apsw.Connection, occurrence_id: str) -> tuple[str, int]:
+    row = one(
+        conn,
+        "SELECT o.run_id, (SELECT count(*) FROM attempts a WHERE a.occurrence_id = o.id) "
+        "FROM occurrences o WHERE o.id = ?",
+        (occurrence_id,),
+    )
+    run_id = row[0] or ids.new_run_id()
+    return str(run_id), int(row[1]) + 1
+
+
+def mark_dispatching(conn: apsw.Connection, launch: Launch, stamp: Stamp) -> None:
+    """The dispatch decision, committed before the runtime is asked to start anything."""
+    _attempt_state(conn, launch.attempt_id, AttemptState.DISPATCHING, "dispatched_at", stamp)
+
+
+def mark_running(conn: apsw.Connection, launch: Launch, pid: int | None, stamp: Stamp) -> None:
+    _attempt_state(conn, launch.attempt_id, AttemptState.RUNNING, "started_at", stamp)
+    conn.execute("UPDATE attempts SET pid = ? WHERE id = ?", (pid, launch.attempt_id))
+    conn.execute("UPDATE occurrences SET state = 'running' WHERE id = ?", (launch.occurrence_id,))
+    events.record(
+        conn, stamp.now, EventKind.STARTED, routine_id=launch.routine_id,
+        occurrence_id=launch.occurrence_id, pid=pid,
+    )  # fmt: skip
+
+
+def _attempt_state(
+    conn: apsw.Connection, attempt_id: str, state: AttemptState, column: str, stamp: Stamp
+) -> None:
+    conn.execute(
+        f"UPDATE attempts SET state = ?, {column} = ? WHERE id = ?",
+        (state.value, instant_text(stamp.now), attempt_id),
+    )
+
+
+def settle_exit(conn: apsw.Connection, exit_: Exit, stamp: Stamp) -> str | None:
+    """Settle the attempt and its occurrence from what the runtime observed.
+
+    Returns the routine id, or None if the attempt was already settled (a late duplicate)."""
+    row = conn.execute(
+        "SELECT a.occurrence_id, o.routine_id FROM attempts a JOIN occurrences o "
+        "ON o.id = a.occurrence_id WHERE a.id = ? AND a.state != 'settled'",
+        (exit_.attempt_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    occurrence_id, routine_id = row
+    failure = exit_.failure_class or (None if exit_.succeeded else FailureClass.ACTION_FAILED)
+    conn.execute(
+        "UPDATE attempts SET state = 'settled', exited_at = ?, settled_at = ?, exit_code = ?, "
+        "exit_signal = ?, failure_class = ?, message = ? WHERE id = ?",
+        (
+            instant_text(exit_.ended_at), instant_text(stamp.now), exit_.exit_code,
+            exit_.exit_signal, None if failure is None else failure.value, exit_.message,
+            exit_.attempt_id,
+        ),
+    )  # fmt: skip
+    disposition = _disposition(failure)
+    settle(conn, occurrence_id, routine_id, disposition, exit_.message, stamp)
+    return str(routine_id)
+
+
+def _disposition(failure: FailureClass | None) -> Disposition:
+    if failure is None:
+        return Disposition.SUCCEEDED
+    if failure is FailureClass.TIMED_OUT:
+        return Disposition.TIMED_OUT
+    if failure is FailureClass.CANCELLED:
+        return Disposition.CANCELLED
+    if failure is FailureClass.AMBIGUOUS:
+        return Disposition.RECOVERY_REQUIRED
+    return Disposition.FAILED
+
+
+def settle(
+    conn: apsw.Connection,
+    occurrence_id: str,
+    routine_id: str,
+    disposition: Disposition,
+    reason: str | None,
+    stamp: Stamp,
+) -> None:
+    settled = disposition is not Disposition.RECOVERY_REQUIRED
+    conn.execute(
+        "UPDATE occurrences SET state = ?, disposition = ?, reason = ?, settled_at = ? "
+        "WHERE id = ?",
+        (
+            "settled", disposition.value, reason,
+            instant_text(stamp.now) if settled else None, occurrence_id,
+        ),
+    )  # fmt: skip
+    events.record(
+        conn, stamp.now, EventKind.SETTLED, routine_id=routine_id, occurrence_id=occurrence_id,
+        disposition=disposition.value, reason=reason,
+    )  # fmt: skip

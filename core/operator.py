@@ -1,0 +1,219 @@
+"""The operator API: the one door for people (CLI and GUI) to change routines (CONTRACT §10).
+
+Neither the CLI nor the GUI writes lifecycle rows; they call this. Every command validates
+first and changes nothing on bad input, writes its change and its event in one transaction,
+and then wakes the scheduler — in this process and in any other on the same store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+import apsw
+
+from coven_core import events, ids, occurrences, routines
+from coven_core.clock import Clock, WakeReason
+from coven_core.errors import ValidationError
+from coven_core.events import EventKind
+from coven_core.model import (
+    MissedCause,
+    RevisionSpec,
+    Routine,
+    RoutineState,
+    SkipReason,
+)
+from coven_core.occurrences import Stamp
+from coven_core.planner import MissedWindow, next_due
+from coven_core.planning import segments
+from coven_core.schedule.timetable import Timetable
+from coven_core.store.codec import instant_from, maybe_instant_text
+from coven_core.store.store import Store
+from coven_core.tz.local import resolve_local_zone
+
+Notify = Callable[[WakeReason], None]
+_JUST_AFTER = timedelta(microseconds=1)
+
+
+class DuplicateRoutine(ValidationError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"a routine named {name!r} already exists (choose another name)")
+
+
+class Operator:
+    def __init__(self, store: Store, clock: Clock, notify: Notify) -> None:
+        self.store, self.clock, self._notify = store, clock, notify
+
+    # -- definitions ------------------------------------------------------------------------
+    def add_routine(self, name: str, spec: RevisionSpec, anchor: datetime | None = None) -> str:
+        """Create a routine; returns its id. Nothing is stored if anything is invalid."""
+        now = self.clock.now_utc()
+        spec = validated(name, spec)
+        anchor = anchor or now
+        table = Timetable.build(spec.schedule, spec.timezone, anchor)
+        routine_id = ids.new_routine_id()
+        routine = Routine(
+            routine_id, name, RoutineState.ACTIVE, None, 1, now, _first_due(table, now), now
+        )
+        with self.store.write() as conn:
+            if _name_taken(conn, name):
+                raise DuplicateRoutine(name)
+            routines.insert(conn, routine)
+            routines.insert_revision(conn, routines.new_revision(routine_id, 1, spec, anchor, now))
+            events.record(conn, now, EventKind.ROUTINE_ADDED, routine_id=routine_id, name=name)
+        self._notify(WakeReason.DEFINITION_CHANGED)
+        return routine_id
+
+    def edit_routine(self, name: str, change: Callable[[RevisionSpec], RevisionSpec]) -> int:
+        """A new revision from the current one; re-plans only moments from now on."""
+        now = self.clock.now_utc()
+        with self.store.write() as conn:
+            routine = routines.by_name(conn, name)
+            current = routines.current_revision(conn, routine)
+            spec = validated(name, change(current.spec))
+            anchor = current.anchor if spec.schedule == current.spec.schedule else now
+            table = Timetable.build(spec.schedule, spec.timezone, anchor)
+            number = current.number + 1
+            routines.insert_revision(
+                conn, routines.new_revision(routine.id, number, spec, anchor, now)
+            )
+            start = max(now, routine.planned_through)
+            conn.execute(
+                "UPDATE routines SET next_due = ? WHERE id = ?",
+                (_text(_first_due(table, start)), routine.id),
+            )
+            events.record(
+                conn, now, EventKind.ROUTINE_EDITED, routine_id=routine.id, revision=number
+            )
+        self._notify(WakeReason.DEFINITION_CHANGED)
+        return number
+
+    def delete_routine(self, name: str) -> None:
+        """No future planning; history is kept; a run in flight is not touched."""
+        now = self.clock.now_utc()
+        with self.store.write() as conn:
+            routine = routines.by_name(conn, name)
+            routines.set_state(conn, routine.id, RoutineState.DELETED, "deleted by a person", now)
+            _skip_waiting(conn, routine.id, SkipReason.DELETED, now)
+            events.record(conn, now, EventKind.ROUTINE_DELETED, routine_id=routine.id, name=name)
+        self._notify(WakeReason.DEFINITION_CHANGED)
+
+    # -- pause and resume -------------------------------------------------------------------
+    def pause(self, name: str, reason: str | None = None) -> None:
+        now = self.clock.now_utc()
+        with self.store.write() as conn:
+            routine = routines.by_name(conn, name)
+            if routine.state is not RoutineState.ACTIVE:
+                raise ValidationError(f"routine {name!r} is {routine.state.value}, not active")
+            routines.set_state(conn, routine.id, RoutineState.PAUSED, reason, now)
+            events.record(conn, now, EventKind.PAUSED, routine_id=routine.id, reason=reason)
+        self._notify(WakeReason.OPERATOR_COMMAND)
+
+    def resume(self, name: str) -> int:
+        """Active again; moments that passed while paused become one skipped window."""
+        now = self.clock.now_utc()
+        with self.store.write() as conn:
+            routine = routines.by_name(conn, name)
+            if routine.state is not RoutineState.PAUSED:
+                raise ValidationError(f"routine {name!r} is {routine.state.value}, not paused")
+            routines.set_state(conn, routine.id, RoutineState.ACTIVE, None, now)
+            skipped = _close_paused_window(conn, routine, now)
+            events.record(conn, now, EventKind.RESUMED, routine_id=routine.id, skipped=skipped)
+        self._notify(WakeReason.OPERATOR_COMMAND)
+        return skipped
+
+    def pause_all(self, reason: str | None = None) -> None:
+        now = self.clock.now_utc()
+        with self.store.write() as conn:
+            conn.execute(
+                "UPDATE scheduler_state SET paused = 1, paused_reason = ?, paused_at = ?",
+                (reason, _text(now)),
+            )
+            events.record(conn, now, EventKind.PAUSED, scope="all", reason=reason)
+        self._notify(WakeReason.OPERATOR_COMMAND)
+
+    def resume_all(self) -> int:
+        now = self.clock.now_utc()
+        skipped = 0
+        with self.store.write() as conn:
+            conn.execute("UPDATE scheduler_state SET paused = 0, paused_reason = NULL")
+            for routine in routines.live(conn):
+                if routine.state is RoutineState.ACTIVE:
+                    skipped += _close_paused_window(conn, routine, now)
+            events.record(conn, now, EventKind.RESUMED, scope="all", skipped=skipped)
+        self._notify(WakeReason.OPERATOR_COMMAND)
+        return skipped
+
+
+def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
+    """Check everything a revision says before anything is written."""
+    if not name.strip():
+        raise ValidationError("a routine needs a name")
+    if not spec.argv or not spec.argv[0]:
+        raise ValidationError("the command is empty: give it after --, e.g. -- /usr/bin/backup")
+    if spec.retries < 0:
+        raise ValidationError("--retries must be 0 or more")
+    if spec.timezone.strip().lower() == "local":
+        local = resolve_local_zone()
+        spec = replace(spec, timezone=local.key, zone_source=f"local: {local.source}")
+    return spec
+
+
+def _name_taken(conn: apsw.Connection, name: str) -> bool:
+    try:
+        routines.by_name(conn, name)
+    except routines.UnknownRoutine:
+        return False
+    return True
+
+
+def _first_due(table: Timetable, start: datetime) -> datetime | None:
+    """The first instant at or after ``start`` that needs deciding."""
+    return next_due(table, start - _JUST_AFTER)
+
+
+def _text(instant: datetime | None) -> str | None:
+    return maybe_instant_text(instant)
+
+
+def _skip_waiting(
+    conn: apsw.Connection, routine_id: str, reason: SkipReason, now: datetime
+) -> None:
+    rows = conn.execute(
+        "SELECT id, revision, scheduled_utc FROM occurrences "
+        "WHERE routine_id = ? AND state = 'planned'",
+        (routine_id,),
+    )
+    stamp = Stamp(now, _generation(conn))
+    for oid, revision, at in list(rows):
+        item = occurrences.Waiting(oid, routine_id, revision, instant_from(at))
+        occurrences.skip(conn, item, reason, stamp)
+
+
+def _generation(conn: apsw.Connection) -> int:
+    row = conn.execute("SELECT generation FROM lease WHERE id = 1").fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _close_paused_window(conn: apsw.Connection, routine: Routine, now: datetime) -> int:
+    """Record the moments that passed while paused as one skipped window; move on."""
+    revisions = routines.revisions(conn, routine.id)
+    window: MissedWindow | None = None
+    for segment in segments(revisions, routine.planned_through, now + _JUST_AFTER):
+        for moment in segment.timetable.moments_between(segment.start, segment.end):
+            if window is None:
+                window = MissedWindow(
+                    segment.revision, moment.utc, moment.utc, 1, MissedCause.PAUSED
+                )
+            else:
+                window.add(moment)
+    if window is not None:
+        by_number = {revision.number: revision for revision in revisions}
+        stamp = Stamp(now, _generation(conn))
+        occurrences.insert_missed(
+            conn, routine.id, window, by_number[window.revision], stamp, SkipReason.PAUSED
+        )
+    upcoming = next_due(routines.timetable(revisions[-1]), now)
+    routines.advance(conn, routine.id, now + _JUST_AFTER, upcoming)
+    return 0 if window is None else window.count

@@ -1,0 +1,133 @@
+"""Deciding a routine's moments whose time has come (CONTRACT §3.3, §3.4).
+
+A pure function of the routine's timetable(s), the window to decide and the cause of any
+lateness: no store, no clock. The scheduler writes what it returns in one transaction.
+
+For every moment in the window, exactly one decision:
+
+* a nonexistent wall time → skipped, ``nonexistent_local_time`` (one row each; they are rare);
+* a moment reached on time (within :data:`ON_TIME_TOLERANCE`) → run;
+* a moment reached late → *missed*. Under ``latest_only`` the most recent missed moment runs,
+  if nothing ran on time after it and it is within the grace window; every other missed moment
+  is folded into **one** coalesced window (first, last, count, cause) — never a row per minute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from coven_core.model import MisfirePolicy, MissedCause, RevisionSpec
+from coven_core.schedule.timetable import Timetable
+from coven_core.tz.binding import BoundTime
+
+#: How late a moment may be reached and still count as on time: a scheduler pass that wakes
+#: a little after its deadline has not *missed* anything.
+ON_TIME_TOLERANCE = timedelta(seconds=60)
+
+_JUST_AFTER = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """The part of a window one revision governs: moments in ``[start, end)``."""
+
+    revision: int
+    spec: RevisionSpec
+    timetable: Timetable
+    start: datetime
+    end: datetime
+
+
+@dataclass(frozen=True)
+class Planned:
+    revision: int
+    moment: BoundTime
+
+
+@dataclass
+class MissedWindow:
+    """A run of missed moments, recorded as one coalesced disposition."""
+
+    revision: int
+    first: datetime
+    last: datetime
+    count: int
+    cause: MissedCause
+
+    def add(self, moment: BoundTime) -> None:
+        self.last, self.count = moment.utc, self.count + 1
+
+
+@dataclass
+class WindowPlan:
+    """What to write for one routine after a pass decided its window."""
+
+    to_run: list[Planned] = field(default_factory=list)
+    gaps: list[Planned] = field(default_factory=list)
+    missed: MissedWindow | None = None
+
+
+def plan_window(segments: Iterable[Segment], now: datetime, cause: MissedCause) -> WindowPlan:
+    """Decide every moment due by ``now`` (inclusive) in the given segments."""
+    plan = WindowPlan()
+    latest_missed: tuple[Segment, Planned] | None = None
+    for segment, planned in _due(segments, now):
+        if planned.moment.skipped:
+            plan.gaps.append(planned)
+        elif now - planned.moment.utc <= ON_TIME_TOLERANCE:
+            plan.to_run.append(planned)
+        else:
+            if latest_missed is not None:
+                _fold(plan, latest_missed[1], cause)
+            latest_missed = (segment, planned)
+    if latest_missed is not None:
+        _settle_latest(plan, *latest_missed, now=now, cause=cause)
+    return plan
+
+
+def _due(segments: Iterable[Segment], now: datetime) -> Iterator[tuple[Segment, Planned]]:
+    for segment in segments:
+        end = min(segment.end, now + _JUST_AFTER)
+        if segment.start >= end:
+            continue
+        for moment in segment.timetable.moments_between(segment.start, end):
+            yield segment, Planned(segment.revision, moment)
+
+
+def _fold(plan: WindowPlan, planned: Planned, cause: MissedCause) -> None:
+    if plan.missed is None:
+        utc = planned.moment.utc
+        plan.missed = MissedWindow(planned.revision, utc, utc, 1, cause)
+    else:
+        plan.missed.add(planned.moment)
+
+
+def _settle_latest(
+    plan: WindowPlan, segment: Segment, planned: Planned, *, now: datetime, cause: MissedCause
+) -> None:
+    """The most recent missed moment runs under latest_only, unless something ran on time
+    after it or it is past the grace window."""
+    spec = segment.spec
+    in_grace = spec.grace is None or now - planned.moment.utc <= spec.grace
+    ran_after = any(p.moment.utc > planned.moment.utc for p in plan.to_run)
+    if spec.misfire is MisfirePolicy.LATEST_ONLY and in_grace and not ran_after:
+        plan.to_run.append(planned)
+        plan.to_run.sort(key=lambda p: p.moment.utc)
+    else:
+        _fold(plan, planned, cause)
+
+
+def next_due(timetable: Timetable, after: datetime) -> datetime | None:
+    """The earliest instant after ``after`` at which a moment needs deciding.
+
+    A nonexistent wall time's nominal instant can lie after the next real moment, so look past
+    skipped moments up to the first real one and take the earliest instant seen.
+    """
+    earliest: datetime | None = None
+    for moment in timetable.moments_from(after + _JUST_AFTER):
+        earliest = moment.utc if earliest is None else min(earliest, moment.utc)
+        if not moment.skipped:
+            break
+    return earliest

@@ -1,0 +1,130 @@
+"""The scheduler's decisions written to the store: plan a routine's due window, claim a
+waiting occurrence under its overlap policy, recover an attempt a previous leader left.
+
+Each function runs inside the caller's fenced write transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import apsw
+
+from coven_core import occurrences, routines
+from coven_core.model import (
+    Disposition,
+    FailureClass,
+    MissedCause,
+    OverlapPolicy,
+    Revision,
+    Routine,
+    RoutineState,
+    SkipReason,
+)
+from coven_core.occurrences import Stamp, Waiting
+from coven_core.planner import Segment, next_due, plan_window
+from coven_core.runtime.base import Launch
+from coven_core.store.codec import instant_text
+
+_JUST_AFTER = timedelta(microseconds=1)
+
+
+def scheduling_paused(conn: apsw.Connection) -> bool:
+    row = conn.execute("SELECT paused FROM scheduler_state WHERE id = 1").fetchone()
+    return bool(row and row[0])
+
+
+def segments(revisions: list[Revision], start: datetime, end: datetime) -> list[Segment]:
+    """Split ``[start, end)`` at revision boundaries: each moment is decided under the
+    revision that was in force at its time (an edit re-plans only the future)."""
+    result = []
+    for index, revision in enumerate(revisions):
+        following = revisions[index + 1].effective_from if index + 1 < len(revisions) else end
+        low, high = max(start, revision.effective_from), min(end, following)
+        if low < high:
+            table = routines.timetable(revision)
+            result.append(Segment(revision.number, revision.spec, table, low, high))
+    return result
+
+
+def plan_routine(
+    conn: apsw.Connection, routine: Routine, now: datetime, cause: MissedCause, stamp: Stamp
+) -> int:
+    """Decide every moment of ``routine`` due by ``now``; returns how many rows were written."""
+    revisions = routines.revisions(conn, routine.id)
+    by_number = {revision.number: revision for revision in revisions}
+    plan = plan_window(segments(revisions, routine.planned_through, now + _JUST_AFTER), now, cause)
+    written = 0
+    for planned in [*plan.gaps, *plan.to_run]:
+        written += occurrences.insert_moment(
+            conn, routine.id, planned, by_number[planned.revision], stamp
+        )
+    if plan.missed is not None:
+        revision = by_number[plan.missed.revision]
+        written += occurrences.insert_missed(conn, routine.id, plan.missed, revision, stamp)
+    upcoming = next_due(routines.timetable(revisions[-1]), now)
+    routines.advance(conn, routine.id, now + _JUST_AFTER, upcoming)
+    return written
+
+
+def claim_one(conn: apsw.Connection, item: Waiting, stamp: Stamp) -> Launch | None:
+    """Claim a waiting occurrence, or settle it as skipped if it must not run now."""
+    routine = routines.by_id(conn, item.routine_id)
+    blocked = _blocked_reason(routine)
+    if blocked is not None:
+        occurrences.skip(conn, item, blocked, stamp)
+        return None
+    revision = {r.number: r for r in routines.revisions(conn, routine.id)}[item.revision]
+    if occurrences.active_count(conn, routine.id) > 0:
+        _overlap(conn, item, revision, stamp)
+        return None
+    return occurrences.claim(conn, item, revision, stamp)
+
+
+def _blocked_reason(routine: Routine) -> SkipReason | None:
+    return {
+        RoutineState.PAUSED: SkipReason.PAUSED,
+        RoutineState.QUARANTINED: SkipReason.QUARANTINED,
+        RoutineState.DELETED: SkipReason.DELETED,
+    }.get(routine.state)
+
+
+def _overlap(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> None:
+    """The routine's previous run is still active: skip, or let exactly one wait."""
+    waits = revision.spec.overlap is OverlapPolicy.QUEUE_ONE
+    if not (waits and occurrences.oldest_waiting_id(conn, item.routine_id) == item.id):
+        occurrences.skip(conn, item, SkipReason.OVERLAP, stamp)
+
+
+def recover_attempt(
+    conn: apsw.Connection,
+    attempt_id: str,
+    state: str,
+    occurrence_id: str,
+    routine_id: str,
+    stamp: Stamp,
+) -> None:
+    """Settle an attempt a previous leader left unfinished, without guessing.
+
+    ``claimed`` means no dispatch decision was committed: nothing ran, so the occurrence may
+    be planned again. Anything later may have started a command this process cannot see:
+    ambiguous, so the occurrence waits for a person (``recovery_required``).
+    """
+    if state == "claimed":
+        conn.execute(
+            "UPDATE attempts SET state = 'settled', settled_at = ?, failure_class = ?, "
+            "message = 'never dispatched: the scheduler stopped first' WHERE id = ?",
+            (instant_text(stamp.now), FailureClass.RUNTIME_UNAVAILABLE.value, attempt_id),
+        )
+        conn.execute("UPDATE occurrences SET state = 'planned' WHERE id = ?", (occurrence_id,))
+        return
+    conn.execute(
+        "UPDATE attempts SET state = 'settled', failure_class = ?, message = ? WHERE id = ?",
+        (FailureClass.AMBIGUOUS.value, _AMBIGUOUS, attempt_id),
+    )
+    occurrences.settle(
+        conn, occurrence_id, routine_id, Disposition.RECOVERY_REQUIRED, _AMBIGUOUS, stamp
+    )
+
+
+_AMBIGUOUS = "the scheduler stopped while the command may have been running; outcome unknown"

@@ -1,0 +1,185 @@
+"""Routines and their immutable revisions in the store (CONTRACT §5.1)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import apsw
+
+from coven_core.errors import ValidationError
+from coven_core.model import (
+    MisfirePolicy,
+    OverlapPolicy,
+    Revision,
+    RevisionSpec,
+    Routine,
+    RoutineState,
+)
+from coven_core.schedule.timetable import Timetable
+from coven_core.store.codec import (
+    delta_from,
+    instant_from,
+    instant_text,
+    maybe_instant_from,
+    maybe_instant_text,
+    seconds_of,
+)
+from coven_core.store.query import scalar
+from coven_core.tz import tzdb
+from coven_core.tz.binding import DST_POLICY
+
+
+class UnknownRoutine(ValidationError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"no routine named {name!r} (see: coven routine list)")
+
+
+_ROUTINE_COLUMNS = "id, name, state, state_reason, revision, planned_through, next_due, created_at"
+
+
+def _routine(row: tuple[Any, ...]) -> Routine:
+    rid, name, state, reason, revision, through, next_due, created = row
+    return Routine(
+        rid, name, RoutineState(state), reason, revision, instant_from(through),
+        maybe_instant_from(next_due), instant_from(created),
+    )  # fmt: skip
+
+
+def by_name(conn: apsw.Connection, name: str) -> Routine:
+    """The live routine with this name (deleted ones keep their history, not their name)."""
+    row = conn.execute(
+        f"SELECT {_ROUTINE_COLUMNS} FROM routines WHERE name = ? AND state != 'deleted'", (name,)
+    ).fetchone()
+    if row is None:
+        raise UnknownRoutine(name)
+    return _routine(row)
+
+
+def by_id(conn: apsw.Connection, routine_id: str) -> Routine:
+    row = conn.execute(
+        f"SELECT {_ROUTINE_COLUMNS} FROM routines WHERE id = ?", (routine_id,)
+    ).fetchone()
+    if row is None:
+        raise UnknownRoutine(routine_id)
+    return _routine(row)
+
+
+def live(conn: apsw.Connection) -> list[Routine]:
+    rows = conn.execute(
+        f"SELECT {_ROUTINE_COLUMNS} FROM routines WHERE state != 'deleted' ORDER BY name"
+    )
+    return [_routine(row) for row in rows]
+
+
+def due(conn: apsw.Connection, now: datetime, limit: int) -> list[Routine]:
+    """Active routines with a moment to decide by ``now`` (indexed on next_due)."""
+    rows = conn.execute(
+        f"SELECT {_ROUTINE_COLUMNS} FROM routines WHERE state = 'active' AND next_due <= ? "
+        "ORDER BY next_due LIMIT ?",
+        (instant_text(now), limit),
+    )
+    return [_routine(row) for row in rows]
+
+
+def earliest_due(conn: apsw.Connection) -> datetime | None:
+    earliest = scalar(
+        conn, "SELECT min(next_due) FROM routines WHERE state = 'active' AND next_due IS NOT NULL"
+    )
+    return maybe_instant_from(earliest)
+
+
+def insert(conn: apsw.Connection, routine: Routine) -> None:
+    conn.execute(
+        "INSERT INTO routines (id, name, state, state_reason, state_changed_at, revision, "
+        "planned_through, next_due, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            routine.id, routine.name, routine.state.value, routine.state_reason,
+            instant_text(routine.created_at), routine.revision,
+            instant_text(routine.planned_through), maybe_instant_text(routine.next_due),
+            instant_text(routine.created_at),
+        ),
+    )  # fmt: skip
+
+
+def set_state(
+    conn: apsw.Connection, routine_id: str, state: RoutineState, reason: str | None, now: datetime
+) -> None:
+    conn.execute(
+        "UPDATE routines SET state = ?, state_reason = ?, state_changed_at = ? WHERE id = ?",
+        (state.value, reason, instant_text(now), routine_id),
+    )
+
+
+def advance(
+    conn: apsw.Connection, routine_id: str, planned_through: datetime, next_due: datetime | None
+) -> None:
+    """Move the planning cursor forward; it never moves back (a backward clock jump must not
+    re-plan anything already decided)."""
+    conn.execute(
+        "UPDATE routines SET planned_through = max(planned_through, ?), next_due = ? WHERE id = ?",
+        (instant_text(planned_through), maybe_instant_text(next_due), routine_id),
+    )
+
+
+def insert_revision(conn: apsw.Connection, revision: Revision) -> None:
+    spec = revision.spec
+    conn.execute(
+        "INSERT INTO revisions (routine_id, number, schedule, timezone, zone_source, anchor, "
+        "tzdb_version, dst_policy, misfire, grace_seconds, overlap, timeout_seconds, retries, "
+        "idempotent, argv, cwd, env, effective_from, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            revision.routine_id, revision.number, spec.schedule, spec.timezone, spec.zone_source,
+            instant_text(revision.anchor), revision.tzdb_version, revision.dst_policy,
+            spec.misfire.value, seconds_of(spec.grace), spec.overlap.value,
+            seconds_of(spec.timeout), spec.retries, int(spec.idempotent), json.dumps(spec.argv),
+            spec.cwd, json.dumps(dict(spec.env)), instant_text(revision.effective_from),
+            instant_text(revision.created_at),
+        ),
+    )  # fmt: skip
+    conn.execute(
+        "UPDATE routines SET revision = ? WHERE id = ?", (revision.number, revision.routine_id)
+    )
+
+
+def revisions(conn: apsw.Connection, routine_id: str) -> list[Revision]:
+    rows = conn.execute(
+        "SELECT routine_id, number, schedule, timezone, zone_source, anchor, tzdb_version, "
+        "dst_policy, misfire, grace_seconds, overlap, timeout_seconds, retries, idempotent, "
+        "argv, cwd, env, effective_from, created_at FROM revisions WHERE routine_id = ? "
+        "ORDER BY number",
+        (routine_id,),
+    )
+    return [_revision(row) for row in rows]
+
+
+def _revision(row: tuple[Any, ...]) -> Revision:
+    (rid, number, schedule, zone, zone_source, anchor, tzdb_version, policy, misfire, grace,
+     overlap, timeout, retries, idempotent, argv, cwd, env, effective, created) = row  # fmt: skip
+    spec = RevisionSpec(
+        schedule=schedule, timezone=zone, argv=tuple(json.loads(argv)), zone_source=zone_source,
+        misfire=MisfirePolicy(misfire), grace=delta_from(grace), overlap=OverlapPolicy(overlap),
+        timeout=delta_from(timeout), retries=retries, idempotent=bool(idempotent), cwd=cwd,
+        env=tuple(sorted(json.loads(env).items())),
+    )  # fmt: skip
+    return Revision(
+        rid, number, spec, instant_from(anchor), tzdb_version, policy,
+        instant_from(effective), instant_from(created),
+    )  # fmt: skip
+
+
+def current_revision(conn: apsw.Connection, routine: Routine) -> Revision:
+    return revisions(conn, routine.id)[-1]
+
+
+def timetable(revision: Revision) -> Timetable:
+    return Timetable.build(revision.spec.schedule, revision.spec.timezone, revision.anchor)
+
+
+def new_revision(
+    routine_id: str, number: int, spec: RevisionSpec, anchor: datetime, now: datetime
+) -> Revision:
+    """A revision bound to the active tz database and the current DST policy."""
+    return Revision(routine_id, number, spec, anchor, tzdb.active().version, DST_POLICY, now, now)

@@ -1,0 +1,1 @@
+"""The durable store: SQLite through apsw (CONTRACT §9, §11, §13)."""

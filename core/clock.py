@@ -115,11 +115,12 @@ def _require_aware(deadline: datetime | None) -> None:
 class SystemClock:
     """The real clock. Waits are monotonic and recomputed from the wall clock at every wake."""
 
-    def __init__(self, safety_cap: timedelta = SAFETY_CAP) -> None:
+    def __init__(self, safety_cap: timedelta = SAFETY_CAP, offset: timedelta | None = None) -> None:
         self._cap = safety_cap.total_seconds()
+        self._offset = offset or timedelta(0)  # system tests only: see engine.clock_offset_for_tests
 
     def now_utc(self) -> datetime:
-        return datetime.now(UTC)
+        return datetime.now(UTC) + self._offset
 
     def monotonic(self) -> float:
         return time.monotonic()

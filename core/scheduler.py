@@ -66,6 +66,8 @@ class Scheduler:
         self.drift = DriftWatch(clock)
         self.deadline: datetime | None = None
         self.last_report: PassReport | None = None
+        self._recovered_generation: int | None = None
+        self._unsettled: list[Exit] = []  # exits seen but not yet committed
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> None:
@@ -79,19 +81,27 @@ class Scheduler:
             self.pass_once(reason.value)
 
     def pass_once(self, trigger: str) -> PassReport:
+        """One pass, in two short write transactions:
+
+        1. lease, settle what exited, recover, plan what is due, claim and commit the
+           dispatch decisions;
+        2. (after asking the runtime to start each claimed attempt) record the starts and the
+           pass itself.
+        """
         clock_start = self.clock.monotonic()
         report = PassReport(trigger, self.clock.now_utc())
         try:
-            self._pass(report)
+            launches = self._decide(report)
+            started = [(launch, self._start(launch)) for launch in launches]
+            self._record_starts(report, started, clock_start)
         except Fenced as error:
             self._stand_down(report, str(error))
         except StoreEnvironmentError as error:
             report.error_class, report.error = "store_" + error.kind, str(error)
             report.deadline = report.started_at + self.limits.retry_after_store_error
             log.warning("pass failed, retrying later: %s", error)
-        report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
+            self._record_failed_pass(report, clock_start)
         self.deadline = report.deadline
-        self._record_pass(report)
         self.last_report = report
         return report
 
@@ -105,41 +115,130 @@ class Scheduler:
             now = self.clock.now_utc()
             events.record(conn, now, EventKind.SHUTDOWN, left_running=left)
             lease.release(conn, self.holder, now)
+        self.lease = None
 
-    # -- one pass ---------------------------------------------------------------------------
-    def _pass(self, report: PassReport) -> None:
+    # -- transaction 1: decide --------------------------------------------------------------
+    def _decide(self, report: PassReport) -> list[Launch]:
         now = report.started_at
         cause = self.drift.cause(report.trigger, now)
+        self._unsettled += self.runtime.collect()
         with self.store.write() as conn:
-            self._take_lease(conn, report, now)
-            if self.lease is None:
-                return
+            if not self._take_lease(conn, report, now):
+                return []
+            stamp = self._stamp()
             self.drift.record(conn, now, report.trigger)
-        report.settled += self._settle_exits()
-        report.recovered += self._recover(now)
-        report.planned += self._plan(now, cause, report)
-        launches = self._claim(now, report)
-        report.dispatched += sum(self._dispatch(launch) for launch in launches)
-        report.deadline = self._next_deadline(now, report)
+            report.settled += _settle(conn, self._unsettled, stamp)
+            report.recovered += self._recover(conn, stamp)
+            if not scheduling_paused(conn):
+                report.planned += self._plan(conn, now, cause, stamp, report)
+            launches = self._claim(conn, now, stamp, report)
+            report.deadline = self._next_deadline(conn, now, report)
+        self._unsettled = []  # committed: a failed transaction keeps them for the next pass
+        return launches
 
-    def _take_lease(self, conn: apsw.Connection, report: PassReport, now: datetime) -> None:
+    def _take_lease(self, conn: apsw.Connection, report: PassReport, now: datetime) -> bool:
         previous = self.lease.generation if self.lease else None
         self.lease = lease.acquire(conn, self.holder, now)
         if self.lease is None:
             held = lease.current(conn)
             report.role = "standby"
             report.deadline = held.expires_at if held else now
-            return
+            return False
         report.generation = self.lease.generation
         if previous != self.lease.generation:
             events.record(
                 conn, now, EventKind.LEADER_CHANGED,
                 generation=self.lease.generation, holder=self.lease.fingerprint(),
             )  # fmt: skip
+        return True
 
     def _stamp(self) -> Stamp:
         assert self.lease is not None
         return Stamp(self.clock.now_utc(), self.lease.generation)
+
+    def _recover(self, conn: apsw.Connection, stamp: Stamp) -> int:
+        """Once per generation: settle what earlier leaders left unfinished."""
+        if self._recovered_generation == stamp.generation:
+            return 0
+        rows = list(
+            conn.execute(
+                "SELECT a.id, a.state, o.id, o.routine_id FROM attempts a JOIN occurrences o "
+                "ON o.id = a.occurrence_id WHERE a.state != 'settled' AND a.generation < ?",
+                (stamp.generation,),
+            )
+        )
+        for attempt_id, state, occurrence_id, routine_id in rows:
+            recover_attempt(conn, attempt_id, state, occurrence_id, routine_id, stamp)
+        self._recovered_generation = stamp.generation
+        return len(rows)
+
+    def _plan(
+        self, conn: apsw.Connection, now: datetime, cause: MissedCause, stamp: Stamp,
+        report: PassReport,
+    ) -> int:  # fmt: skip
+        planned = 0
+        for routine in routines.due(conn, now, self.limits.plan_batch):
+            planned += plan_routine(conn, routine, now, cause, stamp)
+            report.touched.add(routine.id)
+        return planned
+
+    def _claim(
+        self, conn: apsw.Connection, now: datetime, stamp: Stamp, report: PassReport
+    ) -> list[Launch]:
+        capacity = self.limits.max_active - occurrences.active_count(conn)
+        launches: list[Launch] = []
+        for item in occurrences.waiting(conn, now, self.limits.claim_batch):
+            if len(launches) >= capacity:
+                break
+            launch = claim_one(conn, item, stamp)
+            if launch is not None:
+                occurrences.mark_dispatching(conn, launch, stamp)  # crash point 4
+                launches.append(launch)
+            report.touched.add(item.routine_id)
+        report.claimed += len(launches)
+        return launches
+
+    def _next_deadline(
+        self, conn: apsw.Connection, now: datetime, report: PassReport
+    ) -> datetime | None:
+        if report.planned >= self.limits.plan_batch or report.claimed >= self.limits.claim_batch:
+            return now  # more work than one pass may do: go again at once
+        if scheduling_paused(conn):
+            return None
+        return routines.earliest_due(conn)
+
+    # -- between the transactions: start commands, holding no transaction ------------------
+    def _start(self, launch: Launch) -> int | LaunchError | None:
+        try:
+            return self.runtime.start(launch)
+        except LaunchError as error:
+            return error
+
+    # -- transaction 2: record --------------------------------------------------------------
+    def _record_starts(
+        self,
+        report: PassReport,
+        started: list[tuple[Launch, int | LaunchError | None]],
+        clock_start: float,
+    ) -> None:
+        if self.lease is None:
+            self._record_failed_pass(report, clock_start)
+            return
+        stamp = self._stamp()
+        with self.store.write() as conn:
+            lease.check_fence(conn, stamp.generation)
+            for launch, outcome in started:
+                report.dispatched += _record_start(conn, launch, outcome, stamp)
+            report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
+            insert_pass(conn, self.holder.token, report)
+
+    def _record_failed_pass(self, report: PassReport, clock_start: float) -> None:
+        report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
+        try:
+            with self.store.write() as conn:
+                insert_pass(conn, self.holder.token, report)
+        except StoreEnvironmentError as error:  # the pass record is best-effort
+            log.warning("could not record the pass: %s", error)
 
     def _stand_down(self, report: PassReport, why: str) -> None:
         log.warning("standing down: %s", why)
@@ -149,100 +248,19 @@ class Scheduler:
             held = lease.current(conn)
         report.deadline = held.expires_at if held else report.started_at
 
-    # -- settle and recover -----------------------------------------------------------------
-    def _settle_exits(self) -> int:
-        exits = self.runtime.collect()
-        if not exits:
-            return 0
-        stamp = self._stamp()
-        with self.store.write() as conn:
-            lease.check_fence(conn, stamp.generation)
-            settled = [occurrences.settle_exit(conn, exit_, stamp) for exit_ in exits]
-        return sum(1 for routine_id in settled if routine_id is not None)
 
-    def _recover(self, now: datetime) -> int:
-        """Attempts a previous leader left unfinished. This runtime cannot adopt them (the
-        runner, issue #4, will): one that was never dispatched is safe to plan again; one
-        that may have started is ambiguous and waits for a person."""
-        stamp = self._stamp()
-        with self.store.write() as conn:
-            lease.check_fence(conn, stamp.generation)
-            rows = list(
-                conn.execute(
-                    "SELECT a.id, a.state, o.id, o.routine_id FROM attempts a JOIN occurrences o "
-                    "ON o.id = a.occurrence_id WHERE a.state != 'settled' AND a.generation < ?",
-                    (stamp.generation,),
-                )
-            )
-            for attempt_id, state, occurrence_id, routine_id in rows:
-                recover_attempt(conn, attempt_id, state, occurrence_id, routine_id, stamp)
-        return len(rows)
+def _settle(conn: apsw.Connection, exits: list[Exit], stamp: Stamp) -> int:
+    settled = [occurrences.settle_exit(conn, exit_, stamp) for exit_ in exits]
+    return sum(1 for routine_id in settled if routine_id is not None)
 
-    # -- plan -------------------------------------------------------------------------------
-    def _plan(self, now: datetime, cause: MissedCause, report: PassReport) -> int:
-        stamp = self._stamp()
-        with self.store.write() as conn:
-            lease.check_fence(conn, stamp.generation)
-            if scheduling_paused(conn):
-                return 0
-            due = routines.due(conn, now, self.limits.plan_batch)
-            planned = 0
-            for routine in due:
-                planned += plan_routine(conn, routine, now, cause, stamp)
-                report.touched.add(routine.id)
-        return planned
 
-    # -- claim and dispatch -----------------------------------------------------------------
-    def _claim(self, now: datetime, report: PassReport) -> list[Launch]:
-        stamp = self._stamp()
-        with self.store.write() as conn:
-            lease.check_fence(conn, stamp.generation)
-            capacity = self.limits.max_active - occurrences.active_count(conn)
-            launches: list[Launch] = []
-            for item in occurrences.waiting(conn, now, self.limits.claim_batch):
-                if len(launches) >= capacity:
-                    break
-                launch = claim_one(conn, item, stamp)
-                if launch is not None:
-                    launches.append(launch)
-                    occurrences.mark_dispatching(conn, launch, stamp)
-                report.touched.add(item.routine_id)
-        report.claimed += len(launches)
-        return launches
-
-    def _dispatch(self, launch: Launch) -> int:
-        """Start one claimed attempt. The decision is already committed (crash point 4)."""
-        try:
-            pid = self.runtime.start(launch)
-        except LaunchError as error:
-            self._settle_launch_failure(launch, error)
-            return 0
-        stamp = self._stamp()
-        with self.store.write() as conn:
-            lease.check_fence(conn, stamp.generation)
-            occurrences.mark_running(conn, launch, pid, stamp)
-        return 1
-
-    def _settle_launch_failure(self, launch: Launch, error: LaunchError) -> None:
-        stamp = self._stamp()
-        exit_ = Exit(launch.attempt_id, stamp.now, failure_class=error.failure_class,
-                     message=str(error))  # fmt: skip
-        with self.store.write() as conn:
-            lease.check_fence(conn, stamp.generation)
-            occurrences.settle_exit(conn, exit_, stamp)
-
-    # -- deadline and bookkeeping -----------------------------------------------------------
-    def _next_deadline(self, now: datetime, report: PassReport) -> datetime | None:
-        if report.planned >= self.limits.plan_batch or report.claimed >= self.limits.claim_batch:
-            return now  # more work than one pass may do: go again at once
-        with self.store.read() as conn:
-            if scheduling_paused(conn):
-                return None
-            return routines.earliest_due(conn)
-
-    def _record_pass(self, report: PassReport) -> None:
-        try:
-            with self.store.write() as conn:
-                insert_pass(conn, self.holder.token, report)
-        except StoreEnvironmentError as error:  # the pass record is best-effort
-            log.warning("could not record the pass: %s", error)
+def _record_start(
+    conn: apsw.Connection, launch: Launch, outcome: int | LaunchError | None, stamp: Stamp
+) -> int:
+    if isinstance(outcome, LaunchError):
+        exit_ = Exit(launch.attempt_id, stamp.now, failure_class=outcome.failure_class,
+                     message=str(outcome))  # fmt: skip
+        occurrences.settle_exit(conn, exit_, stamp)
+        return 0
+    occurrences.mark_running(conn, launch, outcome, stamp)
+    return 1

@@ -1,0 +1,88 @@
+"""Assembling the engine: one store, one clock, one wake signal, a runtime, the scheduler and
+the operator API. ``coven daemon``, the ``coven`` commands and the tray app all build it here,
+so the loop they run is the same loop, not a copy."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from coven_core.clock import Clock, SystemClock, WakeReason, WakeSignal
+from coven_core.operator import Operator
+from coven_core.runtime.base import Runtime
+from coven_core.runtime.local import LocalProcessRuntime
+from coven_core.scheduler import Limits, Scheduler
+from coven_core.store.location import resolve_data_dir
+from coven_core.store.store import Store
+from coven_core.tz import tzdb
+from coven_core.wakeup import WakeListener, notify
+
+
+@dataclass
+class Engine:
+    store: Store
+    clock: Clock
+    wake: WakeSignal
+    operator: Operator
+
+    def scheduler(self, runtime: Runtime | None = None, limits: Limits | None = None) -> Scheduler:
+        runtime = runtime or LocalProcessRuntime(self.clock, self.wake)
+        return Scheduler(self.store, self.clock, runtime, self.wake, limits=limits)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def open_engine(data_dir: str | Path | None = None, clock: Clock | None = None) -> Engine:
+    """Open the store (``--data-dir``, ``COVEN_DATA_DIR`` or the user data dir)."""
+    tzdb.activate()
+    clock = clock or SystemClock(offset=clock_offset_for_tests())
+    wake = WakeSignal()
+    store = Store.open(resolve_data_dir(data_dir), clock.now_utc())
+    wake_dir = store.wake_dir
+
+    def wake_everyone(reason: WakeReason) -> None:
+        wake.set(reason)  # this process's scheduler, if it runs one
+        notify(wake_dir, reason)  # and every other scheduler on this store
+
+    return Engine(store, clock, wake, Operator(store, clock, wake_everyone))
+
+
+def clock_offset_for_tests() -> timedelta | None:
+    """``COVEN_TEST_CLOCK_OFFSET`` (seconds) shifts the wall clock of every process that a
+    system test starts on one store, so that real processes can meet a moment a test chose
+    without waiting for it. Unset in normal use."""
+    raw = os.environ.get("COVEN_TEST_CLOCK_OFFSET")
+    return None if not raw else timedelta(seconds=float(raw))
+
+
+def run_daemon(engine: Engine, limits: Limits | None = None) -> int:
+    """The headless scheduler in the foreground until SIGTERM or SIGINT, then a drain."""
+    scheduler = engine.scheduler(limits=limits)
+    stop = _on_stop_signals(engine.wake)
+    with WakeListener.start(engine.store.wake_dir, engine.wake):
+        try:
+            scheduler.run()
+        finally:
+            stop()
+    return 0
+
+
+def _on_stop_signals(wake: WakeSignal) -> Callable[[], None]:
+    """SIGTERM/SIGINT become a SHUTDOWN wake (the loop drains); returns an undo function."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    for sig in previous:
+        signal.signal(sig, lambda *_: wake.set(WakeReason.SHUTDOWN))
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore

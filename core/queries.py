@@ -1,0 +1,237 @@
+"""The query API: what the CLI and the GUI read (CONTRACT §10). Read-only, one snapshot each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import apsw
+
+from coven_core import lease, routines
+from coven_core.model import Revision, Routine, RoutineState
+from coven_core.planning import scheduling_paused
+from coven_core.preview import Preview, preview
+from coven_core.store.codec import instant_from, maybe_instant_from
+from coven_core.store.query import scalar
+from coven_core.store.store import Store
+
+
+@dataclass(frozen=True)
+class RoutineView:
+    routine: Routine
+    revision: Revision
+    last_disposition: str | None
+    last_at: datetime | None
+
+    def to_json(self) -> dict[str, Any]:
+        spec = self.revision.spec
+        return {
+            "id": self.routine.id,
+            "name": self.routine.name,
+            "state": self.routine.state.value,
+            "state_reason": self.routine.state_reason,
+            "schedule": spec.schedule,
+            "timezone": spec.timezone,
+            "zone_source": spec.zone_source,
+            "revision": self.revision.number,
+            "tzdb_version": self.revision.tzdb_version,
+            "dst_policy": self.revision.dst_policy,
+            "misfire": spec.misfire.value,
+            "grace_seconds": None if spec.grace is None else spec.grace.total_seconds(),
+            "overlap": spec.overlap.value,
+            "timeout_seconds": None if spec.timeout is None else spec.timeout.total_seconds(),
+            "retries": spec.retries,
+            "idempotent": spec.idempotent,
+            "command": list(spec.argv),
+            "cwd": spec.cwd,
+            "env": sorted(key for key, _ in spec.env),  # values may be secret (§13)
+            "next_due": _iso(self.routine.next_due),
+            "last_disposition": self.last_disposition,
+            "last_at": _iso(self.last_at),
+        }
+
+
+def _iso(instant: datetime | None) -> str | None:
+    return None if instant is None else instant.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def routine_view(conn: apsw.Connection, routine: Routine) -> RoutineView:
+    revision = routines.current_revision(conn, routine)
+    row = conn.execute(
+        "SELECT disposition, settled_at FROM occurrences WHERE routine_id = ? "
+        "AND disposition IS NOT NULL ORDER BY scheduled_utc DESC, id DESC LIMIT 1",
+        (routine.id,),
+    ).fetchone()
+    last, at = (row[0], maybe_instant_from(row[1])) if row else (None, None)
+    return RoutineView(routine, revision, last, at)
+
+
+def show(store: Store, name: str) -> RoutineView:
+    with store.read() as conn:
+        return routine_view(conn, routines.by_name(conn, name))
+
+
+def list_routines(store: Store) -> list[RoutineView]:
+    with store.read() as conn:
+        return [routine_view(conn, routine) for routine in routines.live(conn)]
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    occurrence_id: str
+    run_id: str | None
+    kind: str
+    utc: datetime
+    local: str | None
+    offset_seconds: int | None
+    state: str
+    disposition: str | None
+    reason: str | None
+    window_first: datetime | None
+    window_last: datetime | None
+    window_count: int | None
+    cause: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "occurrence_id": self.occurrence_id,
+            "run_id": self.run_id,
+            "kind": self.kind,
+            "utc": _iso(self.utc),
+            "local": self.local,
+            "offset": _offset_text(self.offset_seconds),
+            "disposition": self.disposition,
+            "state": self.state,
+            "reason": self.reason,
+            "window": None
+            if self.window_count is None
+            else {
+                "first": _iso(self.window_first),
+                "last": _iso(self.window_last),
+                "count": self.window_count,
+                "cause": self.cause,
+            },
+        }
+
+
+def _offset_text(seconds: int | None) -> str | None:
+    if seconds is None:
+        return None
+    sign, minutes = ("-" if seconds < 0 else "+"), abs(seconds) // 60
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def history(store: Store, name: str, limit: int = 20) -> tuple[RoutineView, list[HistoryRow]]:
+    """Occurrences newest first (deleted routines' names are not searched)."""
+    with store.read() as conn:
+        view = routine_view(conn, routines.by_name(conn, name))
+        rows = conn.execute(
+            "SELECT id, run_id, kind, scheduled_utc, local_time, utc_offset, state, disposition, "
+            "reason, window_first, window_last, window_count, cause FROM occurrences "
+            "WHERE routine_id = ? ORDER BY scheduled_utc DESC, id DESC LIMIT ?",
+            (view.routine.id, limit),
+        )
+        return view, [_history_row(row) for row in rows]
+
+
+def _history_row(row: tuple[Any, ...]) -> HistoryRow:
+    (oid, run_id, kind, at, local, offset, state, disposition, reason, first, last, count,
+     cause) = row  # fmt: skip
+    return HistoryRow(
+        oid, run_id, kind, instant_from(at), local, offset, state, disposition, reason,
+        maybe_instant_from(first), maybe_instant_from(last), count, cause,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Explanation:
+    view: RoutineView
+    upcoming: Preview
+    verdict: str  # why it would or would not run next, in one sentence
+
+
+def explain(store: Store, name: str, now: datetime, count: int = 10) -> Explanation:
+    with store.read() as conn:
+        view = routine_view(conn, routines.by_name(conn, name))
+        paused_all = scheduling_paused(conn)
+    start = max(now, view.routine.planned_through)
+    upcoming = preview(routines.timetable(view.revision), start, None, count)
+    return Explanation(view, upcoming, _verdict(view, paused_all, upcoming))
+
+
+def _verdict(view: RoutineView, paused_all: bool, upcoming: Preview) -> str:
+    routine = view.routine
+    because = f" ({routine.state_reason})" if routine.state_reason else ""
+    if routine.state is not RoutineState.ACTIVE:
+        return f"It will not run: the routine is {routine.state.value}{because}."
+    if paused_all:
+        return "It will not run: all scheduling is paused (coven resume --all)."
+    first = next((m for m in upcoming.moments if not m.skipped), None)
+    if first is None:
+        return "It will not run again: its schedule has no further occurrences."
+    return f"It will run next at {_iso(first.utc)} ({first.local:%Y-%m-%d %H:%M} local)."
+
+
+@dataclass(frozen=True)
+class Status:
+    leader: lease.Lease | None
+    leader_alive: bool
+    paused_all: bool
+    last_pass: dict[str, Any] | None
+    next_deadline: datetime | None
+    queue_depth: int
+    counts: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        held = self.leader
+        return {
+            "leader": None
+            if held is None
+            else {
+                "holder": held.fingerprint(),
+                "generation": held.generation,
+                "expires_at": _iso(held.expires_at),
+                "alive": self.leader_alive,
+            },
+            "scheduling_paused": self.paused_all,
+            "last_pass": self.last_pass,
+            "next_deadline": _iso(self.next_deadline),
+            "queue_depth": self.queue_depth,
+            "counts": self.counts,
+        }
+
+
+def status(store: Store, now: datetime) -> Status:
+    with store.read() as conn:
+        held = lease.current(conn)
+        alive = held is not None and held.expires_at > now and not lease.holder_is_gone(held.holder)
+        return Status(
+            held, alive, scheduling_paused(conn), _last_pass(conn), routines.earliest_due(conn),
+            int(scalar(conn, "SELECT count(*) FROM occurrences WHERE state = 'planned'")),
+            _counts(conn),
+        )  # fmt: skip
+
+
+def _last_pass(conn: apsw.Connection) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT started_at, duration_ms, role, wake_reason, planned, claimed, dispatched, "
+        "recovered, settled, error_class FROM passes ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    if row is None:
+        return None
+    keys = ("started_at", "duration_ms", "role", "trigger", "planned", "claimed", "dispatched",
+            "recovered", "settled", "error_class")  # fmt: skip
+    return dict(zip(keys, row, strict=True))
+
+
+def _counts(conn: apsw.Connection) -> dict[str, int]:
+    counts = {
+        f"routines_{state}": int(n)
+        for state, n in conn.execute("SELECT state, count(*) FROM routines GROUP BY state")
+    }
+    for state, n in conn.execute(
+        "SELECT coalesce(disposition, state), count(*) FROM occurrences GROUP BY 1"
+    ):
+        counts[f"occurrences_{state}"] = int(n)
+    return counts

@@ -1,0 +1,79 @@
+"""One leader per store, fenced by a monotonic generation (CONTRACT §9.1)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import apsw
+import pytest
+
+from coven_core import lease
+from coven_core.lease import LEASE_TTL, Fenced, Holder
+from coven_core.store.store import Store
+from tests.core.conftest import T0, make_engine, minutes
+
+
+def test_second_scheduler_on_a_store_is_standby(tmp_path, clock) -> None:
+    leader = make_engine(tmp_path / "d", clock)
+    standby = make_engine(tmp_path / "d", clock)
+    assert leader.scheduler.pass_once("startup").role == "leader"
+    report = standby.scheduler.pass_once("startup")
+    assert report.role == "standby"
+    assert standby.scheduler.deadline == leader.scheduler.lease.expires_at
+
+
+def test_standby_takes_over_after_expiry_with_a_new_generation(tmp_path, clock) -> None:
+    leader = make_engine(tmp_path / "d", clock)
+    standby = make_engine(tmp_path / "d", clock)
+    leader.scheduler.pass_once("startup")
+    clock.advance(LEASE_TTL + timedelta(seconds=1))
+    report = standby.scheduler.pass_once("deadline")
+    assert (report.role, report.generation) == ("leader", 2)
+
+
+def test_stale_leader_is_refused_and_stands_down(tmp_path, clock) -> None:
+    old = make_engine(tmp_path / "d", clock)
+    new = make_engine(tmp_path / "d", clock)
+    rid = old.add("r", "* * * * *")
+    old.scheduler.pass_once("startup")
+    clock.advance(LEASE_TTL + timedelta(seconds=1))
+    new.scheduler.pass_once("deadline")  # takes over: generation 2
+    with old.store.write() as conn, pytest.raises(Fenced, match="generation 1 is stale"):
+        lease.check_fence(conn, 1)
+    report = old.scheduler.pass_once("deadline")  # its lease is gone: it must not plan
+    assert report.role == "standby" and report.planned == 0
+    launched = [l.occurrence_id for l in old.runtime.launches + new.runtime.launches]
+    assert len(launched) == len(set(launched))
+    del rid
+
+
+def test_dead_holder_on_this_host_is_taken_over_at_once(tmp_path, clock) -> None:
+    engine = make_engine(tmp_path / "d", clock)
+    ghost = Holder(Holder.of_this_process().host, 2**22 + 7, 1.0, "dead")
+    with engine.store.write() as conn:
+        lease.acquire(conn, ghost, clock.now_utc())
+    report = engine.scheduler.pass_once("startup")
+    assert (report.role, report.generation) == ("leader", 2)
+
+
+def test_a_busy_store_fails_the_pass_cleanly_and_it_retries(tmp_path, clock) -> None:
+    engine = make_engine(tmp_path / "d", clock)
+    engine.add("r", "*/5 * * * *")
+    engine.store.conn.set_busy_timeout(20)
+    blocker = apsw.Connection(str(engine.store.path))
+    blocker.execute("BEGIN IMMEDIATE")
+    report = engine.scheduler.pass_once("startup")
+    assert report.error_class == "store_busy"
+    assert report.deadline == T0 + timedelta(seconds=5)
+    blocker.execute("ROLLBACK")
+    engine.run_until(T0 + minutes(1))
+    assert engine.scheduler.last_report.error_class is None
+    assert len(engine.runtime.launches) == 1
+
+
+def test_store_reopens_with_the_same_schema(tmp_path, clock) -> None:
+    engine = make_engine(tmp_path / "d", clock)
+    engine.store.close()
+    again = Store.open(tmp_path / "d", clock.now_utc())
+    assert again.conn.execute("PRAGMA user_version").fetchone()[0] == 1 << 16
+    again.close()

@@ -49,20 +49,17 @@ def _routine(row: tuple[Any, ...]) -> Routine:
 
 def by_name(conn: apsw.Connection, name: str) -> Routine:
     """The live routine with this name (deleted ones keep their history, not their name)."""
-    row = conn.execute(
-        f"SELECT {_ROUTINE_COLUMNS} FROM routines WHERE name = ? AND state != 'deleted'", (name,)
-    ).fetchone()
-    if row is None:
-        raise UnknownRoutine(name)
-    return _routine(row)
+    return _one(conn, "name = ? AND state != 'deleted'", name)
 
 
 def by_id(conn: apsw.Connection, routine_id: str) -> Routine:
-    row = conn.execute(
-        f"SELECT {_ROUTINE_COLUMNS} FROM routines WHERE id = ?", (routine_id,)
-    ).fetchone()
+    return _one(conn, "id = ?", routine_id)
+
+
+def _one(conn: apsw.Connection, where: str, key: str) -> Routine:
+    row = conn.execute(f"SELECT {_ROUTINE_COLUMNS} FROM routines WHERE {where}", (key,)).fetchone()
     if row is None:
-        raise UnknownRoutine(routine_id)
+        raise UnknownRoutine(key)
     return _routine(row)
 
 

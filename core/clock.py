@@ -117,7 +117,8 @@ class SystemClock:
 
     def __init__(self, safety_cap: timedelta = SAFETY_CAP, offset: timedelta | None = None) -> None:
         self._cap = safety_cap.total_seconds()
-        self._offset = offset or timedelta(0)  # system tests only: see engine.clock_offset_for_tests
+        # Only system tests shift the clock: see engine.clock_offset_for_tests.
+        self._offset = offset or timedelta(0)
 
     def now_utc(self) -> datetime:
         return datetime.now(UTC) + self._offset

@@ -7,13 +7,14 @@ from datetime import datetime
 
 import apsw
 
-from coven_core.store.codec import instant_text
+from coven_core.store.codec import instant_text, maybe_instant_text
 
 
 @dataclass
 class PassReport:
     trigger: str  # "startup", "shutdown" or the WakeReason that started the pass
     started_at: datetime
+    scheduled_for: datetime | None = None  # the deadline it woke for, if any
     role: str = "leader"
     generation: int | None = None
     planned: int = 0
@@ -34,7 +35,8 @@ def insert_pass(conn: apsw.Connection, holder: str, report: PassReport) -> None:
         "wake_reason, planned, claimed, dispatched, recovered, settled, error_class, error) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            holder, report.generation, report.role, None, instant_text(report.started_at),
+            holder, report.generation, report.role, maybe_instant_text(report.scheduled_for),
+            instant_text(report.started_at),
             report.duration_ms, report.trigger, report.planned, report.claimed,
             report.dispatched, report.recovered, report.settled, report.error_class, report.error,
         ),

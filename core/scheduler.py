@@ -89,7 +89,7 @@ class Scheduler:
            pass itself.
         """
         clock_start = self.clock.monotonic()
-        report = PassReport(trigger, self.clock.now_utc())
+        report = PassReport(trigger, self.clock.now_utc(), scheduled_for=self.deadline)
         try:
             launches = self._decide(report)
             started = [(launch, self._start(launch)) for launch in launches]

@@ -36,6 +36,7 @@ class WakeReason(enum.Enum):
     TIMEZONE_CHANGED = "timezone_changed"
     SAFETY_CAP = "safety_cap"
     RUN_FINISHED = "run_finished"
+    LEADER_GONE = "leader_gone"
 
 
 class WakeSignal:

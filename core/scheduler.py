@@ -21,6 +21,7 @@ from coven_core import events, lease, occurrences, routines
 from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.events import EventKind
 from coven_core.lease import Fenced, Holder, Lease
+from coven_core.liveness import LeaderLock
 from coven_core.model import MissedCause
 from coven_core.occurrences import Stamp
 from coven_core.passes import PassReport, insert_pass
@@ -68,6 +69,7 @@ class Scheduler:
         self.last_report: PassReport | None = None
         self._recovered_generation: int | None = None
         self._unsettled: list[Exit] = []  # exits seen but not yet committed
+        self.leader_lock = LeaderLock(store.data_dir / "leader.lock")
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> None:
@@ -103,7 +105,16 @@ class Scheduler:
             self._record_failed_pass(report, clock_start)
         self.deadline = report.deadline
         self.last_report = report
+        self._mind_the_lock()
         return report
+
+    def _mind_the_lock(self) -> None:
+        """Leader: hold the liveness lock. Standby: wait on it, to take over at once."""
+        if self.lease is not None:
+            self.leader_lock.hold()
+        else:
+            self.leader_lock.release()
+            self.leader_lock.watch(self.wake)
 
     def shutdown(self) -> None:
         """Drain for a bounded time, settle what ended, record what was left running."""
@@ -116,6 +127,7 @@ class Scheduler:
             events.record(conn, now, EventKind.SHUTDOWN, left_running=left)
             lease.release(conn, self.holder, now)
         self.lease = None
+        self.leader_lock.release()
 
     # -- transaction 1: decide --------------------------------------------------------------
     def _decide(self, report: PassReport) -> list[Launch]:

@@ -77,3 +77,17 @@ def test_store_reopens_with_the_same_schema(tmp_path, clock) -> None:
     again = Store.open(tmp_path / "d", clock.now_utc())
     assert again.conn.execute("PRAGMA user_version").fetchone()[0] == 1 << 16
     again.close()
+
+
+def test_standby_is_woken_the_moment_the_leader_lets_go(tmp_path, clock) -> None:
+    leader = make_engine(tmp_path / "d", clock)
+    standby = make_engine(tmp_path / "d", clock)
+    leader.scheduler.pass_once("startup")
+    standby.scheduler.pass_once("startup")
+    assert standby.scheduler.leader_lock.watching
+    leader.scheduler.shutdown()  # drops the lock, as a crash would
+    with standby.wake.condition:  # real-time: the watcher thread is a real OS wait
+        assert standby.wake.condition.wait_for(standby.wake.is_set, timeout=5)
+    reason = standby.wake.take()
+    assert reason is not None and reason.value == "leader_gone"
+    assert standby.scheduler.pass_once(reason.value).role == "leader"

@@ -50,3 +50,14 @@ def test_importing_every_engine_module_loads_no_qt() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_engine_package_is_in_the_wheel() -> None:
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(("coven_core", *p.parent.relative_to(ROOT / "core").parts))
+        for p in (ROOT / "core").rglob("__init__.py")
+    } | {"coven_desktop"}
+    assert found <= listed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from datetime import datetime
 from typing import Any
 
@@ -171,7 +172,9 @@ def current_revision(conn: apsw.Connection, routine: Routine) -> Revision:
     return revisions(conn, routine.id)[-1]
 
 
+@lru_cache(maxsize=4096)
 def timetable(revision: Revision) -> Timetable:
+    """The revision's timetable. Revisions are immutable, so one build serves every pass."""
     return Timetable.build(revision.spec.schedule, revision.spec.timezone, revision.anchor)
 
 

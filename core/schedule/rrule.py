@@ -153,9 +153,18 @@ class _Expansion:
 class RRuleSchedule:
     """An RRULE with its DTSTART: a wall-clock schedule (``CalendarSchedule``). Immutable.
 
-    Build it with :meth:`parse`. Like dateutil, and unlike some other implementations,
-    DTSTART is *not* yielded when it does not match the rule (RFC 5545 calls such a set
-    undefined); COUNT still counts from DTSTART, over the times that do match.
+    Build it with :meth:`parse`. Coven follows dateutil where RFC 5545 leaves the set
+    undefined: a DTSTART that does not match the rule is *not* yielded, and COUNT counts the
+    matching times from DTSTART on.
+
+    UNTIL may be ``YYYYMMDDTHHMMSSZ`` (a UTC instant), ``YYYYMMDDTHHMMSS`` (a local wall
+    time) or ``YYYYMMDD`` (the end of that local day); all are inclusive. (RFC 5545 asks for
+    the UTC form when DTSTART has a zone; the local forms are accepted for people.)
+
+    Rules that provably never produce a time are refused by :meth:`parse`, but not every
+    empty or very sparse rule can be proven so cheaply (say, BYMONTHDAY=1 with BYDAY=2MO).
+    For those dateutil searches up to the year 9999 before the iterator ends: a fraction of
+    a second for MONTHLY and YEARLY, seconds for DAILY and finer.
     """
 
     __slots__ = ("_base", "_dtstart", "_expansion", "_rule")
@@ -245,6 +254,10 @@ class RRuleSchedule:
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"RRuleSchedule is immutable (cannot delete {name})")
 
+    def __reduce__(self) -> tuple[object, tuple[str, datetime]]:
+        # Copy and pickle through parse: the default would restore slots by setattr.
+        return (type(self).parse, (str(self), self._dtstart))
+
 
 # Parsing ------------------------------------------------------------------------------
 
@@ -267,7 +280,7 @@ def _parse_rule(text: str) -> _Rule:
         until=_parse_until(parts["UNTIL"]) if "UNTIL" in parts else None,
         bymonth=numbers("BYMONTH", 1, 12),
         bymonthday=_month_days(parts["BYMONTHDAY"]) if "BYMONTHDAY" in parts else (),
-        byday=_parse_byday(parts["BYDAY"], freq) if "BYDAY" in parts else (),
+        byday=_parse_byday(parts["BYDAY"], freq, "BYMONTH" in parts) if "BYDAY" in parts else (),
         byhour=numbers("BYHOUR", 0, 23),
         byminute=numbers("BYMINUTE", 0, 59),
         wkst=_parse_wkst(parts["WKST"]) if "WKST" in parts else 0,
@@ -348,26 +361,36 @@ def _month_days(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(days)))
 
 
-def _parse_byday(text: str, freq: str) -> tuple[tuple[int, int], ...]:
-    days = [_parse_weekday(item.strip().upper(), freq) for item in text.split(",")]
+def _parse_byday(text: str, freq: str, with_bymonth: bool) -> tuple[tuple[int, int], ...]:
+    scope = _ordinal_scope(freq, with_bymonth)
+    days = [_parse_weekday(item.strip().upper(), scope) for item in text.split(",")]
     return tuple(sorted(set(days)))
 
 
-def _parse_weekday(token: str, freq: str) -> tuple[int, int]:
+def _ordinal_scope(freq: str, with_bymonth: bool) -> tuple[str, int] | None:
+    """Where BYDAY ordinals are allowed and their largest size; None where they are not."""
+    if freq == "MONTHLY":
+        return "FREQ=MONTHLY", 5
+    if freq == "YEARLY" and with_bymonth:  # RFC 5545: they then count within the month
+        return "FREQ=YEARLY and BYMONTH", 5
+    return ("FREQ=YEARLY", 53) if freq == "YEARLY" else None
+
+
+def _parse_weekday(token: str, scope: tuple[str, int] | None) -> tuple[int, int]:
     match = _WEEKDAY_TOKEN.fullmatch(token)
     if match is None or match[2] not in _WEEKDAYS:
         raise ScheduleError(f"RRULE BYDAY: {token!r} is not a weekday ({_WEEKDAY_HINT})")
-    ordinal = 0 if match[1] is None else _check_ordinal(token, int(match[1]), freq)
+    ordinal = 0 if match[1] is None else _check_ordinal(token, int(match[1]), scope)
     return _WEEKDAYS.index(match[2]), ordinal
 
 
-def _check_ordinal(token: str, ordinal: int, freq: str) -> int:
-    if freq not in ("MONTHLY", "YEARLY"):
+def _check_ordinal(token: str, ordinal: int, scope: tuple[str, int] | None) -> int:
+    if scope is None:
         raise ScheduleError(
             f"RRULE BYDAY: ordinal {token} is only allowed with FREQ=MONTHLY or YEARLY"
         )
-    limit = 5 if freq == "MONTHLY" else 53
-    hint = f"use 1..{limit} or -{limit}..-1 with FREQ={freq}"
+    where, limit = scope
+    hint = f"use 1..{limit} or -{limit}..-1 with {where}"
     if ordinal == 0:
         raise ScheduleError(f"RRULE BYDAY: ordinal 0 in {token} is not allowed ({hint})")
     if abs(ordinal) > limit:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import calendar
+import copy
+import datetime as datetime_module
+import pickle
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 
 import pytest
-from dateutil import rrule as dateutil_rrule
 from dateutil.rrule import rrulestr
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -281,9 +283,15 @@ def test_str_is_canonical() -> None:
 def test_schedule_is_immutable_and_hashable() -> None:
     schedule = RRuleSchedule.parse("FREQ=DAILY", NEW_YEAR_2025)
     with pytest.raises(AttributeError):
-        schedule._dtstart = datetime(2030, 1, 1)  # type: ignore[misc]
+        schedule._dtstart = datetime(2030, 1, 1)
     assert hash(schedule) == hash(RRuleSchedule.parse("FREQ=DAILY;INTERVAL=1", NEW_YEAR_2025))
     assert schedule != RRuleSchedule.parse("FREQ=DAILY", datetime(2025, 1, 2, 9, 0))
+
+
+def test_copies_and_pickles_are_equal() -> None:
+    schedule = RRuleSchedule.parse("FREQ=MONTHLY;BYDAY=-1FR;UNTIL=20300101", NEW_YEAR_2025)
+    assert copy.deepcopy(schedule) == schedule
+    assert pickle.loads(pickle.dumps(schedule)) == schedule
 
 
 def test_aware_datetimes_are_a_programming_error() -> None:
@@ -345,6 +353,11 @@ def test_aware_datetimes_are_a_programming_error() -> None:
         (
             "FREQ=YEARLY;BYDAY=-54SU",
             "RRULE BYDAY: ordinal -54SU is out of range (use 1..53 or -53..-1 with FREQ=YEARLY)",
+        ),
+        (
+            "FREQ=YEARLY;BYMONTH=11;BYDAY=6TH",
+            "RRULE BYDAY: ordinal 6TH is out of range "
+            "(use 1..5 or -5..-1 with FREQ=YEARLY and BYMONTH)",
         ),
         (
             "FREQ=WEEKLY;BYDAY=MON",
@@ -515,8 +528,8 @@ def test_restarting_later_gives_the_same_times_as_dateutil_from_dtstart(
     restarted = schedule._rrule_for(start).replace(until=horizon)
     # dateutil checks UNTIL only against times that match, so a rule that is sparse (or
     # empty in ways parse cannot prove) would be searched up to the year 9999. Its search
-    # limit is read from datetime.MAXYEAR: lower it just past the horizon, for both.
+    # limit is datetime.MAXYEAR, read at run time: lower it just past the horizon, for both.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(dateutil_rrule.datetime, "MAXYEAR", horizon.year + 1)
+        patch.setattr(datetime_module, "MAXYEAR", horizon.year + 1)
         expected = list(reference.xafter(start, inc=True))
         assert list(restarted.xafter(start, inc=True)) == expected

@@ -69,7 +69,8 @@ def run_raw(directory: Path, count: int) -> None:
         oid, at = f"r@{index}", (T0 + timedelta(minutes=index)).isoformat()
         _tx(conn, "INSERT INTO occurrences VALUES (?, 'r', ?, 'planned', NULL, NULL)", (oid, at))
         _tx(conn, "UPDATE occurrences SET state = 'claimed', run_id = ? WHERE id = ?", (oid, oid),
-            "INSERT INTO attempts VALUES (?, ?, 'claimed', ?, NULL, NULL)", (oid, oid, at))  # fmt: skip
+            "INSERT INTO attempts VALUES (?, ?, 'claimed', ?, NULL, NULL)",
+            (oid, oid, at))  # fmt: skip
         _tx(conn, "UPDATE attempts SET state = 'running', started_at = ? WHERE id = ?", (at, oid))
         _tx(conn, "UPDATE attempts SET state = 'settled', exit_code = 0 WHERE id = ?", (oid,),
             "UPDATE occurrences SET state = 'settled', disposition = 'succeeded' WHERE id = ?",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import apsw

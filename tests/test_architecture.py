@@ -55,7 +55,9 @@ def test_importing_every_engine_module_loads_no_qt() -> None:
 def test_every_engine_package_is_in_the_wheel() -> None:
     import tomllib
 
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
     found = {
         ".".join(("coven_core", *p.parent.relative_to(ROOT / "core").parts))
         for p in (ROOT / "core").rglob("__init__.py")

@@ -11,7 +11,16 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from coven_core.cli import preview_cmd
+from coven_core.cli import (
+    daemon_cmd,
+    explain_cmd,
+    history_cmd,
+    pause_cmd,
+    preview_cmd,
+    routine_cmd,
+    status_cmd,
+)
+from coven_core.cli.arguments import add_global_options
 from coven_core.errors import CovenError
 
 EXIT_BAD_INPUT = 2
@@ -26,9 +35,16 @@ class OneLineParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="coven", description="Coven: a scheduler that keeps its word.")
+    add_global_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     commands.required = True
     preview_cmd.register(commands)
+    routine_cmd.register(commands)
+    pause_cmd.register(commands)
+    explain_cmd.register(commands)
+    history_cmd.register(commands)
+    status_cmd.register(commands)
+    daemon_cmd.register(commands)
     return parser
 
 

@@ -20,3 +20,10 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     for row in (headers, *rows):
         line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
         print(line.rstrip())
+
+
+def print_fields(fields: Sequence[tuple[str, str]]) -> None:
+    """``label: value`` lines with the values aligned, for one thing shown in detail."""
+    width = max((len(label) for label, _ in fields), default=0) + 1
+    for label, value in fields:
+        print(f"{label + ':':<{width}}  {value}".rstrip())

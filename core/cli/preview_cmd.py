@@ -5,19 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from babel.dates import format_datetime
-
-from coven_core.cli.output import print_json, print_table
+from coven_core.cli.arguments import positive, resolve_zone_key
+from coven_core.cli.output import print_json
+from coven_core.cli.preview_output import print_preview
 from coven_core.clock import SystemClock
 from coven_core.errors import ValidationError
-from coven_core.i18n import _, user_locale
-from coven_core.preview import Preview, preview, utc_text
+from coven_core.preview import preview
 from coven_core.schedule.timetable import Timetable
 from coven_core.timearg import parse_instant
 from coven_core.tz import tzdb
-from coven_core.tz.binding import BoundTime, LocalTimeKind
-from coven_core.tz.local import resolve_local_zone
-from coven_core.tz.notes import format_offset
 
 
 def register(commands: Any) -> None:
@@ -27,28 +23,9 @@ def register(commands: Any) -> None:
     parser.add_argument("--from", dest="start", metavar="T", help="default: now")
     parser.add_argument("--to", dest="end", metavar="T", help="end of the range (exclusive)")
     parser.add_argument("--start", dest="dtstart", metavar="T", help="RRULE DTSTART / anchor")
-    parser.add_argument("--count", type=_positive, metavar="N")
+    parser.add_argument("--count", type=positive, metavar="N")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
-
-
-def resolve_zone_key(text: str) -> str:
-    """``local`` becomes the host's proven IANA key; anything else is checked as it is."""
-    key = text.strip()
-    if key.lower() == "local":
-        return resolve_local_zone().key
-    tzdb.zone(key)
-    return key
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,28 +40,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_json())
     else:
-        _print_readable(result)
+        print_preview(result)
     return 0
-
-
-def _print_readable(result: Preview) -> None:
-    locale = user_locale()
-    print(f"{result.timetable.spec}  ·  {result.timetable.zone_key}  ·  tzdb {result.tzdb}")
-    headers = [_("Local time", locale), _("Offset", locale), "UTC", _("Status", locale)]
-    rows = [_row(moment, locale) for moment in result.moments]
-    print_table(headers, rows)
-    for moment in result.moments:
-        text = result.note(moment, locale)
-        if text:
-            print(f"  • {text}")
-    if not result.moments:
-        print(_("No occurrences in this range.", locale))
-
-
-def _row(moment: BoundTime, locale: str) -> list[str]:
-    # A naive datetime is formatted as the wall time it holds (Babel reads it as UTC and we
-    # pass no zone to convert to), which is exactly the local time we mean.
-    wall = format_datetime(moment.local, format="medium", locale=locale)
-    marker = "" if moment.kind is LocalTimeKind.REGULAR else " *"
-    status = _("skipped", locale) if moment.skipped else _("planned", locale)
-    return [wall + marker, "UTC" + format_offset(moment.offset), utc_text(moment.utc), status]

@@ -42,7 +42,7 @@ def test_stale_leader_is_refused_and_stands_down(tmp_path, clock) -> None:
         lease.check_fence(conn, 1)
     report = old.scheduler.pass_once("deadline")  # its lease is gone: it must not plan
     assert report.role == "standby" and report.planned == 0
-    launched = [l.occurrence_id for l in old.runtime.launches + new.runtime.launches]
+    launched = [x.occurrence_id for x in old.runtime.launches + new.runtime.launches]
     assert len(launched) == len(set(launched))
     del rid
 

@@ -26,7 +26,9 @@ def test_newer_major_schema_is_refused_and_left_alone(tmp_path) -> None:
     conn.execute(f"PRAGMA user_version = {2 << 16 | 3}")
     conn.close()
     before = path.read_bytes()
-    with pytest.raises(SchemaTooNewError, match=r"newer Coven \(schema 2.3; this version knows 1.0\)"):
+    with pytest.raises(
+        SchemaTooNewError, match=r"newer Coven \(schema 2.3; this version knows 1.0\)"
+    ):
         Store.open(tmp_path / "d", T0)
     assert path.read_bytes() == before
 

@@ -1,0 +1,105 @@
+"""What the ``coven`` commands share: ``--data-dir`` and ``--json``, argument types, the
+engine they open, and a parser that keeps a routine's command (after ``--``) whole."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+from coven_core.engine import Engine, open_engine
+from coven_core.tz import tzdb
+from coven_core.tz.local import resolve_local_zone
+
+EXIT_BAD_INPUT = 2
+_DATA_DIR_HELP = "the store's directory (default: $COVEN_DATA_DIR, else the user data dir)"
+
+
+def add_global_options(parser: argparse.ArgumentParser) -> None:
+    """``coven --data-dir DIR COMMAND``: the top-level parser's share."""
+    parser.add_argument("--data-dir", metavar="DIR", help=_DATA_DIR_HELP)
+
+
+def add_store_options(parser: argparse.ArgumentParser, *, json: bool = True) -> None:
+    """``--data-dir`` after the command too, and ``--json``.
+
+    SUPPRESS keeps a subcommand from overwriting a ``--data-dir`` given before it: argparse
+    copies every default of a subparser onto the shared namespace.
+    """
+    parser.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=_DATA_DIR_HELP)
+    if json:
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+@contextmanager
+def opened_engine(args: argparse.Namespace) -> Iterator[Engine]:
+    engine = open_engine(getattr(args, "data_dir", None))
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
+def positive(text: str) -> int:
+    return _at_least(text, 1)
+
+
+def whole_number(text: str) -> int:
+    return _at_least(text, 0)
+
+
+def _at_least(text: str, least: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{value} must be at least {least}")
+    return value
+
+
+def resolve_zone_key(text: str) -> str:
+    """``local`` becomes the host's proven IANA key; anything else is checked as it is."""
+    key = text.strip()
+    if key.lower() == "local":
+        return resolve_local_zone().key
+    tzdb.zone(key)
+    return key
+
+
+class CommandTailParser(argparse.ArgumentParser):
+    """A subcommand parser that keeps everything after the first ``--`` as ``args.argv``.
+
+    argparse alone cannot: a ``nargs="*"`` positional after NAME is consumed, empty, together
+    with NAME. Parsers made with ``takes_command=False`` refuse a tail as an unknown argument.
+    Usage errors are one line and exit status 2, as everywhere in ``coven``.
+    """
+
+    def __init__(self, *args: Any, takes_command: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.takes_command = takes_command
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        head, tail = _split_at_dashes(args)
+        parsed, extras = super().parse_known_args(head, namespace)
+        if tail is not None and self.takes_command:
+            parsed.argv = tail
+        elif tail is not None:
+            extras = [*extras, "--", *tail]
+        return parsed, extras
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _split_at_dashes(args: Sequence[str] | None) -> tuple[list[str] | None, list[str] | None]:
+    if args is None:
+        return None, None
+    words = list(args)
+    if "--" not in words:
+        return words, None
+    cut = words.index("--")
+    return words[:cut], words[cut + 1 :]

@@ -1,0 +1,51 @@
+"""``coven explain NAME``: the routine's state, whether it will run, and its next moments
+with every time-zone decision (the same table and notes as ``coven preview``)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from coven_core.cli.arguments import add_store_options, opened_engine, positive
+from coven_core.cli.output import print_json
+from coven_core.cli.preview_output import print_preview
+from coven_core.preview import DEFAULT_COUNT
+from coven_core.queries import Explanation, explain
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("explain", help="why a routine will or will not run next")
+    parser.add_argument("name", metavar="NAME")
+    parser.add_argument("--count", type=positive, default=DEFAULT_COUNT, metavar="N")
+    add_store_options(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with opened_engine(args) as engine:
+        result = explain(engine.store, args.name, engine.clock.now_utc(), args.count)
+    if args.json:
+        print_json(explanation_json(result))
+    else:
+        _print_readable(result)
+    return 0
+
+
+def explanation_json(result: Explanation) -> dict[str, Any]:
+    routine = result.view.routine
+    return {
+        "routine": routine.name,
+        "state": routine.state.value,
+        "state_reason": routine.state_reason,
+        "revision": result.view.revision.number,
+        "verdict": result.verdict,
+        **result.upcoming.to_json(),
+    }
+
+
+def _print_readable(result: Explanation) -> None:
+    routine = result.view.routine
+    print(f"{routine.name}  ·  {routine.state.value}  ·  revision {result.view.revision.number}")
+    print(result.verdict)
+    print()
+    print_preview(result.upcoming)

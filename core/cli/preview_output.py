@@ -1,0 +1,34 @@
+"""A schedule's moments for people: the table and the time-zone notes under it.
+
+``coven preview`` and ``coven explain`` print moments the same way, from here.
+"""
+
+from __future__ import annotations
+
+from coven_core.cli.output import print_table
+from coven_core.cli.times import wall_text
+from coven_core.i18n import _, user_locale
+from coven_core.preview import Preview, utc_text
+from coven_core.tz.binding import BoundTime, LocalTimeKind
+from coven_core.tz.notes import format_offset
+
+
+def print_preview(result: Preview) -> None:
+    locale = user_locale()
+    print(f"{result.timetable.spec}  ·  {result.timetable.zone_key}  ·  tzdb {result.tzdb}")
+    headers = [_("Local time", locale), _("Offset", locale), "UTC", _("Status", locale)]
+    rows = [_row(moment, locale) for moment in result.moments]
+    print_table(headers, rows)
+    for moment in result.moments:
+        text = result.note(moment, locale)
+        if text:
+            print(f"  • {text}")
+    if not result.moments:
+        print(_("No occurrences in this range.", locale))
+
+
+def _row(moment: BoundTime, locale: str) -> list[str]:
+    marker = "" if moment.kind is LocalTimeKind.REGULAR else " *"
+    status = _("skipped", locale) if moment.skipped else _("planned", locale)
+    wall = wall_text(moment.local, locale)
+    return [wall + marker, "UTC" + format_offset(moment.offset), utc_text(moment.utc), status]

@@ -1,0 +1,131 @@
+"""``coven routine add|list|show|edit|delete``: defining routines through the operator API."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from coven_core.cli.arguments import CommandTailParser, add_store_options, opened_engine
+from coven_core.cli.output import print_json
+from coven_core.cli.routine_options import add_spec_options, check_zone, spec_changes
+from coven_core.cli.routine_output import print_routine, print_routines
+from coven_core.clock import SystemClock
+from coven_core.engine import Engine
+from coven_core.errors import ValidationError
+from coven_core.i18n import _
+from coven_core.model import RevisionSpec
+from coven_core.operator import validated
+from coven_core.queries import list_routines, show
+from coven_core.schedule.timetable import Timetable
+from coven_core.timearg import parse_instant
+from coven_core.tz import tzdb
+
+
+def register(commands: Any) -> None:
+    group = commands.add_parser("routine", help="add, list, show, edit or delete routines")
+    add_store_options(group, json=False)
+    actions = group.add_subparsers(
+        dest="action", metavar="ACTION", required=True, parser_class=CommandTailParser
+    )
+    _register_add(actions)
+    _simple(actions, "list", _list, "list the routines (deleted ones are not shown)")
+    _simple(actions, "show", _show, "show one routine", name=True)
+    _register_edit(actions)
+    _simple(actions, "delete", _delete, "delete a routine (its history is kept)", name=True)
+
+
+def _simple(actions: Any, verb: str, run: Any, summary: str, *, name: bool = False) -> None:
+    parser = actions.add_parser(verb, help=summary)
+    if name:
+        parser.add_argument("name", metavar="NAME")
+    add_store_options(parser)
+    parser.set_defaults(run=run, command=f"routine {verb}")
+
+
+def _register_add(actions: Any) -> None:
+    usage = "coven routine add NAME --schedule SPEC --tz ZONE [options] -- COMMAND [ARG ...]"
+    parser = actions.add_parser("add", help="add a routine", usage=usage, takes_command=True)
+    parser.add_argument("name", metavar="NAME")
+    add_spec_options(parser, required=True)
+    parser.add_argument("--start", metavar="T", help="RRULE DTSTART / interval anchor")
+    add_store_options(parser)
+    parser.set_defaults(run=_add, command="routine add")
+
+
+def _register_edit(actions: Any) -> None:
+    usage = "coven routine edit NAME [options] [-- COMMAND [ARG ...]]"
+    parser = actions.add_parser("edit", help="change a routine", usage=usage, takes_command=True)
+    parser.add_argument("name", metavar="NAME")
+    add_spec_options(parser, required=False)
+    add_store_options(parser)
+    parser.set_defaults(run=_edit, command="routine edit")
+
+
+def _add(args: argparse.Namespace) -> int:
+    spec = RevisionSpec(**{"argv": (), **spec_changes(args)})
+    anchor = _checked_anchor(args.name, spec, args.start)
+    with opened_engine(args) as engine:
+        engine.operator.add_routine(args.name, spec, anchor)
+        return _report(engine, args, _("Added routine {name}."))
+
+
+def _checked_anchor(name: str, spec: RevisionSpec, start: str | None) -> datetime | None:
+    """Everything the store is not needed for is checked before it is opened."""
+    spec = validated(name, spec)
+    zone = tzdb.zone(spec.timezone)
+    anchor = parse_instant(start, zone, "--start") if start else None
+    Timetable.build(spec.schedule, spec.timezone, anchor or SystemClock().now_utc())
+    return anchor
+
+
+def _edit(args: argparse.Namespace) -> int:
+    changes = spec_changes(args)
+    if not changes:
+        raise ValidationError("nothing to change: give an option such as --schedule, or -- COMMAND")
+    check_zone(changes)
+    with opened_engine(args) as engine:
+        engine.operator.edit_routine(args.name, lambda spec: replace(spec, **changes))
+        return _report(engine, args, _("Changed routine {name}."))
+
+
+def _report(engine: Engine, args: argparse.Namespace, done: str) -> int:
+    view = show(engine.store, args.name)
+    if args.json:
+        print_json(view.to_json())
+    else:
+        print(done.format(name=repr(args.name)))
+        print_routine(view)
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    with opened_engine(args) as engine:
+        views = list_routines(engine.store)
+    if args.json:
+        print_json({"routines": [view.to_json() for view in views]})
+    else:
+        print_routines(views)
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    with opened_engine(args) as engine:
+        view = show(engine.store, args.name)
+    if args.json:
+        print_json(view.to_json())
+    else:
+        print_routine(view)
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    with opened_engine(args) as engine:
+        routine_id = show(engine.store, args.name).routine.id
+        engine.operator.delete_routine(args.name)
+    if args.json:
+        print_json({"id": routine_id, "name": args.name, "state": "deleted"})
+    else:
+        print(_("Deleted routine {name}; its history is kept.").format(name=repr(args.name)))
+    return 0

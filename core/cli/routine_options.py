@@ -1,0 +1,97 @@
+"""The options that describe a routine (``routine add`` and ``routine edit``) and what they
+change in its :class:`RevisionSpec`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from typing import Any
+
+from coven_core.cli.arguments import resolve_zone_key, whole_number
+from coven_core.cli.durations import limit_argument
+from coven_core.errors import ValidationError
+from coven_core.model import MisfirePolicy, OverlapPolicy
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# The RevisionSpec fields an option can set; argparse stores each under the field's name.
+SPEC_FIELDS = (
+    "schedule", "timezone", "misfire", "grace", "overlap", "timeout", "retries", "idempotent",
+    "cwd", "env", "argv",
+)  # fmt: skip
+
+
+def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    """Every option defaults to absent (SUPPRESS), so ``edit`` can tell what was given."""
+    option: Any = _suppressed(parser)
+    option("--schedule", required=required, metavar="SPEC", help="cron, rrule:, every or once")
+    option("--tz", dest="timezone", required=required, metavar="ZONE", help="UTC, IANA or local")
+    option("--misfire", choices=[p.value for p in MisfirePolicy], help="default latest_only")
+    option("--grace", type=limit_argument, metavar="DURATION", help="e.g. 15m; none: no limit")
+    option("--overlap", choices=[p.value for p in OverlapPolicy], help="default skip")
+    option("--timeout", type=limit_argument, metavar="DURATION", help="e.g. 2h; none: no limit")
+    option("--retries", type=whole_number, metavar="N", help="automatic retries (default 0)")
+    option("--idempotent", action=argparse.BooleanOptionalAction, help="safe to run twice")
+    option("--cwd", type=_directory, metavar="DIR", help="working directory")
+    option("--env", action="append", type=_env_pair, metavar="KEY=VALUE", help="repeatable")
+
+
+def _suppressed(parser: argparse.ArgumentParser) -> Any:
+    def option(*names: str, **kwargs: Any) -> None:
+        parser.add_argument(*names, default=argparse.SUPPRESS, **kwargs)
+
+    return option
+
+
+def spec_changes(args: argparse.Namespace) -> dict[str, Any]:
+    """The RevisionSpec fields the command line gave, converted to their types."""
+    given = vars(args)
+    changes = {name: given[name] for name in SPEC_FIELDS if name in given}
+    if "timezone" in changes:
+        changes["timezone"] = changes["timezone"].strip()
+        changes["zone_source"] = "explicit"  # the engine records where `local` came from
+    for name, convert in _CONVERSIONS.items():
+        if name in changes:
+            changes[name] = convert(changes[name])
+    return changes
+
+
+def _env(pairs: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    keys = [key for key, _ in pairs]
+    for key in keys:
+        if keys.count(key) > 1:
+            raise ValidationError(f"--env: {key} is given twice; give each variable once")
+    return tuple(sorted(pairs))
+
+
+_CONVERSIONS: dict[str, Any] = {
+    "misfire": MisfirePolicy,
+    "overlap": OverlapPolicy,
+    "env": _env,
+    "argv": tuple,
+}
+
+
+def check_zone(changes: dict[str, Any]) -> str | None:
+    """The zone key a change binds to (``local`` resolved), checked before the store opens."""
+    return resolve_zone_key(changes["timezone"]) if "timezone" in changes else None
+
+
+def _env_pair(text: str) -> tuple[str, str]:
+    key, equals, value = text.partition("=")
+    if not equals:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    if not _ENV_NAME.fullmatch(key):
+        raise argparse.ArgumentTypeError(
+            f"{key!r} is not a valid variable name (letters, digits and _, not first a digit)"
+        )
+    return key, value
+
+
+def _directory(text: str) -> str:
+    # A routine runs later, from the scheduler: a relative path would mean something else.
+    path = os.path.abspath(os.path.expanduser(text))
+    if not os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an existing directory")
+    return path

@@ -1,0 +1,65 @@
+"""``coven status``: the scheduler at a glance — leader, last pass, next deadline, queue."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from coven_core.cli.arguments import add_store_options, opened_engine
+from coven_core.cli.output import print_fields, print_json, print_table
+from coven_core.i18n import _, user_locale
+from coven_core.preview import utc_text
+from coven_core.queries import Status, status
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("status", help="the scheduler's leader, last pass and queue")
+    add_store_options(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with opened_engine(args) as engine:
+        result = status(engine.store, engine.clock.now_utc())
+    if args.json:
+        print_json(result.to_json())
+    else:
+        _print_readable(result)
+    return 0
+
+
+def _print_readable(result: Status) -> None:
+    locale = user_locale()
+    deadline = "—" if result.next_deadline is None else utc_text(result.next_deadline)
+    scheduling = _("paused", locale) if result.paused_all else _("on", locale)
+    print_fields(
+        [
+            (_("Leader", locale), _leader_text(result, locale)),
+            (_("Scheduling", locale), scheduling),
+            (_("Last pass", locale), _last_pass_text(result.last_pass, locale)),
+            (_("Next deadline", locale), deadline),
+            (_("Queue depth", locale), str(result.queue_depth)),
+        ]
+    )
+    if result.counts:
+        print()
+        rows = [[state, str(n)] for state, n in sorted(result.counts.items())]
+        print_table([_("Counts", locale), ""], rows)
+
+
+def _leader_text(result: Status, locale: str) -> str:
+    held = result.leader
+    if held is None:
+        return _("none (no scheduler has run on this store)", locale)
+    alive = _("alive", locale) if result.leader_alive else _("gone", locale)
+    return f"{held.fingerprint()} · generation {held.generation} · {alive}"
+
+
+def _last_pass_text(last: dict[str, Any] | None, locale: str) -> str:
+    if last is None:
+        return _("none yet", locale)
+    counts = ", ".join(f"{key} {last[key]}" for key in ("planned", "claimed", "dispatched",
+                                                        "recovered", "settled"))  # fmt: skip
+    error = f" · error {last['error_class']}" if last.get("error_class") else ""
+    took = f"{float(last['duration_ms'] or 0):.0f} ms"
+    return f"{last['started_at']} ({last['trigger']}, {took}) · {counts}{error}"

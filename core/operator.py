@@ -7,6 +7,8 @@ and then wakes the scheduler — in this process and in any other on the same st
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -19,6 +21,7 @@ from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import (
     MissedCause,
+    Revision,
     RevisionSpec,
     Routine,
     RoutineState,
@@ -26,13 +29,15 @@ from coven_core.model import (
 )
 from coven_core.occurrences import Stamp
 from coven_core.planner import MissedWindow, next_due
-from coven_core.planning import segments
+from coven_core.planning import scheduling_paused, segments
 from coven_core.schedule.timetable import Timetable
 from coven_core.store.codec import instant_from, maybe_instant_text
+from coven_core.store.query import scalar
 from coven_core.store.store import Store
 from coven_core.tz.local import resolve_local_zone
 
 Notify = Callable[[WakeReason], None]
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _JUST_AFTER = timedelta(microseconds=1)
 
 
@@ -65,14 +70,23 @@ class Operator:
         self._notify(WakeReason.DEFINITION_CHANGED)
         return routine_id
 
-    def edit_routine(self, name: str, change: Callable[[RevisionSpec], RevisionSpec]) -> int:
-        """A new revision from the current one; re-plans only moments from now on."""
+    def edit_routine(
+        self,
+        name: str,
+        change: Callable[[RevisionSpec], RevisionSpec],
+        anchor: datetime | None = None,
+    ) -> int:
+        """A new revision from the current one; re-plans only moments from now on.
+
+        The anchor (RRULE DTSTART, interval origin) is kept while the schedule is unchanged;
+        a new schedule is anchored at ``anchor`` or now."""
         now = self.clock.now_utc()
         with self.store.write() as conn:
             routine = routines.by_name(conn, name)
             current = routines.current_revision(conn, routine)
             spec = validated(name, change(current.spec))
-            anchor = current.anchor if spec.schedule == current.spec.schedule else now
+            if anchor is None:
+                anchor = current.anchor if spec.schedule == current.spec.schedule else now
             table = Timetable.build(spec.schedule, spec.timezone, anchor)
             number = current.number + 1
             routines.insert_revision(
@@ -99,13 +113,14 @@ class Operator:
             events.record(conn, now, EventKind.ROUTINE_DELETED, routine_id=routine.id, name=name)
         self._notify(WakeReason.DEFINITION_CHANGED)
 
-    # -- pause and resume -------------------------------------------------------------------
+    # -- pause and resume (idempotent: pausing a paused routine changes nothing) ------------
     def pause(self, name: str, reason: str | None = None) -> None:
         now = self.clock.now_utc()
         with self.store.write() as conn:
             routine = routines.by_name(conn, name)
-            if routine.state is not RoutineState.ACTIVE:
-                raise ValidationError(f"routine {name!r} is {routine.state.value}, not active")
+            if routine.state is RoutineState.PAUSED:
+                return
+            _require_state(routine, RoutineState.ACTIVE, "paused")
             routines.set_state(conn, routine.id, RoutineState.PAUSED, reason, now)
             events.record(conn, now, EventKind.PAUSED, routine_id=routine.id, reason=reason)
         self._notify(WakeReason.OPERATOR_COMMAND)
@@ -115,10 +130,14 @@ class Operator:
         now = self.clock.now_utc()
         with self.store.write() as conn:
             routine = routines.by_name(conn, name)
-            if routine.state is not RoutineState.PAUSED:
-                raise ValidationError(f"routine {name!r} is {routine.state.value}, not paused")
+            if routine.state is RoutineState.ACTIVE:
+                return 0
+            _require_state(routine, RoutineState.PAUSED, "resumed")
+            paused_at = instant_from(
+                scalar(conn, "SELECT state_changed_at FROM routines WHERE id = ?", (routine.id,))
+            )
             routines.set_state(conn, routine.id, RoutineState.ACTIVE, None, now)
-            skipped = _close_paused_window(conn, routine, now)
+            skipped = _close_paused_window(conn, routine, paused_at, now)
             events.record(conn, now, EventKind.RESUMED, routine_id=routine.id, skipped=skipped)
         self._notify(WakeReason.OPERATOR_COMMAND)
         return skipped
@@ -126,6 +145,8 @@ class Operator:
     def pause_all(self, reason: str | None = None) -> None:
         now = self.clock.now_utc()
         with self.store.write() as conn:
+            if scheduling_paused(conn):
+                return
             conn.execute(
                 "UPDATE scheduler_state SET paused = 1, paused_reason = ?, paused_at = ?",
                 (reason, _text(now)),
@@ -135,15 +156,27 @@ class Operator:
 
     def resume_all(self) -> int:
         now = self.clock.now_utc()
-        skipped = 0
         with self.store.write() as conn:
+            if not scheduling_paused(conn):
+                return 0
+            paused_at = instant_from(scalar(conn, "SELECT paused_at FROM scheduler_state"))
             conn.execute("UPDATE scheduler_state SET paused = 0, paused_reason = NULL")
-            for routine in routines.live(conn):
-                if routine.state is RoutineState.ACTIVE:
-                    skipped += _close_paused_window(conn, routine, now)
+            skipped = sum(
+                _close_paused_window(conn, routine, paused_at, now)
+                for routine in routines.live(conn)
+                if routine.state is RoutineState.ACTIVE
+            )
             events.record(conn, now, EventKind.RESUMED, scope="all", skipped=skipped)
         self._notify(WakeReason.OPERATOR_COMMAND)
         return skipped
+
+
+def _require_state(routine: Routine, state: RoutineState, verb: str) -> None:
+    if routine.state is not state:
+        raise ValidationError(
+            f"routine {routine.name!r} is {routine.state.value}; only a {state.value} "
+            f"routine can be {verb}"
+        )
 
 
 def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
@@ -154,6 +187,11 @@ def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
         raise ValidationError("the command is empty: give it after --, e.g. -- /usr/bin/backup")
     if spec.retries < 0:
         raise ValidationError("--retries must be 0 or more")
+    for key, _ in spec.env:
+        if not _ENV_NAME.fullmatch(key):
+            raise ValidationError(f"environment name {key!r} is not valid (letters, digits, _)")
+    if spec.cwd is not None and not os.path.isabs(spec.cwd):
+        raise ValidationError(f"working directory {spec.cwd!r} must be an absolute path")
     if spec.timezone.strip().lower() == "local":
         local = resolve_local_zone()
         spec = replace(spec, timezone=local.key, zone_source=f"local: {local.source}")
@@ -196,24 +234,42 @@ def _generation(conn: apsw.Connection) -> int:
     return 0 if row is None else int(row[0])
 
 
-def _close_paused_window(conn: apsw.Connection, routine: Routine, now: datetime) -> int:
-    """Record the moments that passed while paused as one skipped window; move on."""
+def _close_paused_window(
+    conn: apsw.Connection, routine: Routine, paused_at: datetime, now: datetime
+) -> int:
+    """Moments from the pause until now become one skipped window (reason ``paused``); none
+    runs. Moments still undecided from *before* the pause (the scheduler was not running)
+    become one missed window: the person paused before they could run, so none runs now.
+    Returns how many moments the pause covered."""
     revisions = routines.revisions(conn, routine.id)
-    window: MissedWindow | None = None
-    for segment in segments(revisions, routine.planned_through, now + _JUST_AFTER):
-        for moment in segment.timetable.moments_between(segment.start, segment.end):
-            if window is None:
-                window = MissedWindow(
-                    segment.revision, moment.utc, moment.utc, 1, MissedCause.PAUSED
-                )
-            else:
-                window.add(moment)
-    if window is not None:
-        by_number = {revision.number: revision for revision in revisions}
-        stamp = Stamp(now, _generation(conn))
-        occurrences.insert_missed(
-            conn, routine.id, window, by_number[window.revision], stamp, SkipReason.PAUSED
-        )
+    by_number = {revision.number: revision for revision in revisions}
+    stamp = Stamp(now, _generation(conn))
+    start = routine.planned_through
+    windows = (
+        (_window(revisions, start, min(paused_at, now), MissedCause.APP_NOT_RUNNING),
+         SkipReason.MISSED),
+        (_window(revisions, max(start, paused_at), now + _JUST_AFTER, MissedCause.PAUSED),
+         SkipReason.PAUSED),
+    )  # fmt: skip
+    for window, reason in windows:
+        if window is not None:
+            revision = by_number[window.revision]
+            occurrences.insert_missed(conn, routine.id, window, revision, stamp, reason)
     upcoming = next_due(routines.timetable(revisions[-1]), now)
     routines.advance(conn, routine.id, now + _JUST_AFTER, upcoming)
-    return 0 if window is None else window.count
+    during = windows[1][0]
+    return 0 if during is None else during.count
+
+
+def _window(
+    revisions: list[Revision], start: datetime, end: datetime, cause: MissedCause
+) -> MissedWindow | None:
+    """Every moment in ``[start, end)`` folded into one window (None if there are none)."""
+    window: MissedWindow | None = None
+    for segment in segments(revisions, start, end):
+        for moment in segment.timetable.moments_between(segment.start, segment.end):
+            if window is None:
+                window = MissedWindow(segment.revision, moment.utc, moment.utc, 1, cause)
+            else:
+                window.add(moment)
+    return window

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from typing import Any
 
 import apsw
@@ -15,6 +16,7 @@ from coven_core.preview import Preview, preview
 from coven_core.store.codec import instant_from, maybe_instant_from
 from coven_core.store.query import scalar
 from coven_core.store.store import Store
+from coven_core.tz.binding import BoundTime
 
 
 @dataclass(frozen=True)
@@ -157,17 +159,33 @@ def explain(store: Store, name: str, now: datetime, count: int = 10) -> Explanat
         paused_all = scheduling_paused(conn)
     start = max(now, view.routine.planned_through)
     upcoming = preview(routines.timetable(view.revision), start, None, count)
-    return Explanation(view, upcoming, _verdict(view, paused_all, upcoming))
+    next_run = _next_run(view, start)
+    verdict = _verdict(view, paused_all, next_run, bool(upcoming.moments))
+    return Explanation(view, upcoming, verdict)
 
 
-def _verdict(view: RoutineView, paused_all: bool, upcoming: Preview) -> str:
+def _next_run(view: RoutineView, start: datetime) -> BoundTime | None:
+    """The first moment that will really run — looking past skipped ones, not just the
+    range shown (a yearly rule's next few moments may all fall in DST gaps)."""
+    moments = routines.timetable(view.revision).moments_from(start)
+    return next((m for m in islice(moments, 10_000) if not m.skipped), None)
+
+
+def _verdict(
+    view: RoutineView, paused_all: bool, first: BoundTime | None, any_moments: bool
+) -> str:
     routine = view.routine
     because = f" ({routine.state_reason})" if routine.state_reason else ""
     if routine.state is not RoutineState.ACTIVE:
         return f"It will not run: the routine is {routine.state.value}{because}."
     if paused_all:
         return "It will not run: all scheduling is paused (coven resume --all)."
-    first = next((m for m in upcoming.moments if not m.skipped), None)
+    if first is None and any_moments:
+        zone = view.revision.spec.timezone
+        return (
+            f"It will not run: its upcoming times do not exist in {zone} (they fall in "
+            "daylight-saving gaps, and Coven never moves a run to another time)."
+        )
     if first is None:
         return "It will not run again: its schedule has no further occurrences."
     return f"It will run next at {_iso(first.utc)} ({first.local:%Y-%m-%d %H:%M} local)."

@@ -6,20 +6,13 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
 
 from coven_core.cli.main import main
 
-
-def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run the CLI in-process as the shell would: argparse's exits become a status too."""
-    try:
-        status = main(list(args))
-    except SystemExit as exit_:
-        status = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+Invoke = Callable[..., tuple[int, str, str]]
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
@@ -116,10 +109,8 @@ def test_local_zone_resolves_to_an_iana_key(
         (["--tz", "UTC"], "the following arguments are required: --schedule"),
     ],
 )
-def test_bad_input_exits_2_with_one_line(
-    capsys: pytest.CaptureFixture[str], args: list[str], message: str
-) -> None:
-    status, out, err = invoke(capsys, "preview", *args)
+def test_bad_input_exits_2_with_one_line(cli: Invoke, args: list[str], message: str) -> None:
+    status, out, err = cli("preview", *args)
     assert (status, out) == (2, "")
     assert err.count("\n") == 1 and message in err
 

@@ -261,3 +261,25 @@ def test_a_month_asleep_is_one_row_not_forty_thousand(engine: Engine, hours: int
     missed = [row for row in rows if row[2] == "missed"]
     assert len(rows) <= 5  # two before sleep, one window, the moment(s) reached on time
     assert missed == [("12:02", "skipped", "missed", hours * 60 - 2, "asleep")]
+
+
+def test_resume_all_without_pause_changes_nothing(engine: Engine) -> None:
+    rid = engine.add("r", "every 1m")
+    engine.run_until(T0 + minutes(2))
+    engine.clock.advance(minutes(10))  # no passes: as if the app were not running
+    assert engine.operator.resume_all() == 0
+    engine.run_until(engine.clock.now_utc())
+    reasons = [s[2] for s in stamps(engine, rid)]
+    assert "paused" not in reasons and "missed" in reasons
+    assert stamps(engine, rid)[-1][1] in ("succeeded", "skipped")
+
+
+def test_moments_missed_before_a_pause_are_not_blamed_on_it(engine: Engine) -> None:
+    rid = engine.add("r", "every 1m")
+    engine.run_until(T0 + minutes(2))
+    engine.clock.advance(minutes(5))  # the scheduler did not run
+    engine.operator.pause("r")
+    engine.clock.advance(minutes(5))
+    assert engine.operator.resume("r") == 6  # 12:07 … 12:12
+    causes = [(s[2], s[3], s[4]) for s in stamps(engine, rid) if s[3]]
+    assert causes == [("missed", 4, "app_not_running"), ("paused", 6, "paused")]

@@ -1,0 +1,94 @@
+"""Running ``coven`` in-process as a shell would, against a store in a temp dir."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coven_core.cli.main import main
+from coven_core.store.store import Store
+
+# Every table a command could change; a refused command must leave each one as it was.
+_TABLES = ("routines", "revisions", "occurrences", "attempts", "events", "scheduler_state")
+
+
+def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run the CLI in-process as the shell would: argparse's exits become a status too."""
+    try:
+        status = main(list(args))
+    except SystemExit as exit_:
+        status = int(exit_.code or 0)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def with_json(args: tuple[str, ...]) -> list[str]:
+    """``--json`` goes before a routine's command (after ``--`` it would be an argument)."""
+    cut = args.index("--") if "--" in args else len(args)
+    return [*args[:cut], "--json", *args[cut:]]
+
+
+@dataclass
+class Coven:
+    """``coven --data-dir DIR ...`` on one store."""
+
+    capsys: pytest.CaptureFixture[str]
+    data_dir: Path
+
+    def __call__(self, *args: str) -> tuple[int, str, str]:
+        return invoke(self.capsys, "--data-dir", str(self.data_dir), *args)
+
+    def json(self, *args: str) -> Any:
+        status, out, err = self(*with_json(args))
+        assert (status, err) == (0, ""), err
+        return json.loads(out)
+
+    def add(self, name: str, *options: str, command: tuple[str, ...] = ("/bin/true",)) -> Any:
+        return self.json("routine", "add", name, *options, "--", *command)
+
+    def snapshot(self) -> Any:
+        """What a refused command must not change: the routine list and every stored row."""
+        listed = self.json("routine", "list")
+        store = Store.open(self.data_dir, datetime.now(UTC))
+        try:
+            with store.read() as conn:
+                rows = {table: list(conn.execute(f"SELECT * FROM {table}")) for table in _TABLES}
+        finally:
+            store.close()
+        return listed, rows
+
+    def refuses(self, *args: str, message: str) -> str:
+        """Exit status 2, one line on stderr naming the problem, nothing on stdout or stored."""
+        before = self.snapshot()
+        status, out, err = self(*args)
+        assert (status, out) == (2, ""), err
+        assert err.count("\n") == 1 and err.endswith("\n"), err
+        assert message in err, err
+        assert self.snapshot() == before
+        return err
+
+
+Invoke = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Invoke:
+    """``cli("preview", ...)``: :func:`invoke` with this test's capsys."""
+    return partial(invoke, capsys)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def coven(capsys: pytest.CaptureFixture[str], data_dir: Path) -> Coven:
+    return Coven(capsys, data_dir)

@@ -68,7 +68,14 @@ def resolve_zone_key(text: str) -> str:
     return key
 
 
-class CommandTailParser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+class CommandTailParser(OneLineParser):
     """A subcommand parser that keeps everything after the first ``--`` as ``args.argv``.
 
     argparse alone cannot: a ``nargs="*"`` positional after NAME is consumed, empty, together
@@ -90,9 +97,6 @@ class CommandTailParser(argparse.ArgumentParser):
         elif tail is not None:
             extras = [*extras, "--", *tail]
         return parsed, extras
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
 def _split_at_dashes(args: Sequence[str] | None) -> tuple[list[str] | None, list[str] | None]:

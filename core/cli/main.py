@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
 from coven_core.cli import (
     daemon_cmd,
@@ -20,17 +19,8 @@ from coven_core.cli import (
     routine_cmd,
     status_cmd,
 )
-from coven_core.cli.arguments import add_global_options
+from coven_core.cli.arguments import EXIT_BAD_INPUT, OneLineParser, add_global_options
 from coven_core.errors import CovenError
-
-EXIT_BAD_INPUT = 2
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

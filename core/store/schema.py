@@ -175,6 +175,58 @@ CREATE TABLE migrations (
 ) STRICT
 """
 
-MIGRATIONS: tuple[Migration, ...] = (Migration("0001_initial", 1, 0, _initial),)
+def _statements(script: str) -> Callable[[apsw.Connection], None]:
+    def apply(conn: apsw.Connection) -> None:
+        for statement in script.split(";\n"):
+            if statement.strip():
+                conn.execute(statement)
+
+    return apply
+
+
+# Issue #4: the runner and its journal, retries, cancellation, manual runs, delivery.
+_RUNTIME = """
+ALTER TABLE revisions ADD COLUMN shell INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE revisions ADD COLUMN stop_grace_seconds REAL NOT NULL DEFAULT 5;
+ALTER TABLE revisions ADD COLUMN quarantine_after INTEGER NOT NULL DEFAULT 3;
+ALTER TABLE occurrences ADD COLUMN not_before TEXT;
+ALTER TABLE occurrences ADD COLUMN manual_key TEXT;
+ALTER TABLE occurrences ADD COLUMN probe INTEGER NOT NULL DEFAULT 0;
+CREATE UNIQUE INDEX occurrences_manual_key ON occurrences (manual_key)
+    WHERE manual_key IS NOT NULL;
+ALTER TABLE attempts ADD COLUMN attempt_dir TEXT;
+ALTER TABLE attempts ADD COLUMN runner_pid INTEGER;
+ALTER TABLE attempts ADD COLUMN runner_start REAL;
+ALTER TABLE attempts ADD COLUMN command_pid INTEGER;
+ALTER TABLE attempts ADD COLUMN boot_id TEXT;
+ALTER TABLE attempts ADD COLUMN policy TEXT;
+ALTER TABLE attempts ADD COLUMN not_before TEXT;
+ALTER TABLE attempts ADD COLUMN exhausted TEXT;
+ALTER TABLE attempts ADD COLUMN cancel_requested_at TEXT;
+ALTER TABLE attempts ADD COLUMN cancel_by TEXT;
+ALTER TABLE attempts ADD COLUMN cancel_scope TEXT;
+ALTER TABLE attempts ADD COLUMN cancel_reason TEXT;
+ALTER TABLE attempts ADD COLUMN cancel_acknowledged_at TEXT;
+ALTER TABLE attempts ADD COLUMN race_note TEXT;
+CREATE INDEX attempts_cancel ON attempts (cancel_requested_at)
+    WHERE cancel_requested_at IS NOT NULL AND state != 'settled';
+CREATE TABLE deliveries (
+    occurrence_id TEXT PRIMARY KEY REFERENCES occurrences (id),
+    state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+    path TEXT,
+    size INTEGER,
+    sha256 TEXT,
+    delivered_at TEXT,
+    tries INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    not_before TEXT
+) STRICT;
+CREATE INDEX deliveries_pending ON deliveries (state) WHERE state != 'delivered'
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration("0001_initial", 1, 0, _initial),
+    Migration("0002_runtime", 1, 1, _statements(_RUNTIME)),
+)
 
 CURRENT = MIGRATIONS[-1]

@@ -9,6 +9,7 @@ import pytest
 
 from coven_core import lease
 from coven_core.lease import LEASE_TTL, Fenced, Holder
+from coven_core.store.schema import CURRENT
 from coven_core.store.store import Store
 from tests.core.conftest import T0, make_engine, minutes
 
@@ -75,7 +76,7 @@ def test_store_reopens_with_the_same_schema(tmp_path, clock) -> None:
     engine = make_engine(tmp_path / "d", clock)
     engine.store.close()
     again = Store.open(tmp_path / "d", clock.now_utc())
-    assert again.conn.execute("PRAGMA user_version").fetchone()[0] == 1 << 16
+    assert again.conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT.user_version
     again.close()
 
 

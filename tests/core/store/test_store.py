@@ -6,6 +6,7 @@ import apsw
 import pytest
 
 from coven_core.store.errors import ForeignFileError, SchemaTooNewError
+from coven_core.store.schema import CURRENT, MIGRATIONS
 from coven_core.store.store import STORE_FILE, Store
 from tests.core.conftest import T0
 
@@ -13,9 +14,9 @@ from tests.core.conftest import T0
 def test_new_store_is_at_the_current_schema_with_our_application_id(tmp_path) -> None:
     store = Store.open(tmp_path / "d", T0)
     conn = store.conn
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1 << 16
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT.user_version
     assert conn.execute("PRAGMA application_id").fetchone()[0] == 0x436F766E
-    assert [r[0] for r in conn.execute("SELECT name FROM migrations")] == ["0001_initial"]
+    assert [r[0] for r in conn.execute("SELECT name FROM migrations")] == [m.name for m in MIGRATIONS]
     store.close()
 
 
@@ -27,7 +28,7 @@ def test_newer_major_schema_is_refused_and_left_alone(tmp_path) -> None:
     conn.close()
     before = path.read_bytes()
     with pytest.raises(
-        SchemaTooNewError, match=r"newer Coven \(schema 2.3; this version knows 1.0\)"
+        SchemaTooNewError, match=r"newer Coven \(schema 2.3; this version knows 1.1\)"
     ):
         Store.open(tmp_path / "d", T0)
     assert path.read_bytes() == before

@@ -32,6 +32,15 @@ class EventKind(enum.StrEnum):
     DOWNTIME = "downtime"  # the scheduler was not running (an interval)
     LEADER_CHANGED = "leader_changed"
     SHUTDOWN = "shutdown"
+    RETRY_SCHEDULED = "retry_scheduled"
+    QUARANTINED = "quarantined"
+    RELEASED = "released"
+    ADOPTED = "adopted"
+    CANCEL_REQUESTED = "cancel_requested"
+    CANCEL_SENT = "cancel_sent"
+    MANUAL_RUN = "manual_run"
+    DELIVERED = "delivered"
+    DELIVERY_FAILED = "delivery_failed"
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,9 @@ class RevisionSpec:
     idempotent: bool = False
     cwd: str | None = None
     env: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    shell: bool = False  # run argv[0] through /bin/sh -c (only when the person asks)
+    stop_grace: timedelta = timedelta(seconds=5)  # SIGTERM → SIGKILL on cancel or timeout
+    quarantine_after: int = 3  # consecutive failed occurrences before quarantine
 
 
 @dataclass(frozen=True)

@@ -18,14 +18,13 @@ from coven_core.events import EventKind
 from coven_core.model import (
     AttemptState,
     Disposition,
-    FailureClass,
     OccurrenceKind,
     OccurrenceState,
     Revision,
     SkipReason,
 )
 from coven_core.planner import MissedWindow, Planned
-from coven_core.runtime.base import Exit, Launch
+from coven_core.runtime.base import Launch, Started
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import one, scalar
 
@@ -119,7 +118,8 @@ class Waiting:
 def waiting(conn: apsw.Connection, now: datetime, limit: int) -> list[Waiting]:
     rows = conn.execute(
         "SELECT id, routine_id, revision, scheduled_utc FROM occurrences "
-        "WHERE state = 'planned' AND scheduled_utc <= ? ORDER BY scheduled_utc, id LIMIT ?",
+        "WHERE state = 'planned' AND scheduled_utc <= ?1 "
+        "AND (not_before IS NULL OR not_before <= ?1) ORDER BY scheduled_utc, id LIMIT ?2",
         (instant_text(now), limit),
     )
     return [Waiting(oid, rid, rev, instant_from(at)) for oid, rid, rev, at in rows]
@@ -130,6 +130,17 @@ def active_count(conn: apsw.Connection, routine_id: str | None = None) -> int:
     if routine_id is None:
         return int(scalar(conn, sql))
     return int(scalar(conn, sql + " AND routine_id = ?", (routine_id,)))
+
+
+def earliest_retry(conn: apsw.Connection, now: datetime) -> datetime | None:
+    """When the next attempt still waiting out its backoff may start. (One whose time has
+    come but waits for capacity is woken by a run finishing, not by a deadline.)"""
+    at = scalar(
+        conn,
+        "SELECT min(not_before) FROM occurrences WHERE state = 'planned' AND not_before > ?",
+        (instant_text(now),),
+    )
+    return None if at is None else instant_from(at)
 
 
 def oldest_waiting_id(conn: apsw.Connection, routine_id: str) -> str | None:
@@ -171,7 +182,10 @@ def claim(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp
         run_id=run_id,
     )  # fmt: skip
     spec = revision.spec
-    return Launch(attempt, item.id, item.routine_id, spec.argv, spec.cwd, spec.env, spec.timeout)
+    return Launch(
+        attempt, item.id, item.routine_id, spec.argv, spec.cwd, spec.env, spec.timeout,
+        spec.shell, spec.stop_grace,
+    )  # fmt: skip
 
 
 def _next_attempt(conn: apsw.Connection, occurrence_id: str) -> tuple[str, int]:
@@ -190,9 +204,13 @@ def mark_dispatching(conn: apsw.Connection, launch: Launch, stamp: Stamp) -> Non
     _attempt_state(conn, launch.attempt_id, AttemptState.DISPATCHING, "dispatched_at", stamp)
 
 
-def mark_running(conn: apsw.Connection, launch: Launch, pid: int | None, stamp: Stamp) -> None:
+def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp: Stamp) -> None:
     _attempt_state(conn, launch.attempt_id, AttemptState.RUNNING, "started_at", stamp)
-    conn.execute("UPDATE attempts SET pid = ? WHERE id = ?", (pid, launch.attempt_id))
+    conn.execute(
+        "UPDATE attempts SET runner_pid = ?, runner_start = ?, attempt_dir = ? WHERE id = ?",
+        (started.pid, started.process_start, started.attempt_dir, launch.attempt_id),
+    )
+    pid = started.pid
     conn.execute("UPDATE occurrences SET state = 'running' WHERE id = ?", (launch.occurrence_id,))
     events.record(
         conn, stamp.now, EventKind.STARTED, routine_id=launch.routine_id,
@@ -207,45 +225,6 @@ def _attempt_state(
         f"UPDATE attempts SET state = ?, {column} = ? WHERE id = ?",
         (state.value, instant_text(stamp.now), attempt_id),
     )
-
-
-def settle_exit(conn: apsw.Connection, exit_: Exit, stamp: Stamp) -> str | None:
-    """Settle the attempt and its occurrence from what the runtime observed.
-
-    Returns the routine id, or None if the attempt was already settled (a late duplicate)."""
-    row = conn.execute(
-        "SELECT a.occurrence_id, o.routine_id FROM attempts a JOIN occurrences o "
-        "ON o.id = a.occurrence_id WHERE a.id = ? AND a.state != 'settled'",
-        (exit_.attempt_id,),
-    ).fetchone()
-    if row is None:
-        return None
-    occurrence_id, routine_id = row
-    failure = exit_.failure_class or (None if exit_.succeeded else FailureClass.ACTION_FAILED)
-    conn.execute(
-        "UPDATE attempts SET state = 'settled', exited_at = ?, settled_at = ?, exit_code = ?, "
-        "exit_signal = ?, failure_class = ?, message = ? WHERE id = ?",
-        (
-            instant_text(exit_.ended_at), instant_text(stamp.now), exit_.exit_code,
-            exit_.exit_signal, None if failure is None else failure.value, exit_.message,
-            exit_.attempt_id,
-        ),
-    )  # fmt: skip
-    disposition = _disposition(failure)
-    settle(conn, occurrence_id, routine_id, disposition, exit_.message, stamp)
-    return str(routine_id)
-
-
-def _disposition(failure: FailureClass | None) -> Disposition:
-    if failure is None:
-        return Disposition.SUCCEEDED
-    if failure is FailureClass.TIMED_OUT:
-        return Disposition.TIMED_OUT
-    if failure is FailureClass.CANCELLED:
-        return Disposition.CANCELLED
-    if failure is FailureClass.AMBIGUOUS:
-        return Disposition.RECOVERY_REQUIRED
-    return Disposition.FAILED
 
 
 def settle(

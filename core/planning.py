@@ -12,8 +12,6 @@ import apsw
 
 from coven_core import occurrences, routines
 from coven_core.model import (
-    Disposition,
-    FailureClass,
     MissedCause,
     OverlapPolicy,
     Revision,
@@ -24,7 +22,6 @@ from coven_core.model import (
 from coven_core.occurrences import Stamp, Waiting
 from coven_core.planner import Segment, next_due, plan_window
 from coven_core.runtime.base import Launch
-from coven_core.store.codec import instant_text
 
 _JUST_AFTER = timedelta(microseconds=1)
 
@@ -94,37 +91,3 @@ def _overlap(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: St
     waits = revision.spec.overlap is OverlapPolicy.QUEUE_ONE
     if not (waits and occurrences.oldest_waiting_id(conn, item.routine_id) == item.id):
         occurrences.skip(conn, item, SkipReason.OVERLAP, stamp)
-
-
-def recover_attempt(
-    conn: apsw.Connection,
-    attempt_id: str,
-    state: str,
-    occurrence_id: str,
-    routine_id: str,
-    stamp: Stamp,
-) -> None:
-    """Settle an attempt a previous leader left unfinished, without guessing.
-
-    ``claimed`` means no dispatch decision was committed: nothing ran, so the occurrence may
-    be planned again. Anything later may have started a command this process cannot see:
-    ambiguous, so the occurrence waits for a person (``recovery_required``).
-    """
-    if state == "claimed":
-        conn.execute(
-            "UPDATE attempts SET state = 'settled', settled_at = ?, failure_class = ?, "
-            "message = 'never dispatched: the scheduler stopped first' WHERE id = ?",
-            (instant_text(stamp.now), FailureClass.RUNTIME_UNAVAILABLE.value, attempt_id),
-        )
-        conn.execute("UPDATE occurrences SET state = 'planned' WHERE id = ?", (occurrence_id,))
-        return
-    conn.execute(
-        "UPDATE attempts SET state = 'settled', failure_class = ?, message = ? WHERE id = ?",
-        (FailureClass.AMBIGUOUS.value, _AMBIGUOUS, attempt_id),
-    )
-    occurrences.settle(
-        conn, occurrence_id, routine_id, Disposition.RECOVERY_REQUIRED, _AMBIGUOUS, stamp
-    )
-
-
-_AMBIGUOUS = "the scheduler stopped while the command may have been running; outcome unknown"

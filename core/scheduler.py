@@ -12,12 +12,12 @@ committed, then the runtime is asked to start, then the start is committed.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import apsw
 
-from coven_core import events, lease, occurrences, routines
+from coven_core import cancellation, delivering, events, lease, occurrences, recovery, routines
 from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.events import EventKind
 from coven_core.lease import Fenced, Holder, Lease
@@ -25,8 +25,9 @@ from coven_core.liveness import LeaderLock
 from coven_core.model import MissedCause
 from coven_core.occurrences import Stamp
 from coven_core.passes import PassReport, insert_pass
-from coven_core.planning import claim_one, plan_routine, recover_attempt, scheduling_paused
-from coven_core.runtime.base import Exit, Launch, LaunchError, Runtime
+from coven_core.planning import claim_one, plan_routine, scheduling_paused
+from coven_core.runtime.base import Exit, Launch, LaunchError, Runtime, Started
+from coven_core.settlement import settle_attempt
 from coven_core.store.errors import StoreEnvironmentError
 from coven_core.store.store import Store
 from coven_core.watch import DriftWatch
@@ -44,6 +45,7 @@ class Limits:
     claim_batch: int = 64
     max_active: int = 4
     drain_timeout: float = 10.0
+    deliveries: int = 8
     retry_after_store_error: timedelta = timedelta(seconds=5)
 
 
@@ -69,6 +71,7 @@ class Scheduler:
         self.last_report: PassReport | None = None
         self._recovered_generation: int | None = None
         self._unsettled: list[Exit] = []  # exits seen but not yet committed
+        self._cancels_sent: set[str] = set()
         self.leader_lock = LeaderLock(store.data_dir / "leader.lock")
 
     # -- the loop ---------------------------------------------------------------------------
@@ -93,9 +96,11 @@ class Scheduler:
         clock_start = self.clock.monotonic()
         report = PassReport(trigger, self.clock.now_utc(), scheduled_for=self.deadline)
         try:
-            launches = self._decide(report)
-            started = [(launch, self._start(launch)) for launch in launches]
-            self._record_starts(report, started, clock_start)
+            work = self._decide(report)
+            started = [(launch, self._start(launch)) for launch in work.launches]
+            sent = [attempt for attempt in work.cancels if self.runtime.cancel(attempt)]
+            delivered = [(job, delivering.perform(job, report.started_at)) for job in work.jobs]
+            self._record(report, started, sent, delivered, clock_start)
         except Fenced as error:
             self._stand_down(report, str(error))
         except StoreEnvironmentError as error:
@@ -130,23 +135,25 @@ class Scheduler:
         self.leader_lock.release()
 
     # -- transaction 1: decide --------------------------------------------------------------
-    def _decide(self, report: PassReport) -> list[Launch]:
+    def _decide(self, report: PassReport) -> _Work:
         now = report.started_at
         cause = self.drift.cause(report.trigger, now)
         self._unsettled += self.runtime.collect()
         with self.store.write() as conn:
             if not self._take_lease(conn, report, now):
-                return []
+                return _Work()
             stamp = self._stamp()
             self.drift.record(conn, now, report.trigger)
-            report.settled += _settle(conn, self._unsettled, stamp)
+            report.settled += sum(settle_attempt(conn, e, stamp) for e in self._unsettled)
             report.recovered += self._recover(conn, stamp)
             if not scheduling_paused(conn):
                 report.planned += self._plan(conn, now, cause, stamp, report)
             launches = self._claim(conn, now, stamp, report)
+            cancels = cancellation.to_send(conn, stamp.generation, self._cancels_sent)
+            jobs = delivering.due(conn, self.store.data_dir, now, self.limits.deliveries)
             report.deadline = self._next_deadline(conn, now, report)
         self._unsettled = []  # committed: a failed transaction keeps them for the next pass
-        return launches
+        return _Work(launches, cancels, jobs)
 
     def _take_lease(self, conn: apsw.Connection, report: PassReport, now: datetime) -> bool:
         previous = self.lease.generation if self.lease else None
@@ -172,17 +179,11 @@ class Scheduler:
         """Once per generation: settle what earlier leaders left unfinished."""
         if self._recovered_generation == stamp.generation:
             return 0
-        rows = list(
-            conn.execute(
-                "SELECT a.id, a.state, o.id, o.routine_id FROM attempts a JOIN occurrences o "
-                "ON o.id = a.occurrence_id WHERE a.state != 'settled' AND a.generation < ?",
-                (stamp.generation,),
-            )
-        )
-        for attempt_id, state, occurrence_id, routine_id in rows:
-            recover_attempt(conn, attempt_id, state, occurrence_id, routine_id, stamp)
+        unfinished = recovery.unfinished(conn, stamp.generation)
+        for attempt in unfinished:
+            recovery.recover(conn, attempt, self.runtime, stamp)
         self._recovered_generation = stamp.generation
-        return len(rows)
+        return len(unfinished)
 
     def _plan(
         self, conn: apsw.Connection, now: datetime, cause: MissedCause, stamp: Stamp,
@@ -215,22 +216,25 @@ class Scheduler:
     ) -> datetime | None:
         if report.planned >= self.limits.plan_batch or report.claimed >= self.limits.claim_batch:
             return now  # more work than one pass may do: go again at once
-        if scheduling_paused(conn):
-            return None
-        return routines.earliest_due(conn)
+        candidates = [occurrences.earliest_retry(conn, now), delivering.earliest(conn, now)]
+        if not scheduling_paused(conn):
+            candidates.append(routines.earliest_due(conn))
+        return min((c for c in candidates if c is not None), default=None)
 
     # -- between the transactions: start commands, holding no transaction ------------------
-    def _start(self, launch: Launch) -> int | LaunchError | None:
+    def _start(self, launch: Launch) -> Started | LaunchError:
         try:
             return self.runtime.start(launch)
         except LaunchError as error:
             return error
 
     # -- transaction 2: record --------------------------------------------------------------
-    def _record_starts(
+    def _record(
         self,
         report: PassReport,
-        started: list[tuple[Launch, int | LaunchError | None]],
+        started: list[tuple[Launch, Started | LaunchError]],
+        sent: list[str],
+        delivered: list[tuple[delivering.Job, delivering.Outcome]],
         clock_start: float,
     ) -> None:
         if self.lease is None:
@@ -241,8 +245,12 @@ class Scheduler:
             lease.check_fence(conn, stamp.generation)
             for launch, outcome in started:
                 report.dispatched += _record_start(conn, launch, outcome, stamp)
+            cancellation.record_sent(conn, sent, stamp)
+            for job, result in delivered:
+                delivering.record(conn, job, result, stamp)
             report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
             insert_pass(conn, self.holder.token, report)
+        self._cancels_sent.update(sent)
 
     def _record_failed_pass(self, report: PassReport, clock_start: float) -> None:
         report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
@@ -261,18 +269,22 @@ class Scheduler:
         report.deadline = held.expires_at if held else report.started_at
 
 
-def _settle(conn: apsw.Connection, exits: list[Exit], stamp: Stamp) -> int:
-    settled = [occurrences.settle_exit(conn, exit_, stamp) for exit_ in exits]
-    return sum(1 for routine_id in settled if routine_id is not None)
+@dataclass(frozen=True)
+class _Work:
+    """What a pass decided to do outside its transaction."""
+
+    launches: list[Launch] = field(default_factory=list)
+    cancels: list[str] = field(default_factory=list)
+    jobs: list[delivering.Job] = field(default_factory=list)
 
 
 def _record_start(
-    conn: apsw.Connection, launch: Launch, outcome: int | LaunchError | None, stamp: Stamp
+    conn: apsw.Connection, launch: Launch, outcome: Started | LaunchError, stamp: Stamp
 ) -> int:
     if isinstance(outcome, LaunchError):
         exit_ = Exit(launch.attempt_id, stamp.now, failure_class=outcome.failure_class,
                      message=str(outcome))  # fmt: skip
-        occurrences.settle_exit(conn, exit_, stamp)
+        settle_attempt(conn, exit_, stamp)
         return 0
     occurrences.mark_running(conn, launch, outcome, stamp)
     return 1

@@ -25,6 +25,19 @@ class Launch:
     cwd: str | None
     env: tuple[tuple[str, str], ...]
     timeout: timedelta | None
+    shell: bool = False
+    stop_grace: timedelta = timedelta(seconds=5)
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """An attempt an earlier scheduler left running, as the store remembers it."""
+
+    attempt_id: str
+    state: str
+    attempt_dir: str | None
+    runner_pid: int | None
+    runner_start: float | None
 
 
 @dataclass(frozen=True)
@@ -35,12 +48,46 @@ class Exit:
     ended_at: datetime
     exit_code: int | None = None
     exit_signal: int | None = None
-    failure_class: FailureClass | None = None  # None: it ran and exited with exit_code
+    failure_class: FailureClass | None = None  # set when the runtime already classified it
     message: str | None = None
+    cancelled: bool = False
+    timed_out: bool = False
+    stop_confirmed: bool = True
+    command_pid: int | None = None
 
-    @property
-    def succeeded(self) -> bool:
-        return self.failure_class is None and self.exit_code == 0
+    def classify(self) -> FailureClass | None:
+        """None for success; otherwise the failure class of CONTRACT §6."""
+        if self.failure_class is not None:
+            return self.failure_class
+        if (self.cancelled or self.timed_out) and not self.stop_confirmed:
+            return FailureClass.AMBIGUOUS  # never assume a process stopped
+        if self.cancelled:
+            return FailureClass.CANCELLED
+        if self.timed_out:
+            return FailureClass.TIMED_OUT
+        return None if self.exit_code == 0 else FailureClass.ACTION_FAILED
+
+    def describe(self) -> str | None:
+        """A sentence for the history, unless the runtime gave one."""
+        if self.message:
+            return self.message
+        if self.cancelled or self.timed_out:
+            what = "cancelled" if self.cancelled else "stopped after its timeout"
+            return what if self.stop_confirmed else f"{what}, but the stop was not confirmed"
+        if self.exit_signal is not None:
+            return f"killed by signal {self.exit_signal}"
+        if self.exit_code not in (None, 0):
+            return f"exited with status {self.exit_code}"
+        return None
+
+
+@dataclass(frozen=True)
+class Started:
+    """What the runtime reports about a start: enough to find the attempt again later."""
+
+    pid: int | None  # the runner's pid (or the command's, for the in-engine runtime)
+    process_start: float | None = None
+    attempt_dir: str | None = None
 
 
 class LaunchError(CovenError):
@@ -52,8 +99,18 @@ class LaunchError(CovenError):
 
 
 class Runtime(Protocol):
-    def start(self, launch: Launch) -> int | None:
-        """Start the attempt; returns the command's pid. Raises LaunchError if nothing ran."""
+    def start(self, launch: Launch) -> Started:
+        """Start the attempt. Raises LaunchError if nothing ran."""
+        ...
+
+    def recover(self, attempt: Unfinished, now: datetime) -> Exit | None:
+        """An attempt an earlier scheduler left: adopt it if it still runs (its exit then
+        comes through :meth:`collect`), or return what its evidence says happened."""
+        ...
+
+    def cancel(self, attempt_id: str) -> bool:
+        """Ask the attempt to stop (polite, then forced). False if this runtime has no such
+        running attempt."""
         ...
 
     def collect(self) -> list[Exit]:
@@ -67,3 +124,11 @@ class Runtime(Protocol):
     def drain(self, timeout: float) -> None:
         """Wait up to ``timeout`` real seconds for active attempts to end (on shutdown)."""
         ...
+
+
+def unknowable(attempt: Unfinished, now: datetime) -> Exit:
+    """For runtimes that keep no evidence: a command that may have started is ambiguous."""
+    return Exit(
+        attempt.attempt_id, now, failure_class=FailureClass.AMBIGUOUS,
+        message="the scheduler stopped while the command may have been running; outcome unknown",
+    )  # fmt: skip

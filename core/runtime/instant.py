@@ -3,8 +3,10 @@ bookkeeping and for virtual-time tests of the lifecycle. Nothing is executed."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from coven_core.clock import Clock, WakeReason, WakeSignal
-from coven_core.runtime.base import Exit, Launch
+from coven_core.runtime.base import Exit, Launch, Started, Unfinished, unknowable
 
 
 class InstantRuntime:
@@ -13,12 +15,18 @@ class InstantRuntime:
         self._exits: list[Exit] = []
         self.launches: list[Launch] = []
 
-    def start(self, launch: Launch) -> int | None:
+    def start(self, launch: Launch) -> Started:
         self.launches.append(launch)
         self._exits.append(Exit(launch.attempt_id, self._clock.now_utc(), self.exit_code))
         if self._wake is not None:
             self._wake.set(WakeReason.RUN_FINISHED)
-        return None
+        return Started(None)
+
+    def recover(self, attempt: Unfinished, now: datetime) -> Exit | None:
+        return unknowable(attempt, now)
+
+    def cancel(self, attempt_id: str) -> bool:
+        return False
 
     def collect(self) -> list[Exit]:
         exits, self._exits = self._exits, []

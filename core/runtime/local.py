@@ -11,10 +11,11 @@ import queue
 import signal
 import subprocess
 import threading
+from datetime import datetime
 
 from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.model import FailureClass
-from coven_core.runtime.base import Exit, Launch, LaunchError
+from coven_core.runtime.base import Exit, Launch, LaunchError, Started, Unfinished, unknowable
 
 #: How long a command may take to stop after SIGTERM before SIGKILL.
 STOP_GRACE = 5.0
@@ -27,7 +28,7 @@ class LocalProcessRuntime:
         self._threads: dict[str, threading.Thread] = {}
         self._lock = threading.Lock()
 
-    def start(self, launch: Launch) -> int | None:
+    def start(self, launch: Launch) -> Started:
         process = _spawn(launch)
         waiter = threading.Thread(
             target=self._wait, args=(launch, process), name=f"wait-{launch.attempt_id}",
@@ -36,7 +37,13 @@ class LocalProcessRuntime:
         with self._lock:
             self._threads[launch.attempt_id] = waiter
         waiter.start()
-        return process.pid
+        return Started(process.pid)
+
+    def recover(self, attempt: Unfinished, now: datetime) -> Exit | None:
+        return unknowable(attempt, now)
+
+    def cancel(self, attempt_id: str) -> bool:
+        return False  # this stopgap cannot; the runner runtime does
 
     def collect(self) -> list[Exit]:
         exits = []

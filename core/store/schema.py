@@ -175,6 +175,7 @@ CREATE TABLE migrations (
 ) STRICT
 """
 
+
 def _statements(script: str) -> Callable[[apsw.Connection], None]:
     def apply(conn: apsw.Connection) -> None:
         for statement in script.split(";\n"):

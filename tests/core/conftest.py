@@ -11,7 +11,7 @@ import pytest
 from coven_core.clock import VirtualClock, WakeReason, WakeSignal
 from coven_core.model import RevisionSpec
 from coven_core.operator import Operator
-from coven_core.runtime.base import Exit, Launch
+from coven_core.runtime.base import Exit, Launch, Started, Unfinished, unknowable
 from coven_core.scheduler import Limits, Scheduler
 from coven_core.store.store import Store
 
@@ -29,19 +29,32 @@ class ScriptedRuntime:
     _exits: list[Exit] = field(default_factory=list)
     auto_exit: int | None = 0  # end each command as soon as it starts, with this status
 
-    def start(self, launch: Launch) -> int | None:
+    cancels: list[str] = field(default_factory=list)
+    recovered: list[Unfinished] = field(default_factory=list)
+
+    def start(self, launch: Launch) -> Started:
         self.launches.append(launch)
         if self.auto_exit is not None:
             self._exits.append(Exit(launch.attempt_id, self.clock.now_utc(), self.auto_exit))
             self.wake.set(WakeReason.RUN_FINISHED)
         else:
             self.running[launch.attempt_id] = launch
-        return 4242
+        return Started(4242)
 
-    def finish(self, launch: Launch, code: int = 0) -> None:
+    def finish(self, launch: Launch, code: int = 0, **details: object) -> None:
         del self.running[launch.attempt_id]
-        self._exits.append(Exit(launch.attempt_id, self.clock.now_utc(), code))
+        self._exits.append(Exit(launch.attempt_id, self.clock.now_utc(), code, **details))  # type: ignore[arg-type]
         self.wake.set(WakeReason.RUN_FINISHED)
+
+    def recover(self, attempt: Unfinished, now: datetime) -> Exit | None:
+        self.recovered.append(attempt)
+        return unknowable(attempt, now)
+
+    def cancel(self, attempt_id: str) -> bool:
+        if attempt_id not in self.running:
+            return False
+        self.cancels.append(attempt_id)
+        return True
 
     def collect(self) -> list[Exit]:
         exits, self._exits = self._exits, []

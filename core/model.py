@@ -72,6 +72,7 @@ class MissedCause(enum.StrEnum):
     APP_NOT_RUNNING = "app_not_running"
     CLOCK_JUMP = "clock_jump"
     PAUSED = "paused"
+    QUARANTINED = "quarantined"
     LATE = "scheduler_late"  # the scheduler itself fell behind (overload, a stalled disk)
 
 

@@ -113,16 +113,21 @@ class Waiting:
     routine_id: str
     revision: int
     scheduled: datetime
+    kind: OccurrenceKind = OccurrenceKind.SCHEDULED
+    probe: bool = False
 
 
 def waiting(conn: apsw.Connection, now: datetime, limit: int) -> list[Waiting]:
     rows = conn.execute(
-        "SELECT id, routine_id, revision, scheduled_utc FROM occurrences "
+        "SELECT id, routine_id, revision, scheduled_utc, kind, probe FROM occurrences "
         "WHERE state = 'planned' AND scheduled_utc <= ?1 "
         "AND (not_before IS NULL OR not_before <= ?1) ORDER BY scheduled_utc, id LIMIT ?2",
         (instant_text(now), limit),
     )
-    return [Waiting(oid, rid, rev, instant_from(at)) for oid, rid, rev, at in rows]
+    return [
+        Waiting(oid, rid, rev, instant_from(at), OccurrenceKind(kind), bool(probe))
+        for oid, rid, rev, at, kind, probe in rows
+    ]
 
 
 def active_count(conn: apsw.Connection, routine_id: str | None = None) -> int:

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 import apsw
 
-from coven_core import events, ids, occurrences, routines
+from coven_core import events, ids, occurrences, routines, runs
 from coven_core.clock import Clock, WakeReason
 from coven_core.errors import ValidationError
 from coven_core.events import EventKind
@@ -30,6 +30,7 @@ from coven_core.model import (
 from coven_core.occurrences import Stamp
 from coven_core.planner import MissedWindow, next_due
 from coven_core.planning import scheduling_paused, segments
+from coven_core.runs import RunRef
 from coven_core.schedule.timetable import Timetable
 from coven_core.store.codec import instant_from, maybe_instant_text
 from coven_core.store.query import scalar
@@ -170,6 +171,70 @@ class Operator:
         self._notify(WakeReason.OPERATOR_COMMAND)
         return skipped
 
+    # -- runs -------------------------------------------------------------------------------
+    def run_now(self, name: str, key: str | None = None) -> RunRef:
+        return self._run_command(lambda conn, now: runs.run_now(conn, name, key, now))
+
+    def probe(self, name: str) -> RunRef:
+        """One attempt now on a quarantined routine; it stays quarantined (§6)."""
+        return self._run_command(lambda conn, now: runs.run_now(conn, name, None, now, probe=True))
+
+    def cancel(self, run_id: str, reason: str | None = None) -> RunRef:
+        return self._run_command(lambda conn, now: runs.cancel(conn, run_id, reason, now))
+
+    def cancel_routine(self, name: str, reason: str | None = None) -> list[RunRef]:
+        """Cancel every active run of a routine."""
+        now = self.clock.now_utc()
+        with self.store.write() as conn:
+            routine = routines.by_name(conn, name)
+            refs = [
+                runs.cancel(conn, run_id, reason, now, scope="routine")
+                for run_id in runs.active_runs(conn, routine.id)
+            ]
+        self._notify(WakeReason.OPERATOR_COMMAND)
+        return refs
+
+    def retry(self, run_id: str) -> RunRef:
+        return self._run_command(lambda conn, now: runs.retry(conn, run_id, now))
+
+    def _run_command(self, command: Callable[[apsw.Connection, datetime], RunRef]) -> RunRef:
+        now = self.clock.now_utc()
+        with self.store.write() as conn:
+            ref = command(conn, now)
+        self._notify(WakeReason.OPERATOR_COMMAND)
+        return ref
+
+    # -- quarantine -------------------------------------------------------------------------
+    def quarantine(self, name: str, reason: str | None = None) -> None:
+        now = self.clock.now_utc()
+        with self.store.write() as conn:
+            routine = routines.by_name(conn, name)
+            if routine.state is RoutineState.QUARANTINED:
+                return
+            why = reason or f"quarantined by {runs.operator_name()}"
+            routines.set_state(conn, routine.id, RoutineState.QUARANTINED, why, now)
+            events.record(conn, now, EventKind.QUARANTINED, routine_id=routine.id, reason=why)
+        self._notify(WakeReason.OPERATOR_COMMAND)
+
+    def release(self, name: str) -> int:
+        """Active again with its failure count reset; moments that passed while quarantined
+        become one skipped window (reason ``quarantined``)."""
+        now = self.clock.now_utc()
+        with self.store.write() as conn:
+            routine = routines.by_name(conn, name)
+            if routine.state is RoutineState.ACTIVE:
+                return 0
+            _require_state(routine, RoutineState.QUARANTINED, "released")
+            since = instant_from(
+                scalar(conn, "SELECT state_changed_at FROM routines WHERE id = ?", (routine.id,))
+            )
+            routines.set_state(conn, routine.id, RoutineState.ACTIVE, None, now)
+            conn.execute("UPDATE routines SET consecutive_failures = 0 WHERE id = ?", (routine.id,))
+            skipped = _close_paused_window(conn, routine, since, now, SkipReason.QUARANTINED)
+            events.record(conn, now, EventKind.RELEASED, routine_id=routine.id, skipped=skipped)
+        self._notify(WakeReason.OPERATOR_COMMAND)
+        return skipped
+
 
 def _require_state(routine: Routine, state: RoutineState, verb: str) -> None:
     if routine.state is not state:
@@ -235,7 +300,11 @@ def _generation(conn: apsw.Connection) -> int:
 
 
 def _close_paused_window(
-    conn: apsw.Connection, routine: Routine, paused_at: datetime, now: datetime
+    conn: apsw.Connection,
+    routine: Routine,
+    paused_at: datetime,
+    now: datetime,
+    reason: SkipReason = SkipReason.PAUSED,
 ) -> int:
     """Moments from the pause until now become one skipped window (reason ``paused``); none
     runs. Moments still undecided from *before* the pause (the scheduler was not running)
@@ -248,8 +317,8 @@ def _close_paused_window(
     windows = (
         (_window(revisions, start, min(paused_at, now), MissedCause.APP_NOT_RUNNING),
          SkipReason.MISSED),
-        (_window(revisions, max(start, paused_at), now + _JUST_AFTER, MissedCause.PAUSED),
-         SkipReason.PAUSED),
+        (_window(revisions, max(start, paused_at), now + _JUST_AFTER, MissedCause(reason.value)),
+         reason),
     )  # fmt: skip
     for window, reason in windows:
         if window is not None:

@@ -13,6 +13,7 @@ import apsw
 from coven_core import occurrences, routines
 from coven_core.model import (
     MissedCause,
+    OccurrenceKind,
     OverlapPolicy,
     Revision,
     Routine,
@@ -67,23 +68,28 @@ def plan_routine(
 def claim_one(conn: apsw.Connection, item: Waiting, stamp: Stamp) -> Launch | None:
     """Claim a waiting occurrence, or settle it as skipped if it must not run now."""
     routine = routines.by_id(conn, item.routine_id)
-    blocked = _blocked_reason(routine)
+    blocked = _blocked_reason(routine, item)
     if blocked is not None:
         occurrences.skip(conn, item, blocked, stamp)
         return None
     revision = {r.number: r for r in routines.revisions(conn, routine.id)}[item.revision]
     if occurrences.active_count(conn, routine.id) > 0:
-        _overlap(conn, item, revision, stamp)
+        if item.kind is not OccurrenceKind.MANUAL:  # a person's "run now" waits its turn
+            _overlap(conn, item, revision, stamp)
         return None
     return occurrences.claim(conn, item, revision, stamp)
 
 
-def _blocked_reason(routine: Routine) -> SkipReason | None:
-    return {
-        RoutineState.PAUSED: SkipReason.PAUSED,
-        RoutineState.QUARANTINED: SkipReason.QUARANTINED,
-        RoutineState.DELETED: SkipReason.DELETED,
-    }.get(routine.state)
+def _blocked_reason(routine: Routine, item: Waiting) -> SkipReason | None:
+    """Why a waiting occurrence must not run now. A person's "run now" runs even while the
+    routine is paused; on a quarantined routine only a probe does."""
+    if routine.state is RoutineState.DELETED:
+        return SkipReason.DELETED
+    if routine.state is RoutineState.QUARANTINED and not item.probe:
+        return SkipReason.QUARANTINED
+    if routine.state is RoutineState.PAUSED and item.kind is not OccurrenceKind.MANUAL:
+        return SkipReason.PAUSED
+    return None
 
 
 def _overlap(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> None:

@@ -1,0 +1,263 @@
+"""One runner's life: journal its start, spawn the command, supervise it, journal its end.
+
+A stop is a stop: SIGUSR1 (the engine's cancel) and SIGTERM, SIGINT or SIGHUP (someone stopping
+the runner itself) all stop the command's whole group and record ``cancelled``. When the command
+exits by itself, whatever it left in its process group is stopped too: an attempt is its process
+group (as with systemd's ``KillMode=control-group``), so nothing of it outlives its record.
+
+Exit status: 0 when an outcome was journaled (whatever the command did), 1 when the runner
+itself failed (traceback in ``runner.log``; the engine sees a journal without an outcome),
+2 for a bad invocation or spec, 3 when the attempt's journal already existed (a second runner
+for one attempt must never run its command again).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from types import FrameType
+
+from coven_core.runner import process as proc
+from coven_core.runner.journal import (
+    RUNTIME_UNAVAILABLE,
+    VALIDATION,
+    ExitRecord,
+    append,
+    fsync_directory,
+    record,
+    utc_now,
+)
+from coven_core.runner.spec import (
+    JOURNAL_FILE,
+    LOG_FILE,
+    SPEC_FILE,
+    STDERR_FILE,
+    STDOUT_FILE,
+    RunnerSpec,
+    SpecError,
+)
+
+EXIT_OUTCOME_JOURNALED = 0
+EXIT_RUNNER_FAILED = 1
+EXIT_USAGE = 2
+EXIT_ALREADY_STARTED = 3
+
+STOP_SIGNALS = frozenset({signal.SIGUSR1, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
+
+
+class Ending(enum.Enum):
+    EXITED = "exited"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+
+
+def main(args: list[str]) -> int:
+    if len(args) != 1 or not os.path.isdir(args[0]):
+        print("usage: python -m coven_core.runner ATTEMPT_DIR", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return Runner(args[0]).run()
+    except Exception:
+        _log_failure(args[0])
+        return EXIT_RUNNER_FAILED
+
+
+class Wakeup:
+    """Signals, including SIGCHLD for the command's exit, as bytes on a self-pipe, so one
+    ``poll`` waits for the command, a cancel and the timeout at once."""
+
+    def __init__(self) -> None:
+        self._read, write = os.pipe()
+        os.set_blocking(self._read, False)
+        os.set_blocking(write, False)
+        signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        for signum in (*STOP_SIGNALS, signal.SIGCHLD):
+            signal.signal(signum, _wake)
+        self._poll = select.poll()
+        self._poll.register(self._read, select.POLLIN)
+        self.stop_signal: int | None = None
+
+    def wait(self, timeout: float | None) -> None:
+        self._poll.poll(None if timeout is None else math.ceil(timeout * 1000))
+        self.drain()
+
+    def drain(self) -> None:
+        while True:
+            try:
+                received = os.read(self._read, 256)
+            except BlockingIOError:
+                return
+            stops = [signum for signum in received if signum in STOP_SIGNALS]
+            if stops and self.stop_signal is None:
+                self.stop_signal = stops[0]
+
+
+def _wake(signum: int, frame: FrameType | None) -> None:
+    """The byte on the wakeup pipe is the message; the handler only has to exist."""
+
+
+class Runner:
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.wakeup = Wakeup()  # first: a stop from now on is acknowledged, not fatal
+
+    def run(self) -> int:
+        pid = os.getpid()
+        started = record(
+            "runner_started",
+            runner_pid=pid,
+            runner_start=proc.start_time(pid),
+            boot_id=proc.boot_id(),
+        )
+        try:
+            append(self._path(JOURNAL_FILE), started, exclusive=True)
+        except FileExistsError:
+            print(f"{self.directory}: this attempt was already started", file=sys.stderr)
+            return EXIT_ALREADY_STARTED
+        try:
+            spec = RunnerSpec.from_file(self._path(SPEC_FILE))
+        except SpecError as error:
+            self._journal("spawn_failed", failure_class=VALIDATION, message=str(error))
+            return EXIT_USAGE
+        self._attempt(spec)
+        return EXIT_OUTCOME_JOURNALED
+
+    def _attempt(self, spec: RunnerSpec) -> None:
+        try:
+            proc.check_cwd(spec)
+            outputs = self._open_outputs()
+        except proc.SpawnError as error:
+            self._spawn_failed(error)
+            return
+        self.wakeup.drain()
+        if self.wakeup.stop_signal is not None:
+            self._cancelled_before_start()
+            return
+        self._journal("intent")  # from here on, the command may have started
+        try:
+            command = proc.spawn(spec)
+        except proc.SpawnError as error:
+            self._spawn_failed(error)
+            return
+        try:
+            self._supervise(spec, command, outputs)
+        except BaseException:
+            proc.kill_group(command.pid)
+            raise
+
+    def _supervise(
+        self, spec: RunnerSpec, command: subprocess.Popen[bytes], outputs: tuple[int, int]
+    ) -> None:
+        pumps = _start_pumps(command, outputs, spec.output_cap_bytes)
+        self._journal("spawned", pid=command.pid, pid_start=proc.start_time(command.pid))
+        ending = self._await(spec, command)
+        if ending is Ending.CANCELLED:
+            self._journal("cancel_acknowledged", signal=self.wakeup.stop_signal)
+        elif ending is Ending.TIMED_OUT:
+            self._journal("timeout")
+        confirmed = proc.stop_group(command, spec.stop_grace_seconds)
+        deadline = time.monotonic() + proc.PUMP_DRAIN_SECONDS
+        out, err = (pump.finish(deadline) for pump in pumps)
+        fsync_directory(self.directory)  # the output files' names, before the record counts them
+        for capture, name in ((out, STDOUT_FILE), (err, STDERR_FILE)):
+            if capture.error is not None:
+                _log(self.directory, f"could not write {name}: {capture.error}")
+        self._exited(command.returncode, ending, confirmed, out, err)
+
+    def _await(self, spec: RunnerSpec, command: subprocess.Popen[bytes]) -> Ending:
+        """Until the command exits, a stop signal arrives or the timeout passes. An exit seen
+        together with a cancel wins: the command had already finished."""
+        timeout = spec.timeout_seconds
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if command.poll() is not None:
+                return Ending.EXITED
+            if self.wakeup.stop_signal is not None:
+                return Ending.CANCELLED
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return Ending.TIMED_OUT
+            self.wakeup.wait(remaining)
+
+    def _exited(
+        self,
+        code: int | None,
+        ending: Ending,
+        confirmed: bool,
+        out: proc.Capture,
+        err: proc.Capture,
+    ) -> None:
+        signalled = code is not None and code < 0
+        exit_record = ExitRecord(
+            at=utc_now(),
+            exit_code=None if signalled else code,
+            signal=-code if code is not None and signalled else None,
+            cancelled=ending is Ending.CANCELLED,
+            timed_out=ending is Ending.TIMED_OUT,
+            stop_confirmed=confirmed,
+            stdout_bytes=out.kept_bytes,
+            stderr_bytes=err.kept_bytes,
+            stdout_truncated=out.truncated,
+            stderr_truncated=err.truncated,
+        )
+        append(self._path(JOURNAL_FILE), exit_record.to_record())
+
+    def _cancelled_before_start(self) -> None:
+        """Stopped before the intent: the command never ran, and the journal says so."""
+        self._journal("cancel_acknowledged", signal=self.wakeup.stop_signal)
+        nothing = proc.Capture(0, False)
+        self._exited(None, Ending.CANCELLED, True, nothing, nothing)
+
+    def _open_outputs(self) -> tuple[int, int]:
+        try:
+            return self._create(STDOUT_FILE), self._create(STDERR_FILE)
+        except OSError as error:
+            message = f"cannot create output files: {error}"
+            raise proc.SpawnError(RUNTIME_UNAVAILABLE, message) from None
+
+    def _create(self, name: str) -> int:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+        return os.open(self._path(name), flags, 0o644)
+
+    def _spawn_failed(self, error: proc.SpawnError) -> None:
+        self._journal("spawn_failed", failure_class=error.failure_class, message=error.message)
+
+    def _journal(self, event: str, **fields: object) -> None:
+        append(self._path(JOURNAL_FILE), record(event, **fields))
+
+    def _path(self, name: str) -> str:
+        return os.path.join(self.directory, name)
+
+
+def _start_pumps(
+    command: subprocess.Popen[bytes], outputs: tuple[int, int], cap: int
+) -> tuple[proc.OutputPump, proc.OutputPump]:
+    assert command.stdout is not None and command.stderr is not None
+    pumps = (
+        proc.OutputPump(command.stdout.fileno(), outputs[0], cap, STDOUT_FILE),
+        proc.OutputPump(command.stderr.fileno(), outputs[1], cap, STDERR_FILE),
+    )
+    for pump in pumps:
+        pump.start()
+    return pumps
+
+
+def _log_failure(directory: str) -> None:
+    import traceback  # only on the failure path: startup time matters
+
+    _log(directory, traceback.format_exc())
+
+
+def _log(directory: str, message: str) -> None:
+    """Best effort: ``runner.log`` is for people; the journal is the record."""
+    try:
+        with open(os.path.join(directory, LOG_FILE), "a", encoding="utf-8") as log:
+            log.write(f"{utc_now().isoformat()} {message.rstrip()}\n")
+    except OSError:
+        pass

@@ -1,0 +1,212 @@
+"""The command as processes: spawn it in its own group, pump its output, stop the whole group.
+
+Process identity is a pid *and* its start time as psutil reports it, never a pid alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+
+import psutil
+
+from coven_core.runner.journal import REFUSED, RUNTIME_UNAVAILABLE, VALIDATION, write_all
+from coven_core.runner.spec import RunnerSpec
+
+#: How long the group may take to vanish after SIGKILL before the stop counts as unconfirmed.
+KILL_CONFIRM_SECONDS = 5.0
+#: How long to wait for the output pipes to close once the group is gone (a process that left
+#: the group, e.g. with setsid, may still hold them).
+PUMP_DRAIN_SECONDS = 2.0
+#: Tolerance when comparing start times. psutil adds the boot time, which Linux reports in whole
+#: seconds recomputed from the wall clock, so NTP slewing can move a start time by a second.
+START_TIME_TOLERANCE = 1.5
+
+_CHUNK = 64 * 1024
+_POLL_CEILING = 0.02
+# The command's own fault: retrying the same argv cannot help.
+_VALIDATION_ERRNOS = {errno.ENOENT, errno.ENOTDIR, errno.ENOEXEC, errno.E2BIG, errno.ELOOP}
+_VALIDATION_ERRNOS |= {errno.ENAMETOOLONG}
+_REFUSED_ERRNOS = {errno.EACCES, errno.EPERM}
+
+
+class SpawnError(Exception):
+    """Nothing was started."""
+
+    def __init__(self, failure_class: str, message: str) -> None:
+        super().__init__(message)
+        self.failure_class, self.message = failure_class, message
+
+
+@dataclass(frozen=True)
+class Capture:
+    kept_bytes: int
+    truncated: bool
+    error: str | None = None  # the output file could not be written
+
+
+def check_cwd(spec: RunnerSpec) -> None:
+    """Raise SpawnError (validation) for a missing working directory, before any intent."""
+    if spec.cwd is not None and not os.path.isdir(spec.cwd):
+        raise SpawnError(VALIDATION, f"working directory {spec.cwd} does not exist")
+
+
+def spawn(spec: RunnerSpec) -> subprocess.Popen[bytes]:
+    """Start the command in a new process group (pgid = its pid), output to pipes."""
+    try:
+        return subprocess.Popen(
+            spec.command,
+            cwd=spec.cwd,
+            env={**os.environ, **dict(spec.env)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            process_group=0,
+        )
+    except OSError as error:
+        raise SpawnError(_classify(error), f"{spec.command[0]}: {error.strerror}") from None
+
+
+def _classify(error: OSError) -> str:
+    if error.errno in _VALIDATION_ERRNOS:
+        return VALIDATION
+    if error.errno in _REFUSED_ERRNOS:
+        return REFUSED
+    return RUNTIME_UNAVAILABLE
+
+
+class OutputPump:
+    """Copies a pipe into a file up to ``cap`` bytes, and keeps draining (discarding) past it,
+    so the command never blocks on a full pipe."""
+
+    def __init__(self, source: int, target: int, cap: int, name: str) -> None:
+        self._source, self._target, self._cap = source, target, cap
+        self._kept, self._truncated = 0, False
+        self._error: str | None = None
+        self._sealed = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def finish(self, deadline: float) -> Capture:
+        """Wait (until ``deadline``, monotonic) for end of file, then fsync what was kept."""
+        self._thread.join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            self._sealed = True  # whatever still arrives is not part of the attempt's record
+            if self._thread.is_alive():
+                self._truncated = True
+            os.fsync(self._target)
+            return Capture(self._kept, self._truncated, self._error)
+
+    def _run(self) -> None:
+        while chunk := os.read(self._source, _CHUNK):
+            with self._lock:
+                if not self._sealed:
+                    self._keep(chunk)
+
+    def _keep(self, chunk: bytes) -> None:
+        room = self._cap - self._kept
+        if len(chunk) > room:
+            self._truncated, chunk = True, chunk[:room]
+        if not chunk or self._error is not None:
+            return
+        try:
+            write_all(self._target, chunk)
+            self._kept += len(chunk)
+        except OSError as error:  # e.g. a full disk: keep draining, record the loss
+            self._error, self._truncated = str(error), True
+
+
+def stop_group(process: subprocess.Popen[bytes], grace: float) -> bool:
+    """Stop everything in the command's group: SIGTERM, then SIGKILL after ``grace`` seconds.
+
+    Returns whether the group was confirmed gone. A group that is already gone gets no signal.
+    """
+    pgid = process.pid
+    for sig, patience in ((signal.SIGTERM, grace), (signal.SIGKILL, KILL_CONFIRM_SECONDS)):
+        if _wait_gone(process, 0.0):
+            return True
+        _signal_group(pgid, sig)
+        if _wait_gone(process, patience):
+            return True
+    return False
+
+
+def kill_group(pgid: int) -> None:
+    """Last resort when the runner itself fails: the command must not run on unsupervised."""
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, sig)
+
+
+def _wait_gone(process: subprocess.Popen[bytes], patience: float) -> bool:
+    """Reap the leader and poll for the group's end (nothing notifies us of a grandchild's)."""
+    deadline, pause = time.monotonic() + patience, 0.001
+    while True:
+        leader_reaped = process.poll() is not None
+        if group_gone(process.pid, leader_reaped):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        pause = min(pause * 2, _POLL_CEILING)
+
+
+def group_gone(pgid: int, leader_reaped: bool = True) -> bool:
+    """No process of the group is left, or only zombies (dead, waiting for a parent to reap
+    them: where the reaper of orphans does not reap, they would otherwise linger forever)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return leader_reaped and _only_zombies(pgid)
+
+
+def _only_zombies(pgid: int) -> bool:
+    for pid in psutil.pids():
+        try:
+            if os.getpgid(pid) == pgid and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                return False
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return True
+
+
+def start_time(pid: int) -> float:
+    """The process's start time, as psutil computes it (seconds since the epoch)."""
+    return float(psutil.Process(pid).create_time())
+
+
+def is_running(pid: int, started: float) -> bool:
+    """Whether ``pid`` is still the live process that started at ``started`` (not a reused pid,
+    not a zombie). psutil's start time follows wall-clock steps, so a large clock change can
+    make a live process look gone; never a different process look like this one.
+    """
+    try:
+        process = psutil.Process(pid)
+        same = abs(process.create_time() - started) <= START_TIME_TOLERANCE
+        return same and bool(process.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+def boot_id() -> str:
+    """This boot's identity; pids and start times are meaningless across a reboot."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as file:
+            return file.read().strip()
+    except OSError:
+        return ""

@@ -1,0 +1,196 @@
+"""Retries, quarantine, manual runs, cancellation and recovery under virtual time (issue #4)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from coven_core.clock import WakeReason
+from coven_core.errors import ValidationError
+from coven_core.lease import LEASE_TTL
+from coven_core.model import FailureClass
+from coven_core.retry import RetryPolicy, backoff
+from coven_core.runs import Conflict
+from coven_core.runtime.base import LaunchError
+from tests.core.conftest import T0, Engine, make_engine, minutes
+
+
+def occurrence_rows(engine: Engine, rid: str) -> list[tuple]:
+    return list(engine.store.conn.execute(
+        "SELECT kind, state, disposition, reason FROM occurrences WHERE routine_id = ? "
+        "ORDER BY scheduled_utc, id", (rid,)))  # fmt: skip
+
+
+def attempts(engine: Engine, occurrence_like: str = "%") -> list[tuple]:
+    return list(engine.store.conn.execute(
+        "SELECT number, failure_class, not_before, race_note FROM attempts "
+        "WHERE occurrence_id LIKE ? ORDER BY occurrence_id, number", (occurrence_like,)))  # fmt: skip
+
+
+def state_of(engine: Engine, name: str) -> tuple:
+    return engine.store.conn.execute(
+        "SELECT state, state_reason, consecutive_failures FROM routines WHERE name = ?", (name,)
+    ).fetchone()
+
+
+def test_failed_attempts_retry_with_deterministic_backoff_then_exhaust(engine: Engine) -> None:
+    engine.runtime.auto_exit = 1
+    rid = engine.add("flaky", "0 13 * * *", retries=2)
+    engine.run_until(T0 + timedelta(hours=3))
+    rows = attempts(engine)
+    assert [(n, c) for n, c, _, _ in rows] == [
+        (1, "action_failed"),
+        (2, "action_failed"),
+        (3, "action_failed"),
+    ]
+    occurrence = f"{rid}@20260301T130000Z"
+    first_wait = backoff(RetryPolicy(2, False), occurrence, 1)
+    assert rows[0][2] == (T0 + timedelta(hours=1) + first_wait).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    assert occurrence_rows(engine, rid) == [
+        ("scheduled", "settled", "failed",
+         "action_failed: exited with status 1; retries exhausted after 3 attempt(s)"),
+    ]  # fmt: skip
+
+
+def test_three_failed_occurrences_quarantine_the_routine(engine: Engine) -> None:
+    engine.runtime.auto_exit = 1
+    rid = engine.add("broken", "*/10 * * * *")
+    engine.run_until(T0 + minutes(45))
+    assert state_of(engine, "broken") == ("quarantined", "3 consecutive failed occurrences", 3)
+    assert len(occurrence_rows(engine, rid)) == 3  # nothing planned while quarantined
+    engine.runtime.auto_exit = 0
+    ref = engine.operator.probe("broken")
+    engine.run_until(engine.clock.now_utc())
+    assert occurrence_rows(engine, rid)[-1][:3] == ("manual", "settled", "succeeded")
+    assert state_of(engine, "broken")[0] == "quarantined"  # a probe never releases
+    assert engine.operator.release("broken") == 2  # 12:30 and 12:40 passed while quarantined
+    assert state_of(engine, "broken") == ("active", None, 0)
+    del ref
+
+
+def test_a_success_resets_the_failure_count(engine: Engine) -> None:
+    engine.runtime.auto_exit = 1
+    engine.add("r", "*/10 * * * *")
+    engine.run_until(T0 + minutes(15))
+    engine.runtime.auto_exit = 0
+    engine.run_until(T0 + minutes(25))
+    assert state_of(engine, "r") == ("active", None, 0)
+
+
+def test_run_now_is_idempotent_per_key(engine: Engine) -> None:
+    engine.add("a", "@yearly")
+    engine.add("b", "@yearly")
+    first = engine.operator.run_now("a", key="k1")
+    assert engine.operator.run_now("a", key="k1") == first
+    with pytest.raises(Conflict, match="key 'k1' was already used for another routine"):
+        engine.operator.run_now("b", key="k1")
+    engine.run_until(T0 + minutes(1))
+    assert engine.operator.run_now("a", key="k1").disposition == "succeeded"
+    assert len(engine.runtime.launches) == 1
+
+
+def test_run_now_runs_a_paused_routine_but_not_a_quarantined_one(engine: Engine) -> None:
+    rid = engine.add("a", "@yearly")
+    engine.operator.pause("a")
+    engine.operator.run_now("a")
+    engine.run_until(T0 + minutes(1))
+    assert occurrence_rows(engine, rid)[-1][2] == "succeeded"
+    engine.operator.quarantine("a", "by hand")
+    with pytest.raises(ValidationError, match=r"is quarantined .* 'coven probe a'"):
+        engine.operator.run_now("a")
+
+
+def test_cancel_reaches_the_runtime_and_ends_cancelled(engine: Engine) -> None:
+    engine.runtime.auto_exit = None
+    rid = engine.add("slow", "@hourly")
+    engine.run_until(T0 + minutes(1))
+    (launch,) = engine.runtime.running.values()
+    run_id = occurrence_run_id(engine, rid)
+    engine.operator.cancel(run_id, "wrong disk")
+    engine.run_until(engine.clock.now_utc())
+    assert engine.runtime.cancels == [launch.attempt_id]
+    engine.runtime.finish(launch, code=-15, cancelled=True)
+    engine.run_until(engine.clock.now_utc())
+    assert occurrence_rows(engine, rid)[0][2] == "cancelled"
+    assert attempts(engine)[0][1] == "cancelled"
+
+
+def test_completion_beats_a_late_cancel_and_the_loser_is_recorded(engine: Engine) -> None:
+    engine.runtime.auto_exit = None
+    rid = engine.add("slow", "@hourly")
+    engine.run_until(T0 + minutes(1))
+    (launch,) = engine.runtime.running.values()
+    engine.operator.cancel(occurrence_run_id(engine, rid))
+    engine.runtime.finish(launch, code=0)  # it exits exactly as the cancel arrives
+    engine.run_until(engine.clock.now_utc())
+    assert occurrence_rows(engine, rid)[0][2] == "succeeded"
+    assert attempts(engine)[0][3] == "cancel arrived after completion"
+
+
+def test_cancel_before_start_and_after_end(engine: Engine) -> None:
+    rid = engine.add("a", "@yearly")
+    ref = engine.operator.run_now("a")
+    assert engine.operator.cancel(ref.run_id).disposition == "cancelled"
+    engine.run_until(T0 + minutes(1))
+    assert engine.runtime.launches == []
+    with pytest.raises(Conflict, match="already ended \\(cancelled\\)"):
+        engine.operator.cancel(ref.run_id)
+    del rid
+
+
+def test_retry_command_gives_a_failed_run_a_new_attempt(engine: Engine) -> None:
+    engine.runtime.auto_exit = 3
+    rid = engine.add("a", "@yearly")
+    ref = engine.operator.run_now("a")
+    engine.run_until(T0 + minutes(1))
+    engine.runtime.auto_exit = 0
+    engine.operator.retry(ref.run_id)
+    engine.run_until(engine.clock.now_utc())
+    assert [a[:2] for a in attempts(engine)] == [(1, "action_failed"), (2, None)]
+    assert occurrence_rows(engine, rid)[0][2] == "succeeded"
+
+
+def test_validation_failure_is_never_retried(engine: Engine) -> None:
+    def refuse(launch):  # type: ignore[no-untyped-def]
+        raise LaunchError(FailureClass.VALIDATION, "/nope: no such file")
+
+    engine.runtime.start = refuse  # type: ignore[method-assign]
+    rid = engine.add("a", "@hourly", retries=5)
+    engine.run_until(T0 + minutes(1))
+    assert occurrence_rows(engine, rid)[0][2:] == (
+        "failed",
+        "validation: /nope: no such file; not retried: the routine itself is invalid",
+    )
+    with pytest.raises(Conflict, match="only a failed, timed-out or cancelled run"):
+        engine.operator.retry(occurrence_run_id(engine, rid))
+
+
+@pytest.mark.parametrize(
+    ("idempotent", "expected"), [(False, "recovery_required"), (True, "succeeded")]
+)
+def test_a_run_left_by_a_dead_leader_is_ambiguous_unless_idempotent(
+    tmp_path, clock, idempotent: bool, expected: str
+) -> None:
+    old = make_engine(tmp_path / "d", clock)
+    old.runtime.auto_exit = None
+    rid = old.add("a", "@hourly", idempotent=idempotent)
+    old.run_until(T0 + minutes(1))
+    clock.advance(LEASE_TTL + timedelta(seconds=1))
+    new = make_engine(tmp_path / "d", clock)
+    new.run_until(clock.now_utc() + minutes(5))
+    assert [a.state for a in new.runtime.recovered] == ["running"]
+    assert occurrence_rows(new, rid)[0][2] == expected
+    if not idempotent:
+        with pytest.raises(Conflict, match="decide with 'coven reconcile"):
+            new.operator.retry(occurrence_run_id(new, rid))
+
+
+def occurrence_run_id(engine: Engine, rid: str) -> str:
+    return engine.store.conn.execute(
+        "SELECT run_id FROM occurrences WHERE routine_id = ? AND run_id IS NOT NULL "
+        "ORDER BY scheduled_utc LIMIT 1", (rid,)).fetchone()[0]  # fmt: skip
+
+
+def test_wake_reason_run_finished_exists() -> None:
+    assert WakeReason("run_finished") is WakeReason.RUN_FINISHED

@@ -15,7 +15,7 @@ from pathlib import Path
 from coven_core.clock import Clock, SystemClock, WakeReason, WakeSignal
 from coven_core.operator import Operator
 from coven_core.runtime.base import Runtime
-from coven_core.runtime.local import LocalProcessRuntime
+from coven_core.runtime.runner import RunnerRuntime
 from coven_core.scheduler import Limits, Scheduler
 from coven_core.store.location import resolve_data_dir
 from coven_core.store.store import Store
@@ -31,7 +31,7 @@ class Engine:
     operator: Operator
 
     def scheduler(self, runtime: Runtime | None = None, limits: Limits | None = None) -> Scheduler:
-        runtime = runtime or LocalProcessRuntime(self.clock, self.wake)
+        runtime = runtime or RunnerRuntime(self.clock, self.wake, self.store.data_dir / "attempts")
         return Scheduler(self.store, self.clock, runtime, self.wake, limits=limits)
 
     def close(self) -> None:

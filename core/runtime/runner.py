@@ -1,0 +1,241 @@
+"""The runner runtime: every attempt through a runner process that outlives the app (§8).
+
+``start`` writes the attempt's ``spec.json`` and starts ``python -m coven_core.runner DIR`` in
+its own session; one thread per runner waits for it to end (a child: ``wait``; an adopted
+runner from an earlier process: a pidfd, no polling) and turns its journal into an
+:class:`~coven_core.runtime.base.Exit`. After a restart, :meth:`recover` adopts a runner that
+is still alive — identified by pid *and* process start time — or reads what its journal says.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import select
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import psutil
+
+from coven_core.clock import Clock, WakeReason, WakeSignal
+from coven_core.model import FailureClass
+from coven_core.runner.journal import Journal, read_journal
+from coven_core.runner.spec import RunnerSpec
+from coven_core.runtime.base import Exit, Launch, LaunchError, Started, Unfinished
+
+JOURNAL, SPEC = "journal.jsonl", "spec.json"
+OUTPUT_CAP_BYTES = 10 * 1024 * 1024
+
+
+def runner_command() -> list[str]:
+    """How to start a runner: this interpreter, or the frozen bundle's own executable."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "--coven-runner"]
+    return [sys.executable, "-m", "coven_core.runner"]
+
+
+@dataclass
+class _Watched:
+    pid: int
+    start: float | None
+    directory: Path
+    thread: threading.Thread | None = None
+
+
+class RunnerRuntime:
+    def __init__(self, clock: Clock, wake: WakeSignal, attempts_root: Path) -> None:
+        self._clock, self._wake, self._root = clock, wake, attempts_root
+        self._exits: queue.Queue[Exit] = queue.Queue()
+        self._watched: dict[str, _Watched] = {}
+        self._lock = threading.Lock()
+
+    # -- starting ---------------------------------------------------------------------------
+    def start(self, launch: Launch) -> Started:
+        directory = self._prepare(launch)
+        try:
+            process = subprocess.Popen(
+                [*runner_command(), str(directory)], start_new_session=True,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+        except OSError as error:
+            raise LaunchError(FailureClass.RUNTIME_UNAVAILABLE, f"runner: {error}") from None
+        started = _start_time(process.pid)
+        watched = _Watched(process.pid, started, directory)
+        self._watch(launch.attempt_id, watched, process.wait)
+        return Started(process.pid, started, str(directory))
+
+    def _prepare(self, launch: Launch) -> Path:
+        directory = self._root / launch.attempt_id
+        try:
+            self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            directory.mkdir(mode=0o700)
+            _write_durably(directory / SPEC, _spec_of(launch).to_json())
+        except OSError as error:
+            raise LaunchError(
+                FailureClass.RUNTIME_UNAVAILABLE, f"cannot prepare {directory}: {error}"
+            ) from None
+        return directory
+
+    # -- watching ---------------------------------------------------------------------------
+    def _watch(self, attempt_id: str, watched: _Watched, wait: Callable[[], object]) -> None:
+        thread = threading.Thread(
+            target=self._await_end, args=(attempt_id, watched, wait),
+            name=f"coven-runner-{attempt_id}", daemon=True,
+        )  # fmt: skip
+        watched.thread = thread
+        with self._lock:
+            self._watched[attempt_id] = watched
+        thread.start()
+
+    def _await_end(self, attempt_id: str, watched: _Watched, wait: Callable[[], object]) -> None:
+        wait()
+        exit_ = exit_from_journal(attempt_id, read_journal(watched.directory / JOURNAL),
+                                  self._clock.now_utc())  # fmt: skip
+        self._exits.put(exit_)
+        with self._lock:
+            self._watched.pop(attempt_id, None)
+        self._wake.set(WakeReason.RUN_FINISHED)
+
+    def collect(self) -> list[Exit]:
+        exits = []
+        while True:
+            try:
+                exits.append(self._exits.get_nowait())
+            except queue.Empty:
+                return exits
+
+    def active(self) -> int:
+        with self._lock:
+            return len(self._watched)
+
+    def drain(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds in all for runners to end; the rest keep running
+        and are adopted by the next start."""
+        deadline = self._clock.monotonic() + timeout
+        with self._lock:
+            threads = [w.thread for w in self._watched.values() if w.thread is not None]
+        for thread in threads:
+            thread.join(max(0.0, deadline - self._clock.monotonic()))
+
+    # -- after a restart --------------------------------------------------------------------
+    def recover(self, attempt: Unfinished, now: datetime) -> Exit | None:
+        directory = Path(attempt.attempt_dir or self._root / attempt.attempt_id)
+        journal = read_journal(directory / JOURNAL)
+        pid = attempt.runner_pid or journal.runner_pid
+        start = attempt.runner_start or journal.runner_start
+        if pid is not None and is_alive(pid, start):
+            self._watch(attempt.attempt_id, _Watched(pid, start, directory), _waiter(pid))
+            return None
+        return exit_from_journal(attempt.attempt_id, journal, now)
+
+    # -- cancelling -------------------------------------------------------------------------
+    def cancel(self, attempt_id: str) -> bool:
+        """SIGUSR1 asks the runner to stop the command's whole group (polite, then forced)."""
+        with self._lock:
+            watched = self._watched.get(attempt_id)
+        if watched is None or not is_alive(watched.pid, watched.start):
+            return False
+        try:
+            os.kill(watched.pid, signal.SIGUSR1)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def exit_from_journal(attempt_id: str, journal: Journal, now: datetime) -> Exit:
+    """What the evidence proves: an exit, a failed spawn, nothing ran, or unknown."""
+    if journal.exit is not None:
+        record = journal.exit
+        return Exit(
+            attempt_id, record.at, record.exit_code, record.signal, None, None,
+            record.cancelled, record.timed_out, record.stop_confirmed, journal.command_pid,
+        )  # fmt: skip
+    if journal.spawn_failure is not None:
+        failure = FailureClass(journal.spawn_failure.failure_class)
+        return Exit(attempt_id, now, failure_class=failure, message=journal.spawn_failure.message)
+    if not journal.intent:
+        nothing_ran = "the runner ended before it started the command; nothing ran"
+        return Exit(attempt_id, now, failure_class=FailureClass.RUNTIME_UNAVAILABLE,
+                    message=nothing_ran)  # fmt: skip
+    detail = f" ({'; '.join(journal.problems)})" if journal.problems else ""
+    unknown = f"the runner is gone and its journal shows no outcome{detail}"
+    return Exit(attempt_id, now, failure_class=FailureClass.AMBIGUOUS,
+                command_pid=journal.command_pid, message=unknown)  # fmt: skip
+
+
+def is_alive(pid: int, start: float | None) -> bool:
+    """The same process, not just the same pid: a reused pid has another start time."""
+    try:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return start is None or abs(process.create_time() - start) < 0.01
+    except psutil.Error:
+        return False
+
+
+def _waiter(pid: int) -> Callable[[], object]:
+    """Block until a process that is not our child ends: a pidfd where Linux has one."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return lambda: _psutil_wait(pid)
+
+    def wait() -> None:
+        try:
+            descriptor = opener(pid)
+        except OSError:
+            return  # already gone
+        try:
+            poller = select.poll()
+            poller.register(descriptor, select.POLLIN)
+            poller.poll()
+        finally:
+            os.close(descriptor)
+
+    return wait
+
+
+def _psutil_wait(pid: int) -> None:
+    with contextlib.suppress(psutil.Error):
+        psutil.Process(pid).wait()
+
+
+def _start_time(pid: int) -> float | None:
+    try:
+        return float(psutil.Process(pid).create_time())
+    except psutil.Error:
+        return None
+
+
+def _spec_of(launch: Launch) -> RunnerSpec:
+    return RunnerSpec(
+        attempt_id=launch.attempt_id,
+        argv=launch.argv,
+        cwd=launch.cwd,
+        env=launch.env,
+        shell=launch.shell,
+        timeout_seconds=None if launch.timeout is None else launch.timeout.total_seconds(),
+        stop_grace_seconds=launch.stop_grace.total_seconds(),
+        output_cap_bytes=OUTPUT_CAP_BYTES,
+    )
+
+
+def _write_durably(path: Path, text: str) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)

@@ -1,0 +1,121 @@
+"""The runner and its journal with the real daemon: outcomes, faults and adoption (issue #4).
+
+Each command appends to a marker file: the witness of how many times it really ran.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import psutil
+
+from tests.system.conftest import Harness, wait_for
+
+
+def _marker_lines(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+def test_success_is_settled_and_its_output_delivered(harness: Harness, tmp_path: Path) -> None:
+    rid = harness.add("hello", ("sh", "-c", f"echo hello; echo ran >> {tmp_path}/m"))
+    harness.start_daemon()
+    assert wait_for(lambda: harness.query(
+        "SELECT state FROM deliveries WHERE state = 'delivered'"))  # fmt: skip
+    harness.stop_all()
+    assert harness.disposition(rid) == "succeeded"
+    ((path, size),) = harness.query("SELECT path, size FROM deliveries")
+    assert Path(path).read_text() == "hello\n" and size == 6
+    assert _marker_lines(tmp_path / "m") == ["ran"]
+
+
+def test_missing_executable_and_cwd_are_validation_failures(harness: Harness, tmp_path) -> None:
+    missing = harness.add("missing", ("/no/such/program",), retries=3)
+    no_cwd = harness.add("nocwd", ("/bin/true",), cwd=str(tmp_path / "gone"), retries=3)
+    harness.start_daemon()
+    assert wait_for(lambda: harness.disposition(missing) and harness.disposition(no_cwd))
+    harness.stop_all()
+    rows = harness.query("SELECT number, failure_class FROM attempts ORDER BY occurrence_id")
+    assert rows == [(1, "validation"), (1, "validation")]  # never retried
+
+
+def test_timeout_stops_a_command_that_ignores_sigterm(harness: Harness, tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    rid = harness.add(
+        "stubborn", ("sh", "-c", f"trap '' TERM; echo start >> {tmp_path}/m; sleep 60"),
+        timeout=timedelta(seconds=1), stop_grace=timedelta(seconds=0.5),
+    )  # fmt: skip
+    harness.start_daemon()
+    assert wait_for(lambda: harness.disposition(rid))
+    harness.stop_all()
+    assert harness.disposition(rid) == "timed_out"
+    assert _marker_lines(tmp_path / "m") == ["start"]
+
+
+def test_cancel_stops_the_whole_group_including_children(harness: Harness, tmp_path) -> None:
+    pids = tmp_path / "pids"
+    script = f"sleep 60 & echo $! >> {pids}; sleep 60 & echo $! >> {pids}; wait"
+    rid = harness.add("forker", ("sh", "-c", script))
+    harness.start_daemon()
+    assert wait_for(lambda: len(_marker_lines(pids)) == 2)
+    ((run_id,),) = harness.query("SELECT run_id FROM occurrences WHERE routine_id = ?", (rid,))
+    engine = harness.engine()
+    engine.operator.cancel(run_id, "test")
+    engine.close()
+    assert wait_for(lambda: harness.disposition(rid))
+    harness.stop_all()
+    assert harness.disposition(rid) == "cancelled"
+    for pid in map(int, _marker_lines(pids)):
+        assert not _alive(pid)
+
+
+def test_engine_killed_while_the_command_runs_is_adopted(harness: Harness, tmp_path) -> None:
+    release = tmp_path / "release"
+    script = f"echo ran >> {tmp_path}/m; while [ ! -e {release} ]; do sleep 0.05; done"
+    rid = harness.add("long", ("sh", "-c", script))
+    first = harness.start_daemon()
+    assert wait_for(lambda: _marker_lines(tmp_path / "m"))
+    harness.kill(first)
+    harness.start_daemon()
+    assert wait_for(lambda: harness.query("SELECT 1 FROM events WHERE kind = 'adopted'"))
+    release.touch()
+    assert wait_for(lambda: harness.disposition(rid))
+    harness.stop_all()
+    assert harness.disposition(rid) == "succeeded"
+    assert _marker_lines(tmp_path / "m") == ["ran"]
+
+
+def test_engine_and_runner_killed_is_ambiguous_never_rerun(harness: Harness, tmp_path) -> None:
+    script = f"echo ran >> {tmp_path}/m; sleep 60"
+    rid = harness.add("doomed", ("sh", "-c", script), retries=3)
+    first = harness.start_daemon()
+    assert wait_for(lambda: _marker_lines(tmp_path / "m"))
+    ((runner_pid,),) = harness.query("SELECT runner_pid FROM attempts")
+    harness.kill(first)
+    os.kill(runner_pid, signal.SIGKILL)  # a machine crash would take both at once
+    harness.start_daemon()
+    assert wait_for(lambda: harness.disposition(rid))
+    harness.stop_all()
+    assert harness.disposition(rid) == "recovery_required"
+    assert _marker_lines(tmp_path / "m") == ["ran"]  # retries=3, yet never run again
+
+
+def test_runner_killed_alone_is_ambiguous(harness: Harness, tmp_path) -> None:
+    rid = harness.add("victim", ("sh", "-c", f"echo ran >> {tmp_path}/m; sleep 60"))
+    harness.start_daemon()
+    assert wait_for(lambda: _marker_lines(tmp_path / "m"))
+    ((runner_pid,),) = harness.query("SELECT runner_pid FROM attempts")
+    os.kill(runner_pid, signal.SIGKILL)
+    assert wait_for(lambda: harness.disposition(rid))
+    harness.stop_all()
+    assert harness.disposition(rid) == "recovery_required"
+    assert _marker_lines(tmp_path / "m") == ["ran"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

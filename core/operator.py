@@ -211,6 +211,7 @@ class Operator:
             routine = routines.by_name(conn, name)
             if routine.state is RoutineState.QUARANTINED:
                 return
+            _require_state(routine, RoutineState.ACTIVE, "quarantined")  # keeps a pause's reason
             why = reason or f"quarantined by {runs.operator_name()}"
             routines.set_state(conn, routine.id, RoutineState.QUARANTINED, why, now)
             events.record(conn, now, EventKind.QUARANTINED, routine_id=routine.id, reason=why)
@@ -239,9 +240,13 @@ class Operator:
 def _require_state(routine: Routine, state: RoutineState, verb: str) -> None:
     if routine.state is not state:
         raise ValidationError(
-            f"routine {routine.name!r} is {routine.state.value}; only a {state.value} "
+            f"routine {routine.name!r} is {routine.state.value}; only {_article(state.value)} "
             f"routine can be {verb}"
         )
+
+
+def _article(word: str) -> str:
+    return f"an {word}" if word[0] in "aeiou" else f"a {word}"
 
 
 def validated(name: str, spec: RevisionSpec) -> RevisionSpec:

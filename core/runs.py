@@ -64,6 +64,8 @@ def run_now(
     """A manual occurrence now. The same key returns the same run; the same key for another
     routine is a conflict."""
     routine = routines.by_name(conn, name)
+    if key is not None and not key.strip():
+        raise ValidationError("an idempotency key must not be empty")
     if key is not None:
         existing = _by_key(conn, key)
         if existing is not None:
@@ -129,7 +131,9 @@ def cancel(
     """Request the cancellation of one run, fenced to its current attempt."""
     ref, routine_id = _run(conn, run_id)
     if ref.state == "planned":
-        why = f"cancelled before it started{': ' + reason if reason else ''}"
+        ran = _last_failure(conn, ref.occurrence_id) is not None
+        waited = "while waiting to retry" if ran else "before it started"
+        why = f"cancelled {waited}{': ' + reason if reason else ''}"
         settle(conn, ref.occurrence_id, routine_id, Disposition.CANCELLED, why, _stamp(conn, now))
         return RunRef(ref.run_id, ref.occurrence_id, "settled", Disposition.CANCELLED.value)
     if ref.state == "settled":
@@ -194,7 +198,8 @@ def retry(conn: apsw.Connection, run_id: str, now: datetime) -> RunRef:
         raise Conflict(
             f"run {run_id} may have run (outcome unknown): decide with 'coven reconcile {run_id}'"
         )
-    if ref.state != "settled" or failure not in _RETRYABLE:
+    never_started = failure is None and ref.disposition == Disposition.CANCELLED.value
+    if ref.state != "settled" or not (failure in _RETRYABLE or never_started):
         what = ref.disposition or ref.state
         raise Conflict(f"run {run_id} is {what}: only a failed, timed-out or cancelled run "
                        "can be retried")  # fmt: skip

@@ -54,6 +54,8 @@ def settle_attempt(conn: apsw.Connection, exit_: Exit, stamp: Stamp) -> bool:
     if attempt is None:
         return False
     failure = exit_.classify()
+    if attempt.cancel_requested and failure is FailureClass.RUNTIME_UNAVAILABLE:
+        failure = FailureClass.CANCELLED  # stopped before the command started: nothing ran
     _record_attempt(conn, attempt, exit_, failure, stamp)
     if failure is None:
         _succeeded(conn, attempt, stamp)
@@ -105,7 +107,9 @@ def _race_note(attempt: _Attempt, exit_: Exit, failure: FailureClass | None) -> 
 
 def _succeeded(conn: apsw.Connection, attempt: _Attempt, stamp: Stamp) -> None:
     settle(conn, attempt.occurrence_id, attempt.routine_id, Disposition.SUCCEEDED, None, stamp)
-    conn.execute("UPDATE routines SET consecutive_failures = 0 WHERE id = ?", (attempt.routine_id,))
+    if not attempt.probe:  # only a release resets a quarantined routine's count
+        reset = "UPDATE routines SET consecutive_failures = 0 WHERE id = ?"
+        conn.execute(reset, (attempt.routine_id,))
     if attempt.attempt_dir is not None:
         conn.execute(
             "INSERT OR IGNORE INTO deliveries (occurrence_id, state) VALUES (?, 'pending')",

@@ -13,6 +13,7 @@ from coven_core.tz import tzdb
 from coven_core.tz.local import resolve_local_zone
 
 EXIT_BAD_INPUT = 2
+EXIT_CONFLICT = 3
 _DATA_DIR_HELP = "the store's directory (default: $COVEN_DATA_DIR, else the user data dir)"
 
 
@@ -39,6 +40,13 @@ def opened_engine(args: argparse.Namespace) -> Iterator[Engine]:
         yield engine
     finally:
         engine.close()
+
+
+def non_empty(text: str) -> str:
+    """A value that means something: not empty, not only spaces."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text
 
 
 def positive(text: str) -> int:

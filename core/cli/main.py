@@ -16,11 +16,19 @@ from coven_core.cli import (
     history_cmd,
     pause_cmd,
     preview_cmd,
+    quarantine_cmd,
     routine_cmd,
+    run_cmd,
     status_cmd,
 )
-from coven_core.cli.arguments import EXIT_BAD_INPUT, OneLineParser, add_global_options
+from coven_core.cli.arguments import (
+    EXIT_BAD_INPUT,
+    EXIT_CONFLICT,
+    OneLineParser,
+    add_global_options,
+)
 from coven_core.errors import CovenError
+from coven_core.runs import Conflict
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     preview_cmd.register(commands)
     routine_cmd.register(commands)
     pause_cmd.register(commands)
+    run_cmd.register(commands)
+    quarantine_cmd.register(commands)
     explain_cmd.register(commands)
     history_cmd.register(commands)
     status_cmd.register(commands)
@@ -43,9 +53,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         status: int = args.run(args)
+    except Conflict as error:  # a CovenError too: it must be caught first
+        return _refused(args, error, EXIT_CONFLICT)
     except CovenError as error:
-        print(f"coven {args.command}: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _refused(args, error, EXIT_BAD_INPUT)
+    return status
+
+
+def _refused(args: argparse.Namespace, error: CovenError, status: int) -> int:
+    print(f"coven {args.command}: {error}", file=sys.stderr)
     return status
 
 

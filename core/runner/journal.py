@@ -12,6 +12,10 @@ Events, in order (each with ``"event"`` and ``"at"``, an ISO 8601 UTC time)::
 No ``intent`` means the command never started (safe to retry); ``intent`` without an outcome
 means it may have started (ambiguous). The reader is forgiving: a journal cut short by a crash
 still reads, and what it had to skip is listed in ``Journal.problems``.
+
+``runner_started`` is written once the runner handles its signals. Before that, a SIGUSR1
+(cancel) takes its default action and kills the runner: no intent, so nothing ran — but the
+attempt was cancelled, not unavailable. A cancel is safest sent after ``runner_started``.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import psutil
 
@@ -44,8 +44,7 @@ class SpawnError(Exception):
         self.failure_class, self.message = failure_class, message
 
 
-@dataclass(frozen=True)
-class Capture:
+class Capture(NamedTuple):
     kept_bytes: int
     truncated: bool
     error: str | None = None  # the output file could not be written
@@ -146,7 +145,9 @@ def kill_group(pgid: int) -> None:
 
 
 def _signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
+    # EPERM: no member may be signalled by us (one turned setuid); the group then stays, and
+    # the stop goes unconfirmed rather than crashing the runner.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
 
 
@@ -180,8 +181,10 @@ def _only_zombies(pgid: int) -> bool:
         try:
             if os.getpgid(pid) == pgid and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
                 return False
-        except (ProcessLookupError, psutil.Error):
-            continue
+        except (ProcessLookupError, psutil.NoSuchProcess):
+            continue  # ended while we looked
+        except psutil.AccessDenied:
+            return False  # a member we cannot see into is not proven dead
     return True
 
 

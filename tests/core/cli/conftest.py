@@ -12,8 +12,12 @@ from typing import Any
 
 import pytest
 
+from coven_core import engine as engine_module
+from coven_core.cli import arguments
 from coven_core.cli.main import main
+from coven_core.clock import WakeReason
 from coven_core.store.store import Store
+from tests.core.conftest import Engine
 
 # Every table a command could change; a refused command must leave each one as it was.
 _TABLES = ("routines", "revisions", "occurrences", "attempts", "events", "scheduler_state")
@@ -64,11 +68,12 @@ class Coven:
             store.close()
         return listed, rows
 
-    def refuses(self, *args: str, message: str) -> str:
-        """Exit status 2, one line on stderr naming the problem, nothing on stdout or stored."""
+    def refuses(self, *args: str, message: str, status: int = 2) -> str:
+        """Exit status 2 (3 for a conflict with what is stored), one line on stderr naming the
+        problem, nothing on stdout or stored."""
         before = self.snapshot()
-        status, out, err = self(*args)
-        assert (status, out) == (2, ""), err
+        got, out, err = self(*args)
+        assert (got, out) == (status, ""), err
         assert err.count("\n") == 1 and err.endswith("\n"), err
         assert message in err, err
         assert self.snapshot() == before
@@ -92,3 +97,23 @@ def data_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def coven(capsys: pytest.CaptureFixture[str], data_dir: Path) -> Coven:
     return Coven(capsys, data_dir)
+
+
+@pytest.fixture
+def on_engine_clock(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Engine:
+    """The engine fixture (a scheduler under virtual time on ``data_dir``), with ``coven``
+    reading the same virtual clock: what a command writes (a manual run, a cancel request) is
+    stamped in the scheduler's time, and the scheduler meets it without waiting."""
+
+    def open_on_virtual_time(data_dir: str | Path | None = None) -> engine_module.Engine:
+        return engine_module.open_engine(data_dir, clock=engine.clock)
+
+    monkeypatch.setattr(arguments, "open_engine", open_on_virtual_time)
+    return engine
+
+
+def react(engine: Engine) -> None:
+    """The scheduler hears an operator command from another process (in real use through the
+    store's wake directory) and makes its passes at the current virtual instant."""
+    engine.wake.set(WakeReason.OPERATOR_COMMAND)
+    engine.run_until(engine.clock.now_utc())

@@ -96,6 +96,7 @@ def test_run_now_runs_a_paused_routine_but_not_a_quarantined_one(engine: Engine)
     engine.operator.run_now("a")
     engine.run_until(T0 + minutes(1))
     assert occurrence_rows(engine, rid)[-1][2] == "succeeded"
+    engine.operator.resume("a")
     engine.operator.quarantine("a", "by hand")
     with pytest.raises(ValidationError, match=r"is quarantined .* 'coven probe a'"):
         engine.operator.run_now("a")
@@ -194,3 +195,32 @@ def occurrence_run_id(engine: Engine, rid: str) -> str:
 
 def test_wake_reason_run_finished_exists() -> None:
     assert WakeReason("run_finished") is WakeReason.RUN_FINISHED
+
+
+def test_an_empty_key_is_refused(engine: Engine) -> None:
+    engine.add("a", "@yearly")
+    with pytest.raises(ValidationError, match="must not be empty"):
+        engine.operator.run_now("a", key=" ")
+
+
+def test_a_run_cancelled_before_it_started_can_be_retried(engine: Engine) -> None:
+    engine.add("a", "@yearly")
+    ref = engine.operator.run_now("a")
+    engine.operator.cancel(ref.run_id)
+    assert engine.operator.retry(ref.run_id).state == "planned"
+
+
+def test_cancel_while_waiting_to_retry_says_so(engine: Engine) -> None:
+    engine.runtime.auto_exit = 1
+    rid = engine.add("a", "@yearly", retries=2)
+    ref = engine.operator.run_now("a")
+    engine.run_until(T0 + timedelta(seconds=1))
+    engine.operator.cancel(ref.run_id)
+    assert occurrence_rows(engine, rid)[0][3] == "cancelled while waiting to retry"
+
+
+def test_a_paused_routine_cannot_be_quarantined_by_hand(engine: Engine) -> None:
+    engine.add("a", "@yearly")
+    engine.operator.pause("a", "holiday")
+    with pytest.raises(ValidationError, match="only an active routine can be quarantined"):
+        engine.operator.quarantine("a")

@@ -16,7 +16,9 @@ def test_new_store_is_at_the_current_schema_with_our_application_id(tmp_path) ->
     conn = store.conn
     assert conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT.user_version
     assert conn.execute("PRAGMA application_id").fetchone()[0] == 0x436F766E
-    assert [r[0] for r in conn.execute("SELECT name FROM migrations")] == [m.name for m in MIGRATIONS]
+    assert [r[0] for r in conn.execute("SELECT name FROM migrations")] == [
+        m.name for m in MIGRATIONS
+    ]
     store.close()
 
 

@@ -1,0 +1,142 @@
+"""End-to-end dispatch through the runner, against a bare subprocess.run (issue #4).
+
+dispatch: one occurrence at a time — claimed, the runner started, ``/bin/true`` run by it,
+          its exit journaled, observed and settled — against ``subprocess.run(["/bin/true"])``,
+          interleaved in one run; the ratio is the bare rate's share we reach.
+start lag: 100 routines due at the same instant with concurrency 4, on the real clock:
+          scheduled instant → the runner's journal says the command was spawned.
+
+Run: python3 benchmarks/bench_dispatch.py [--occurrences N] [--rounds N] [--routines N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.harness import Figure, print_table, side_by_side, write_json
+from coven_core.clock import SystemClock, VirtualClock, WakeReason, WakeSignal
+from coven_core.model import RevisionSpec
+from coven_core.operator import Operator
+from coven_core.runner.journal import read_journal
+from coven_core.runtime.runner import RunnerRuntime
+from coven_core.scheduler import Limits, Scheduler
+from coven_core.store.store import Store
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+TRUE = ("/bin/true",)
+
+
+def dispatch_through_runner(directory: Path, count: int) -> None:
+    clock, wake = VirtualClock(T0), WakeSignal()
+    store = Store.open(directory, T0)
+    spec = RevisionSpec(schedule="* * * * *", timezone="UTC", argv=TRUE)
+    Operator(store, clock, wake.set).add_routine("true", spec)
+    scheduler = Scheduler(store, clock, RunnerRuntime(clock, wake, directory / "attempts"), wake)
+    for _ in range(count):
+        clock.advance(timedelta(minutes=1))
+        wake.take()
+        scheduler.pass_once("deadline")
+        _wait_for_exit(wake)
+        scheduler.pass_once("run_finished")
+    store.close()
+
+
+def _wait_for_exit(wake: WakeSignal) -> None:
+    with wake.condition:
+        if not wake.condition.wait_for(wake.is_set, timeout=30):
+            raise TimeoutError("the runner did not report an exit")
+    wake.take()
+
+
+def bare(count: int) -> None:
+    for _ in range(count):
+        subprocess.run(TRUE, check=True)
+
+
+def dispatch_figure(count: int, rounds: int) -> Figure:
+    build = Path.cwd() / "build"
+    build.mkdir(exist_ok=True)
+
+    def ours() -> None:
+        with tempfile.TemporaryDirectory(dir=build) as directory:
+            dispatch_through_runner(Path(directory) / "data", count)
+
+    mine, base = side_by_side(ours, lambda: bare(count), rounds=rounds, repeat=1)
+    return Figure("dispatch /bin/true end to end", "ms", mine / count * 1e3, base / count * 1e3,
+                  base / mine, 0.25)  # fmt: skip
+
+
+def start_lags(routines: int, concurrency: int) -> list[float]:
+    """Seconds from the scheduled instant to the command's spawn, for each routine."""
+    with tempfile.TemporaryDirectory(dir=Path.cwd() / "build") as directory:
+        real_now = datetime.now(UTC)
+        target = (real_now + timedelta(minutes=2)).replace(second=0, microsecond=0)
+        offset = (target - timedelta(seconds=1)) - real_now
+        clock = SystemClock(offset=offset)
+        store, wake = Store.open(Path(directory) / "data", clock.now_utc()), WakeSignal()
+        operator = Operator(store, clock, wake.set)
+        for index in range(routines):
+            spec = RevisionSpec(f"once {target:%Y-%m-%dT%H:%M}", "UTC", TRUE)
+            operator.add_routine(f"r{index:03d}", spec)
+        runtime = RunnerRuntime(clock, wake, Path(directory) / "attempts")
+        limits = Limits(max_active=concurrency, claim_batch=routines, plan_batch=routines)
+        watcher = Store.open(Path(directory) / "data", clock.now_utc())  # a connection per thread
+        _run_until_settled(Scheduler(store, clock, runtime, wake, limits=limits), watcher, routines)
+        # The runners journal the real wall clock; the target was set on the shifted one.
+        return _lags(Path(directory) / "attempts", target - offset)
+
+
+def _run_until_settled(scheduler: Scheduler, store: Store, routines: int) -> None:
+    loop = threading.Thread(target=scheduler.run, daemon=True)
+    loop.start()
+    done = "SELECT count(*) FROM occurrences WHERE state = 'settled'"
+    while True:
+        with scheduler.wake.condition:
+            scheduler.wake.condition.wait(0.2)  # real-time: polling the benchmark's own store
+        if store.conn.execute(done).fetchone()[0] >= routines:
+            break
+    scheduler.wake.set(WakeReason.SHUTDOWN)
+    loop.join(30)
+
+
+def _lags(attempts: Path, target: datetime) -> list[float]:
+    lags = []
+    for journal_path in attempts.glob("*/journal.jsonl"):
+        spawned = read_journal(journal_path).spawned_at
+        if spawned is not None:
+            lags.append((spawned - target).total_seconds())
+    return sorted(lags)
+
+
+def percentile(values: list[float], share: float) -> float:
+    return values[min(len(values) - 1, int(share * len(values)))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--occurrences", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--routines", type=int, default=100)
+    parser.add_argument("--json", type=Path, default=Path("benchmarks/results/dispatch.json"))
+    args = parser.parse_args()
+    figures = [dispatch_figure(args.occurrences, args.rounds)]
+    print_table(figures, "subprocess")
+    lags = start_lags(args.routines, 4)
+    p50, p99 = statistics.median(lags), percentile(lags, 0.99)
+    print(f"start lag, {len(lags)} routines due at once, concurrency 4: "
+          f"p50 {p50 * 1e3:.0f} ms, p99 {p99 * 1e3:.0f} ms")  # fmt: skip
+    write_json(figures, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""``coven run-now NAME [--key KEY]``, ``coven cancel RUN_ID|--routine NAME`` and
+``coven retry RUN_ID``: the operator's commands on runs (CONTRACT §5.4, §6, §7)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from coven_core.cli.arguments import add_store_options, non_empty, opened_engine
+from coven_core.cli.output import print_json
+from coven_core.cli.run_output import cancelled_run, cancelled_runs, started_run
+from coven_core.i18n import _
+from coven_core.runs import RunRef
+
+_KEY_HELP = "an idempotency key: the same key again returns the same run instead of a new one"
+_REASON_HELP = "why (recorded with the cancel request, shown in history)"
+
+
+def register(commands: Any) -> None:
+    _register_run_now(commands)
+    _register_cancel(commands)
+    _register_retry(commands)
+
+
+def _register_run_now(commands: Any) -> None:
+    parser = commands.add_parser("run-now", help="run a routine once, now")
+    parser.add_argument("name", metavar="NAME")
+    parser.add_argument("--key", type=non_empty, metavar="KEY", help=_KEY_HELP)
+    add_store_options(parser)
+    parser.set_defaults(run=run_now)
+
+
+def _register_cancel(commands: Any) -> None:
+    parser = commands.add_parser("cancel", help="cancel a run, or every active run of a routine")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("run_id", nargs="?", metavar="RUN_ID", help="the run")
+    target.add_argument("--routine", metavar="NAME", help="every active run of this routine")
+    parser.add_argument("--reason", metavar="TEXT", help=_REASON_HELP)
+    add_store_options(parser)
+    parser.set_defaults(run=run_cancel)
+
+
+def _register_retry(commands: Any) -> None:
+    parser = commands.add_parser("retry", help="give a failed run a new attempt")
+    parser.add_argument("run_id", metavar="RUN_ID")
+    add_store_options(parser)
+    parser.set_defaults(run=run_retry)
+
+
+def run_now(args: argparse.Namespace) -> int:
+    with opened_engine(args) as engine:
+        ref = engine.operator.run_now(args.name, args.key)
+    started_run(args, ref)
+    return 0
+
+
+def run_cancel(args: argparse.Namespace) -> int:
+    if args.routine is not None:
+        _cancel_routine(args)
+    else:
+        _cancel_run(args)
+    return 0
+
+
+def _cancel_run(args: argparse.Namespace) -> None:
+    with opened_engine(args) as engine:
+        ref = engine.operator.cancel(args.run_id, args.reason)
+    _say(args, ref, cancelled_run(ref))
+
+
+def _cancel_routine(args: argparse.Namespace) -> None:
+    with opened_engine(args) as engine:
+        refs = engine.operator.cancel_routine(args.routine, args.reason)
+    cancelled_runs(args, refs)
+
+
+def run_retry(args: argparse.Namespace) -> int:
+    with opened_engine(args) as engine:
+        ref = engine.operator.retry(args.run_id)
+    line = _("Run {run} will get a new attempt; it is planned again.")
+    _say(args, ref, line.format(run=ref.run_id))
+    return 0
+
+
+def _say(args: argparse.Namespace, ref: RunRef, line: str) -> None:
+    if args.json:
+        print_json(ref.to_json())
+    else:
+        print(line)

@@ -1,0 +1,52 @@
+"""Runs for people and scripts: the one or two lines ``run-now``, ``probe``, ``cancel`` and
+``retry`` print about the run they touched."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from coven_core.cli.output import print_json
+from coven_core.i18n import _
+from coven_core.runs import RunRef
+
+
+def where_it_stands(ref: RunRef) -> str:
+    """``is planned`` / ``is running`` while it lasts, ``ended: failed`` once settled."""
+    if ref.disposition is not None:
+        return _("ended: {disposition}").format(disposition=ref.disposition)
+    return _("is {state}").format(state=ref.state)
+
+
+def started_run(args: argparse.Namespace, ref: RunRef) -> None:
+    """A run that ``run-now`` or ``probe`` made (or found again by its key)."""
+    if args.json:
+        print_json(ref.to_json())
+        return
+    line = _("Run {run} of {name} {stands} (occurrence {occurrence}).")
+    print(line.format(run=ref.run_id, name=repr(args.name), stands=where_it_stands(ref),
+                      occurrence=ref.occurrence_id))  # fmt: skip
+    print(_("Follow it with: coven history {name}").format(name=args.name))
+
+
+def cancelled_run(ref: RunRef) -> str:
+    """What a cancel did to one run: ended it at once, or asked the scheduler to stop it."""
+    if ref.disposition is not None:
+        return _("Run {run} {stands}; it had not started.").format(
+            run=ref.run_id, stands=where_it_stands(ref)
+        )
+    return _("Run {run} {stands}; the scheduler has been asked to stop it.").format(
+        run=ref.run_id, stands=where_it_stands(ref)
+    )
+
+
+def cancelled_runs(args: argparse.Namespace, refs: Sequence[RunRef]) -> None:
+    """``cancel --routine``: every active run of the routine."""
+    if args.json:
+        print_json({"routine": args.routine, "runs": [ref.to_json() for ref in refs]})
+        return
+    if not refs:
+        print(_("{name} has no active run; nothing to cancel.").format(name=repr(args.routine)))
+        return
+    for ref in refs:
+        print(cancelled_run(ref))

@@ -1,0 +1,101 @@
+"""The command's processes, in-process: spawn errors, the output pump's cap, group stops."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from coven_core.runner import process as proc
+from coven_core.runner.spec import RunnerSpec
+
+
+def spec(*argv: str, **options: object) -> RunnerSpec:
+    return RunnerSpec("a1", argv, **options)  # type: ignore[arg-type]
+
+
+def test_a_missing_executable_is_a_validation_failure() -> None:
+    with pytest.raises(proc.SpawnError) as raised:
+        proc.spawn(spec("/nonexistent/coven-test-command"))
+    assert raised.value.failure_class == "validation"
+
+
+def test_a_file_that_is_not_executable_is_refused(tmp_path: Path) -> None:
+    script = tmp_path / "script"
+    script.write_text("#!/bin/sh\n", encoding="utf-8")
+    script.chmod(stat.S_IRUSR | stat.S_IWUSR)  # no execute bit for anyone, even root
+    with pytest.raises(proc.SpawnError) as raised:
+        proc.spawn(spec(str(script)))
+    assert raised.value.failure_class == "refused"
+
+
+def test_a_missing_or_non_directory_cwd_is_a_validation_failure(tmp_path: Path) -> None:
+    (tmp_path / "file").touch()
+    for cwd in (tmp_path / "missing", tmp_path / "file"):
+        with pytest.raises(proc.SpawnError) as raised:
+            proc.check_cwd(spec("/bin/true", cwd=str(cwd)))
+        assert raised.value.failure_class == "validation"
+    proc.check_cwd(spec("/bin/true", cwd=str(tmp_path)))
+
+
+def test_the_command_leads_its_own_process_group() -> None:
+    command = proc.spawn(spec("/bin/sleep", "30"))
+    try:
+        assert os.getpgid(command.pid) == command.pid != os.getpgrp()
+    finally:
+        assert proc.stop_group(command, grace=1.0)
+    assert command.returncode == -signal.SIGTERM
+
+
+def pump_through(data: bytes, cap: int, tmp_path: Path) -> tuple[proc.Capture, bytes]:
+    read, write = os.pipe()
+    target = os.open(tmp_path / "out", os.O_WRONLY | os.O_CREAT, 0o644)
+    pump = proc.OutputPump(read, target, cap, "test")
+    pump.start()
+    writer = threading.Thread(target=lambda: (os.write(write, data), os.close(write)))
+    writer.start()  # a pipe holds ~64 KiB: this only finishes if the pump keeps reading
+    writer.join(timeout=30)
+    capture = pump.finish(deadline=time.monotonic() + 30)
+    os.close(target)
+    os.close(read)
+    return capture, (tmp_path / "out").read_bytes()
+
+
+def test_output_beyond_the_cap_is_drained_and_discarded(tmp_path: Path) -> None:
+    data = os.urandom(3 * 1024 * 1024)
+    capture, kept = pump_through(data, 1024 * 1024, tmp_path)
+    assert kept == data[: 1024 * 1024]
+    assert capture == proc.Capture(1024 * 1024, truncated=True)
+
+
+def test_output_within_the_cap_is_kept_whole(tmp_path: Path) -> None:
+    capture, kept = pump_through(b"hello\n", 6, tmp_path)
+    assert (kept, capture) == (b"hello\n", proc.Capture(6, truncated=False))
+
+
+def test_is_running_checks_the_start_time_not_just_the_pid() -> None:
+    me = os.getpid()
+    started = proc.start_time(me)
+    assert started == psutil.Process(me).create_time()
+    assert proc.is_running(me, started)
+    assert not proc.is_running(me, started - 3600)  # same pid, another process
+
+
+def test_a_reaped_process_is_not_running() -> None:
+    command = proc.spawn(spec("/bin/true"))
+    started = proc.start_time(command.pid)
+    command.wait(timeout=30)
+    assert not proc.is_running(command.pid, started)
+    assert proc.group_gone(command.pid)
+
+
+def test_the_boot_id_is_this_boots() -> None:
+    path = Path("/proc/sys/kernel/random/boot_id")
+    expected = path.read_text(encoding="ascii").strip() if path.exists() else ""
+    assert proc.boot_id() == expected

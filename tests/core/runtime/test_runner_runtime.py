@@ -1,0 +1,92 @@
+"""The runner runtime on its own: real runners, through the fork server and without it."""
+
+from __future__ import annotations
+
+import signal
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from coven_core.clock import VirtualClock, WakeSignal
+from coven_core.model import FailureClass
+from coven_core.runtime.base import Exit, Launch, Unfinished
+from coven_core.runtime.runner import RunnerRuntime
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def launch(attempt: str, *argv: str, **options: object) -> Launch:
+    return Launch(attempt, "o", "r", argv, None, (), None, **options)  # type: ignore[arg-type]
+
+
+def next_exit(runtime: RunnerRuntime, wake: WakeSignal) -> Exit:
+    with wake.condition:  # real-time: a real runner process reports through the wake signal
+        assert wake.condition.wait_for(wake.is_set, timeout=30)
+    wake.take()
+    (exit_,) = runtime.collect()
+    return exit_
+
+
+@pytest.fixture(params=[True, False], ids=["fork-server", "fresh-interpreter"])
+def runtime(request, tmp_path: Path):  # type: ignore[no-untyped-def]
+    wake = WakeSignal()
+    built = RunnerRuntime(VirtualClock(NOW), wake, tmp_path / "attempts", fork_server=request.param)
+    built.wake = wake  # type: ignore[attr-defined]
+    yield built
+    built.close()
+
+
+def test_exit_codes_come_from_the_journal(runtime: RunnerRuntime) -> None:
+    runtime.start(launch("a1", "/bin/sh", "-c", "exit 3"))
+    exit_ = next_exit(runtime, runtime.wake)  # type: ignore[attr-defined]
+    assert (exit_.attempt_id, exit_.exit_code, exit_.classify()) == (
+        "a1",
+        3,
+        FailureClass.ACTION_FAILED,
+    )
+
+
+def test_started_names_the_runner_and_its_directory(runtime: RunnerRuntime) -> None:
+    started = runtime.start(launch("a2", "/bin/true"))
+    assert started.pid and started.process_start and Path(started.attempt_dir or "").is_dir()
+    assert next_exit(runtime, runtime.wake).exit_code == 0  # type: ignore[attr-defined]
+
+
+def test_cancel_stops_the_command(runtime: RunnerRuntime) -> None:
+    runtime.start(launch("a3", "/bin/sleep", "30", stop_grace=timedelta(seconds=1)))
+    import time
+
+    deadline = time.monotonic() + 10
+    journal = Path(runtime._root / "a3" / "journal.jsonl")  # type: ignore[attr-defined]
+    while "spawned" not in (journal.read_text() if journal.exists() else ""):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)  # real-time: waiting for another process to journal its spawn
+    assert runtime.cancel("a3")
+    exit_ = next_exit(runtime, runtime.wake)  # type: ignore[attr-defined]
+    assert exit_.cancelled and exit_.stop_confirmed and exit_.classify() is FailureClass.CANCELLED
+
+
+def test_recover_reads_what_a_finished_runner_left(runtime: RunnerRuntime) -> None:
+    started = runtime.start(launch("a4", "/bin/true"))
+    next_exit(runtime, runtime.wake)  # type: ignore[attr-defined]
+    left = Unfinished("a4", "running", started.attempt_dir, started.pid, started.process_start)
+    exit_ = runtime.recover(left, NOW)
+    assert exit_ is not None and exit_.exit_code == 0
+
+
+def test_recover_without_any_evidence_means_nothing_ran(runtime: RunnerRuntime) -> None:
+    exit_ = runtime.recover(Unfinished("never", "dispatching", None, None, None), NOW)
+    assert exit_ is not None and exit_.classify() is FailureClass.RUNTIME_UNAVAILABLE
+
+
+def test_a_dead_fork_server_is_replaced(tmp_path: Path) -> None:
+    wake = WakeSignal()
+    runtime = RunnerRuntime(VirtualClock(NOW), wake, tmp_path / "attempts")
+    runtime.start(launch("b1", "/bin/true"))
+    next_exit(runtime, wake)
+    runtime._server._process.send_signal(signal.SIGKILL)  # type: ignore[union-attr]
+    runtime._server._process.wait()  # type: ignore[union-attr]
+    runtime.start(launch("b2", "/bin/true"))
+    assert next_exit(runtime, wake).exit_code == 0
+    runtime.close()

@@ -255,6 +255,8 @@ def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
         raise ValidationError("a routine needs a name")
     if not spec.argv or not spec.argv[0]:
         raise ValidationError("the command is empty: give it after --, e.g. -- /usr/bin/backup")
+    if spec.shell and len(spec.argv) != 1:
+        raise ValidationError("with --shell, give the whole command as one argument after --")
     if spec.retries < 0:
         raise ValidationError("--retries must be 0 or more")
     for key, _ in spec.env:

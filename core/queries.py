@@ -45,6 +45,9 @@ class RoutineView:
             "timeout_seconds": None if spec.timeout is None else spec.timeout.total_seconds(),
             "retries": spec.retries,
             "idempotent": spec.idempotent,
+            "shell": spec.shell,
+            "stop_grace_seconds": spec.stop_grace.total_seconds(),
+            "quarantine_after": spec.quarantine_after,
             "command": list(spec.argv),
             "cwd": spec.cwd,
             "env": sorted(key for key, _ in spec.env),  # values may be secret (§13)

@@ -54,3 +54,11 @@ def limit_argument(text: str) -> timedelta | None:
         return parse_limit(text)
     except DurationError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def duration_argument(text: str) -> timedelta:
+    """For ``type=``: a duration that must be given (``none`` is not accepted)."""
+    try:
+        return parse_duration(text)
+    except DurationError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from coven_core.cli.arguments import resolve_zone_key, whole_number
-from coven_core.cli.durations import limit_argument
+from coven_core.cli.durations import duration_argument, limit_argument
 from coven_core.errors import ValidationError
 from coven_core.model import MisfirePolicy, OverlapPolicy
 
@@ -18,7 +18,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The RevisionSpec fields an option can set; argparse stores each under the field's name.
 SPEC_FIELDS = (
     "schedule", "timezone", "misfire", "grace", "overlap", "timeout", "retries", "idempotent",
-    "cwd", "env", "argv",
+    "cwd", "env", "argv", "shell", "stop_grace", "quarantine_after",
 )  # fmt: skip
 
 
@@ -35,6 +35,11 @@ def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None
     option("--idempotent", action=argparse.BooleanOptionalAction, help="safe to run twice")
     option("--cwd", type=_directory, metavar="DIR", help="working directory")
     option("--env", action="append", type=_env_pair, metavar="KEY=VALUE", help="repeatable")
+    option("--shell", action=argparse.BooleanOptionalAction, help="run COMMAND with /bin/sh -c")
+    option("--stop-grace", dest="stop_grace", type=duration_argument, metavar="DURATION",
+           help="SIGTERM to SIGKILL on cancel or timeout (default 5s)")  # fmt: skip
+    option("--quarantine-after", dest="quarantine_after", type=whole_number, metavar="N",
+           help="consecutive failed occurrences before quarantine (default 3; 0: never)")  # fmt: skip
 
 
 def _suppressed(parser: argparse.ArgumentParser) -> Any:

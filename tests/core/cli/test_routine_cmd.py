@@ -191,3 +191,15 @@ def test_console_script_adds_and_shows_for_real(data_dir: Path) -> None:
     again = coven("routine", "add", "nightly", *DAILY, "--", "/bin/echo")
     assert (again.returncode, again.stdout) == (2, "")
     assert again.stderr.count("\n") == 1 and "already exists" in again.stderr
+
+
+def test_runner_options_are_stored(coven: Coven) -> None:
+    shown = coven.add(
+        "sh", *DAILY, "--shell", "--stop-grace", "30s", "--quarantine-after", "5",
+        command=("echo $HOME",),
+    )  # fmt: skip
+    assert (shown["shell"], shown["stop_grace_seconds"], shown["quarantine_after"]) == (
+        True,
+        30.0,
+        5,
+    )

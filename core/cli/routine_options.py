@@ -39,7 +39,7 @@ def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None
     option("--stop-grace", dest="stop_grace", type=duration_argument, metavar="DURATION",
            help="SIGTERM to SIGKILL on cancel or timeout (default 5s)")  # fmt: skip
     option("--quarantine-after", dest="quarantine_after", type=whole_number, metavar="N",
-           help="consecutive failed occurrences before quarantine (default 3; 0: never)")  # fmt: skip
+           help="failed occurrences in a row before quarantine (default 3; 0: never)")  # fmt: skip
 
 
 def _suppressed(parser: argparse.ArgumentParser) -> Any:

@@ -41,6 +41,7 @@ class EventKind(enum.StrEnum):
     MANUAL_RUN = "manual_run"
     DELIVERED = "delivered"
     DELIVERY_FAILED = "delivery_failed"
+    RECONCILED = "reconciled"
 
 
 @dataclass(frozen=True)

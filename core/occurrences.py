@@ -14,6 +14,7 @@ from typing import Any
 import apsw
 
 from coven_core import events, ids
+from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import (
     AttemptState,
@@ -35,6 +36,13 @@ class Stamp:
 
     now: datetime
     generation: int
+
+
+def operator_stamp(conn: apsw.Connection, now: datetime) -> Stamp:
+    """A stamp for a person's command: it is not a scheduler write, so it carries the current
+    generation (for the record) rather than being fenced by one."""
+    row = conn.execute("SELECT generation FROM lease WHERE id = 1").fetchone()
+    return Stamp(now, 0 if row is None else int(row[0]))
 
 
 def insert_moment(
@@ -115,18 +123,19 @@ class Waiting:
     scheduled: datetime
     kind: OccurrenceKind = OccurrenceKind.SCHEDULED
     probe: bool = False
+    forced: bool = False  # a person asked for this attempt (a reconciled retry)
 
 
 def waiting(conn: apsw.Connection, now: datetime, limit: int) -> list[Waiting]:
     rows = conn.execute(
-        "SELECT id, routine_id, revision, scheduled_utc, kind, probe FROM occurrences "
+        "SELECT id, routine_id, revision, scheduled_utc, kind, probe, forced FROM occurrences "
         "WHERE state = 'planned' AND scheduled_utc <= ?1 "
         "AND (not_before IS NULL OR not_before <= ?1) ORDER BY scheduled_utc, id LIMIT ?2",
         (instant_text(now), limit),
     )
     return [
-        Waiting(oid, rid, rev, instant_from(at), OccurrenceKind(kind), bool(probe))
-        for oid, rid, rev, at, kind, probe in rows
+        Waiting(oid, rid, rev, instant_from(at), OccurrenceKind(kind), bool(probe), bool(forced))
+        for oid, rid, rev, at, kind, probe, forced in rows
     ]
 
 
@@ -146,6 +155,26 @@ def earliest_retry(conn: apsw.Connection, now: datetime) -> datetime | None:
         (instant_text(now),),
     )
     return None if at is None else instant_from(at)
+
+
+def awaiting_decision(conn: apsw.Connection, routine_id: str) -> list[str]:
+    """Runs of the routine waiting for a person (``recovery_required``)."""
+    rows = conn.execute(
+        "SELECT run_id FROM occurrences WHERE routine_id = ? AND disposition = ?",
+        (routine_id, Disposition.RECOVERY_REQUIRED.value),
+    )
+    return [row[0] for row in rows]
+
+
+def refuse_while_awaiting(conn: apsw.Connection, routine_id: str, name: str, what: str) -> None:
+    """While a run awaits a decision the routine does no new work (issue #5)."""
+    waiting_runs = awaiting_decision(conn, routine_id)
+    if waiting_runs:
+        run = waiting_runs[0]
+        raise ValidationError(
+            f"cannot {what} {name!r}: run {run} awaits your decision "
+            f"(see 'coven attention', then 'coven reconcile {run}')"
+        )
 
 
 def oldest_waiting_id(conn: apsw.Connection, routine_id: str) -> str | None:

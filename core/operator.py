@@ -27,9 +27,10 @@ from coven_core.model import (
     RoutineState,
     SkipReason,
 )
-from coven_core.occurrences import Stamp
+from coven_core.occurrences import operator_stamp
 from coven_core.planner import MissedWindow, next_due
 from coven_core.planning import scheduling_paused, segments
+from coven_core.reconcile import Decision, Outcome, reconcile
 from coven_core.runs import RunRef
 from coven_core.schedule.timetable import Timetable
 from coven_core.store.codec import instant_from, maybe_instant_text
@@ -134,6 +135,7 @@ class Operator:
             if routine.state is RoutineState.ACTIVE:
                 return 0
             _require_state(routine, RoutineState.PAUSED, "resumed")
+            occurrences.refuse_while_awaiting(conn, routine.id, name, "resume")
             paused_at = instant_from(
                 scalar(conn, "SELECT state_changed_at FROM routines WHERE id = ?", (routine.id,))
             )
@@ -203,6 +205,26 @@ class Operator:
             ref = command(conn, now)
         self._notify(WakeReason.OPERATOR_COMMAND)
         return ref
+
+    # -- decisions ----------------------------------------------------------------------------
+    def reconcile(
+        self,
+        run_id: str,
+        outcome: Outcome,
+        reason: str,
+        *,
+        verified_no_side_effect: bool = False,
+        seen_digest: str | None = None,
+    ) -> Decision:
+        """A person's decision on a run awaiting one; the routine stays paused (§5.2)."""
+        now = self.clock.now_utc()
+        with self.store.write() as conn:
+            decision = reconcile(
+                conn, run_id, outcome, reason, now,
+                verified_no_side_effect=verified_no_side_effect, seen_digest=seen_digest,
+            )  # fmt: skip
+        self._notify(WakeReason.OPERATOR_COMMAND)
+        return decision
 
     # -- quarantine -------------------------------------------------------------------------
     def quarantine(self, name: str, reason: str | None = None) -> None:
@@ -295,15 +317,10 @@ def _skip_waiting(
         "WHERE routine_id = ? AND state = 'planned'",
         (routine_id,),
     )
-    stamp = Stamp(now, _generation(conn))
+    stamp = operator_stamp(conn, now)
     for oid, revision, at in list(rows):
         item = occurrences.Waiting(oid, routine_id, revision, instant_from(at))
         occurrences.skip(conn, item, reason, stamp)
-
-
-def _generation(conn: apsw.Connection) -> int:
-    row = conn.execute("SELECT generation FROM lease WHERE id = 1").fetchone()
-    return 0 if row is None else int(row[0])
 
 
 def _close_paused_window(
@@ -319,7 +336,7 @@ def _close_paused_window(
     Returns how many moments the pause covered."""
     revisions = routines.revisions(conn, routine.id)
     by_number = {revision.number: revision for revision in revisions}
-    stamp = Stamp(now, _generation(conn))
+    stamp = operator_stamp(conn, now)
     start = routine.planned_through
     windows = (
         (_window(revisions, start, min(paused_at, now), MissedCause.APP_NOT_RUNNING),

@@ -87,7 +87,8 @@ def _blocked_reason(routine: Routine, item: Waiting) -> SkipReason | None:
         return SkipReason.DELETED
     if routine.state is RoutineState.QUARANTINED and not item.probe:
         return SkipReason.QUARANTINED
-    if routine.state is RoutineState.PAUSED and item.kind is not OccurrenceKind.MANUAL:
+    by_person = item.kind is OccurrenceKind.MANUAL or item.forced
+    if routine.state is RoutineState.PAUSED and not by_person:
         return SkipReason.PAUSED
     return None
 

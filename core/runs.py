@@ -24,7 +24,7 @@ from coven_core.model import (
     Routine,
     RoutineState,
 )
-from coven_core.occurrences import Stamp, settle
+from coven_core.occurrences import operator_stamp, refuse_while_awaiting, settle
 from coven_core.store.codec import instant_text
 from coven_core.tz.binding import at_instant
 
@@ -71,6 +71,7 @@ def run_now(
         if existing is not None:
             return _same_routine(existing, routine, key)
     _may_run_now(routine, probe)
+    refuse_while_awaiting(conn, routine.id, routine.name, "run")
     return _insert_manual(conn, routine, key or secrets.token_hex(8), now, probe)
 
 
@@ -134,7 +135,14 @@ def cancel(
         ran = _last_failure(conn, ref.occurrence_id) is not None
         waited = "while waiting to retry" if ran else "before it started"
         why = f"cancelled {waited}{': ' + reason if reason else ''}"
-        settle(conn, ref.occurrence_id, routine_id, Disposition.CANCELLED, why, _stamp(conn, now))
+        settle(
+            conn,
+            ref.occurrence_id,
+            routine_id,
+            Disposition.CANCELLED,
+            why,
+            operator_stamp(conn, now),
+        )
         return RunRef(ref.run_id, ref.occurrence_id, "settled", Disposition.CANCELLED.value)
     if ref.state == "settled":
         raise Conflict(f"run {run_id} already ended ({ref.disposition}): nothing to cancel")
@@ -174,11 +182,6 @@ def _run(conn: apsw.Connection, run_id: str) -> tuple[RunRef, str]:
     if row is None:
         raise ValidationError(f"no run {run_id!r} (see: coven history NAME)")
     return RunRef(*row[:4]), row[4]
-
-
-def _stamp(conn: apsw.Connection, now: datetime) -> Stamp:
-    row = conn.execute("SELECT generation FROM lease WHERE id = 1").fetchone()
-    return Stamp(now, 0 if row is None else int(row[0]))
 
 
 # -- retry ------------------------------------------------------------------------------------

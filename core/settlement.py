@@ -160,8 +160,22 @@ def _failed(
     reason = "; ".join(part for part in (f"{failure.value}: {message or 'failed'}", why) if part)
     conn.execute("UPDATE attempts SET exhausted = ? WHERE id = ?", (why or None, attempt.id))
     settle(conn, attempt.occurrence_id, attempt.routine_id, disposition, reason, stamp)
-    if disposition in (Disposition.FAILED, Disposition.TIMED_OUT) and not attempt.probe:
+    if disposition is Disposition.RECOVERY_REQUIRED:
+        _pause_for_decision(conn, attempt, stamp)
+    elif disposition in (Disposition.FAILED, Disposition.TIMED_OUT) and not attempt.probe:
         _count_failure(conn, attempt, stamp)
+
+
+def _pause_for_decision(conn: apsw.Connection, attempt: _Attempt, stamp: Stamp) -> None:
+    """While a run awaits a person the routine plans no new work: it is paused, with a
+    reason that says which run and where to decide."""
+    routine = routines.by_id(conn, attempt.routine_id)
+    if routine.state is not RoutineState.ACTIVE:
+        return
+    run_id = scalar(conn, "SELECT run_id FROM occurrences WHERE id = ?", (attempt.occurrence_id,))
+    why = f"run {run_id} needs your decision (coven attention)"
+    routines.set_state(conn, routine.id, RoutineState.PAUSED, why, stamp.now)
+    events.record(conn, stamp.now, EventKind.PAUSED, routine_id=routine.id, reason=why)
 
 
 def _count_failure(conn: apsw.Connection, attempt: _Attempt, stamp: Stamp) -> None:

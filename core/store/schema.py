@@ -225,9 +225,47 @@ CREATE TABLE deliveries (
 CREATE INDEX deliveries_pending ON deliveries (state) WHERE state != 'delivered'
 """
 
+# Issue #5: a person's decisions on runs the machine cannot know about.
+_RECONCILIATION = """
+ALTER TABLE occurrences ADD COLUMN forced INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE occurrences ADD COLUMN reconciled_as TEXT;
+CREATE TABLE reconciliations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    occurrence_id TEXT NOT NULL REFERENCES occurrences (id),
+    run_id TEXT,
+    outcome TEXT NOT NULL CHECK (outcome IN ('succeeded', 'failed', 'retry')),
+    reason TEXT NOT NULL,
+    decided_by TEXT NOT NULL,
+    decided_at TEXT NOT NULL,
+    evidence_digest TEXT NOT NULL,
+    evidence TEXT NOT NULL
+) STRICT;
+CREATE INDEX reconciliations_occurrence ON reconciliations (occurrence_id)
+"""
+
+# Issue #5: the hash-chained audit log of operator actions (coven_core.audit).
+_AUDIT = """
+CREATE TABLE audit_log (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    who TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT,
+    why TEXT,
+    result TEXT NOT NULL,
+    details TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('entry', 'checkpoint'))
+) STRICT;
+CREATE INDEX audit_log_target ON audit_log (target, seq)
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", 1, 0, _initial),
     Migration("0002_runtime", 1, 1, _statements(_RUNTIME)),
+    Migration("0003_reconciliation", 1, 2, _statements(_RECONCILIATION)),
+    Migration("0004_audit", 1, 3, _statements(_AUDIT)),
 )
 
 CURRENT = MIGRATIONS[-1]

@@ -1,0 +1,188 @@
+"""What needs a person, with the evidence to decide (CONTRACT §1, §10; issue #5).
+
+Three kinds of item: a run whose outcome is unknown (``recovery_required``), a cancellation
+that was requested but not acknowledged in time, and a delivery that keeps failing. Each item
+carries its evidence — the runner's journal, whether the runner and the command are still
+alive (pid *and* start time), the tail of the captured output, timestamps, the attempts and
+what the engine already tried — and a digest of exactly that evidence, which a decision
+records so that it can later be shown what the person saw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from coven_core.runner.journal import read_journal
+from coven_core.runner.process import is_running
+from coven_core.store.codec import instant_text
+from coven_core.store.query import one
+from coven_core.store.store import Store
+
+OUTPUT_TAIL_BYTES = 4096
+#: A cancel not acknowledged within this (beyond the routine's stop grace) is "stuck".
+CANCEL_PATIENCE = timedelta(minutes=2)
+
+
+@dataclass(frozen=True)
+class AttemptEvidence:
+    number: int
+    attempt_id: str
+    state: str
+    failure_class: str | None
+    message: str | None
+    claimed_at: str | None
+    started_at: str | None
+    exited_at: str | None
+    runner_pid: int | None
+    runner_alive: bool
+    command_pid: int | None
+    command_alive: bool
+    cancel_requested_at: str | None
+    journal: list[dict[str, Any]] = field(default_factory=list)
+    journal_problems: list[str] = field(default_factory=list)
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+
+
+@dataclass(frozen=True)
+class Item:
+    kind: str  # recovery_required | stuck_cancel | delivery_failing
+    run_id: str | None
+    occurrence_id: str
+    routine: str
+    routine_id: str
+    scheduled_utc: str
+    disposition: str | None
+    reason: str | None
+    attempts: list[AttemptEvidence]
+    tried: list[str]  # the engine's own steps, from the event log, oldest first
+    delivery_error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "evidence_digest": self.digest()}
+
+    def digest(self) -> str:
+        """sha256 of the evidence exactly as shown (canonical JSON)."""
+        shown = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(shown.encode()).hexdigest()
+
+
+def attention(store: Store, now: datetime) -> list[Item]:
+    with store.read() as conn:
+        rows = _candidates(conn, now)
+        return [_item(conn, *row) for row in rows]
+
+
+def item_for_run(conn: apsw.Connection, run_id: str, now: datetime) -> Item | None:
+    for row in _candidates(conn, now):
+        if row[1] == run_id:
+            return _item(conn, *row)
+    return None
+
+
+_CANDIDATES = """
+SELECT 'recovery_required', o.run_id, o.id FROM occurrences o
+    WHERE o.disposition = 'recovery_required'
+UNION ALL
+SELECT 'stuck_cancel', o.run_id, o.id FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id
+    WHERE a.cancel_requested_at IS NOT NULL AND a.cancel_requested_at <= ? AND a.state != 'settled'
+UNION ALL
+SELECT 'delivery_failing', o.run_id, o.id FROM deliveries d JOIN occurrences o
+    ON o.id = d.occurrence_id WHERE d.state = 'failed' OR d.tries >= 2
+"""
+
+
+def _candidates(conn: apsw.Connection, now: datetime) -> list[tuple[str, str | None, str]]:
+    stuck_since = instant_text(now - CANCEL_PATIENCE)
+    return [(kind, run, oid) for kind, run, oid in conn.execute(_CANDIDATES, (stuck_since,))]
+
+
+def _item(conn: apsw.Connection, kind: str, run_id: str | None, occurrence_id: str) -> Item:
+    row = one(
+        conn,
+        "SELECT r.name, r.id, o.scheduled_utc, o.disposition, o.reason, "
+        "(SELECT last_error FROM deliveries d WHERE d.occurrence_id = o.id) "
+        "FROM occurrences o JOIN routines r ON r.id = o.routine_id WHERE o.id = ?",
+        (occurrence_id,),
+    )
+    name, routine_id, scheduled, disposition, reason, delivery_error = row
+    return Item(
+        kind, run_id, occurrence_id, name, routine_id, scheduled, disposition, reason,
+        _attempts(conn, occurrence_id), _tried(conn, occurrence_id), delivery_error,
+    )  # fmt: skip
+
+
+def _attempts(conn: apsw.Connection, occurrence_id: str) -> list[AttemptEvidence]:
+    rows = conn.execute(
+        "SELECT number, id, state, failure_class, message, claimed_at, started_at, exited_at, "
+        "runner_pid, runner_start, command_pid, cancel_requested_at, attempt_dir "
+        "FROM attempts WHERE occurrence_id = ? ORDER BY number",
+        (occurrence_id,),
+    )
+    return [_attempt(*row) for row in rows]
+
+
+def _attempt(
+    number: int, attempt_id: str, state: str, failure: str | None, message: str | None,
+    claimed: str | None, started: str | None, exited: str | None, runner_pid: int | None,
+    runner_start: float | None, command_pid: int | None, cancel: str | None,
+    attempt_dir: str | None,
+) -> AttemptEvidence:  # fmt: skip
+    directory = Path(attempt_dir) if attempt_dir else None
+    journal = read_journal(directory / "journal.jsonl") if directory else None
+    command_pid = command_pid or (journal.command_pid if journal else None)
+    command_start = journal.command_start if journal else None
+    return AttemptEvidence(
+        number, attempt_id, state, failure, message, claimed, started, exited, runner_pid,
+        _alive(runner_pid, runner_start), command_pid, _alive(command_pid, command_start),
+        cancel, _journal_records(directory), list(journal.problems) if journal else [],
+        _tail(directory, "stdout"), _tail(directory, "stderr"),
+    )  # fmt: skip
+
+
+def _alive(pid: int | None, start: float | None) -> bool:
+    return pid is not None and start is not None and is_running(pid, start)
+
+
+def _journal_records(directory: Path | None) -> list[dict[str, Any]]:
+    if directory is None:
+        return []
+    records = []
+    try:
+        lines = (directory / "journal.jsonl").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    for line in lines.splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            records.append({"unreadable": line[:200]})
+    return records
+
+
+def _tail(directory: Path | None, name: str) -> str:
+    if directory is None:
+        return ""
+    try:
+        with open(directory / name, "rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - OUTPUT_TAIL_BYTES))
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _tried(conn: apsw.Connection, occurrence_id: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT at, kind, data FROM events WHERE occurrence_id = ? ORDER BY seq",
+        (occurrence_id,),
+    )
+    return [f"{at[:19]}Z {kind} {data}" for at, kind, data in rows]

@@ -1,0 +1,104 @@
+"""Reconciliation with evidence (issue #5): what a person decides about an unknowable run."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from coven_core.attention import attention
+from coven_core.errors import ValidationError
+from coven_core.lease import LEASE_TTL
+from coven_core.reconcile import Outcome
+from coven_core.runs import Conflict
+from tests.core.conftest import T0, Engine, make_engine, minutes
+
+
+@pytest.fixture
+def awaiting(tmp_path, clock) -> tuple[Engine, str, str]:
+    """A run left running by a dead leader: ambiguous, so it waits for a person."""
+    old = make_engine(tmp_path / "d", clock)
+    old.runtime.auto_exit = None
+    rid = old.add("backup", "@hourly")
+    old.run_until(T0 + minutes(1))
+    clock.advance(LEASE_TTL + timedelta(seconds=1))
+    new = make_engine(tmp_path / "d", clock)
+    new.run_until(clock.now_utc())
+    run_id = new.store.conn.execute("SELECT run_id FROM occurrences").fetchone()[0]
+    return new, rid, run_id
+
+
+def routine_state(engine: Engine) -> tuple:
+    return engine.store.conn.execute("SELECT state, state_reason FROM routines").fetchone()
+
+
+def test_attention_lists_the_run_with_its_evidence(awaiting) -> None:
+    engine, _, run_id = awaiting
+    (item,) = attention(engine.store, engine.clock.now_utc())
+    assert (item.kind, item.run_id, item.routine) == ("recovery_required", run_id, "backup")
+    assert item.attempts[0].failure_class == "ambiguous"
+    assert any("claimed" in step for step in item.tried)
+    assert len(item.digest()) == 64
+
+
+def test_the_routine_waits_for_the_decision(awaiting) -> None:
+    engine, _, run_id = awaiting
+    assert routine_state(engine) == (
+        "paused",
+        f"run {run_id} needs your decision (coven attention)",
+    )
+    with pytest.raises(ValidationError, match=f"run {run_id} awaits your decision"):
+        engine.operator.resume("backup")
+    with pytest.raises(ValidationError, match="awaits your decision"):
+        engine.operator.run_now("backup")
+
+
+def test_reconcile_as_succeeded_records_the_evidence_and_keeps_it_paused(awaiting) -> None:
+    engine, _, run_id = awaiting
+    (item,) = attention(engine.store, engine.clock.now_utc())
+    decision = engine.operator.reconcile(run_id, Outcome.SUCCEEDED, "the backup is on the disk",
+                                         seen_digest=item.digest())  # fmt: skip
+    assert decision.evidence_digest == item.digest()
+    row = engine.store.conn.execute(
+        "SELECT disposition, reconciled_as, reason FROM occurrences").fetchone()  # fmt: skip
+    assert row[:2] == ("reconciled", "succeeded") and "the backup is on the disk" in row[2]
+    stored = engine.store.conn.execute(
+        "SELECT outcome, evidence_digest FROM reconciliations").fetchone()  # fmt: skip
+    assert stored == ("succeeded", item.digest())
+    assert routine_state(engine)[0] == "paused"
+    assert attention(engine.store, engine.clock.now_utc()) == []
+    engine.operator.resume("backup")  # now it may
+
+
+def test_retry_needs_the_no_side_effect_statement_and_runs_while_paused(awaiting) -> None:
+    engine, rid, run_id = awaiting
+    with pytest.raises(ValidationError, match="verified-no-side-effect"):
+        engine.operator.reconcile(run_id, Outcome.RETRY, "it never started")
+    engine.runtime.auto_exit = 0
+    engine.operator.reconcile(run_id, Outcome.RETRY, "nothing on the disk",
+                              verified_no_side_effect=True)  # fmt: skip
+    engine.run_until(engine.clock.now_utc() + minutes(1))
+    assert (
+        engine.store.conn.execute("SELECT disposition FROM occurrences").fetchone()[0]
+        == "succeeded"
+    )
+    assert routine_state(engine)[0] == "paused"
+    del rid
+
+
+@pytest.mark.parametrize(
+    ("reason", "error", "message"),
+    [("", ValidationError, "needs a reason"), ("x", Conflict, "not awaiting a decision")],
+)
+def test_bad_decisions_are_refused(awaiting, reason, error, message) -> None:
+    engine, _, run_id = awaiting
+    if error is Conflict:
+        engine.operator.reconcile(run_id, Outcome.FAILED, "it failed")
+    with pytest.raises(error, match=message):
+        engine.operator.reconcile(run_id, Outcome.FAILED, reason)
+
+
+def test_evidence_that_changed_since_it_was_shown_is_refused(awaiting) -> None:
+    engine, _, run_id = awaiting
+    with pytest.raises(Conflict, match="changed since it was shown"):
+        engine.operator.reconcile(run_id, Outcome.FAILED, "x", seen_digest="0" * 64)

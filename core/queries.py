@@ -9,12 +9,11 @@ from typing import Any
 
 import apsw
 
-from coven_core import lease, routines
+from coven_core import routines
 from coven_core.model import Revision, Routine, RoutineState
 from coven_core.planning import scheduling_paused
 from coven_core.preview import Preview, preview
 from coven_core.store.codec import instant_from, maybe_instant_from
-from coven_core.store.query import scalar
 from coven_core.store.store import Store
 from coven_core.tz.binding import BoundTime
 
@@ -192,67 +191,3 @@ def _verdict(
     if first is None:
         return "It will not run again: its schedule has no further occurrences."
     return f"It will run next at {_iso(first.utc)} ({first.local:%Y-%m-%d %H:%M} local)."
-
-
-@dataclass(frozen=True)
-class Status:
-    leader: lease.Lease | None
-    leader_alive: bool
-    paused_all: bool
-    last_pass: dict[str, Any] | None
-    next_deadline: datetime | None
-    queue_depth: int
-    counts: dict[str, int]
-
-    def to_json(self) -> dict[str, Any]:
-        held = self.leader
-        return {
-            "leader": None
-            if held is None
-            else {
-                "holder": held.fingerprint(),
-                "generation": held.generation,
-                "expires_at": _iso(held.expires_at),
-                "alive": self.leader_alive,
-            },
-            "scheduling_paused": self.paused_all,
-            "last_pass": self.last_pass,
-            "next_deadline": _iso(self.next_deadline),
-            "queue_depth": self.queue_depth,
-            "counts": self.counts,
-        }
-
-
-def status(store: Store, now: datetime) -> Status:
-    with store.read() as conn:
-        held = lease.current(conn)
-        alive = held is not None and held.expires_at > now and not lease.holder_is_gone(held.holder)
-        return Status(
-            held, alive, scheduling_paused(conn), _last_pass(conn), routines.earliest_due(conn),
-            int(scalar(conn, "SELECT count(*) FROM occurrences WHERE state = 'planned'")),
-            _counts(conn),
-        )  # fmt: skip
-
-
-def _last_pass(conn: apsw.Connection) -> dict[str, Any] | None:
-    row = conn.execute(
-        "SELECT started_at, duration_ms, role, wake_reason, planned, claimed, dispatched, "
-        "recovered, settled, error_class FROM passes ORDER BY id DESC LIMIT 1"
-    ).fetchone()
-    if row is None:
-        return None
-    keys = ("started_at", "duration_ms", "role", "trigger", "planned", "claimed", "dispatched",
-            "recovered", "settled", "error_class")  # fmt: skip
-    return dict(zip(keys, row, strict=True))
-
-
-def _counts(conn: apsw.Connection) -> dict[str, int]:
-    counts = {
-        f"routines_{state}": int(n)
-        for state, n in conn.execute("SELECT state, count(*) FROM routines GROUP BY state")
-    }
-    for state, n in conn.execute(
-        "SELECT coalesce(disposition, state), count(*) FROM occurrences GROUP BY 1"
-    ):
-        counts[f"occurrences_{state}"] = int(n)
-    return counts

@@ -9,7 +9,7 @@ from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_fields, print_json, print_table
 from coven_core.i18n import _, user_locale
 from coven_core.preview import utc_text
-from coven_core.queries import Status, status
+from coven_core.status import Status, status
 
 
 def register(commands: Any) -> None:

@@ -9,10 +9,14 @@ from tests.core.conftest import T0, Engine, minutes
 
 
 def test_a_new_store_has_no_leader_and_no_pass(coven: Coven) -> None:
-    assert coven.json("status") == {
+    doc = coven.json("status")
+    assert doc | {"store_bytes": 0} == {
         "leader": None, "scheduling_paused": False, "last_pass": None, "next_deadline": None,
-        "queue_depth": 0, "counts": {},
+        "queue_depth": 0, "active": 0, "counts": {}, "oldest_eligible_age_seconds": None,
+        "planning_lag_seconds": None, "start_lag_p50_seconds": None,
+        "start_lag_p99_seconds": None, "start_lag_samples": 0, "store_bytes": 0,
     }  # fmt: skip
+    assert doc["store_bytes"] > 0
     status, out, _ = coven("status")
     assert status == 0 and "none (no scheduler has run on this store)" in out
 

@@ -222,3 +222,14 @@ def _last_failure(conn: apsw.Connection, occurrence_id: str) -> FailureClass | N
         (occurrence_id,),
     ).fetchone()
     return None if row is None or row[0] is None else FailureClass(row[0])
+
+
+def cancel_routine(
+    conn: apsw.Connection, name: str, reason: str | None, now: datetime
+) -> list[RunRef]:
+    """Cancel every active run of a routine (scope ``routine`` on each request)."""
+    routine = routines.by_name(conn, name)
+    return [
+        cancel(conn, run_id, reason, now, scope="routine")
+        for run_id in active_runs(conn, routine.id)
+    ]

@@ -52,3 +52,20 @@ def test_edit_can_keep_an_explicit_anchor(engine: Engine) -> None:
     view = queries.show(engine.store, "r")
     assert view.revision.anchor == anchor
     assert view.routine.next_due is not None and view.routine.next_due.minute == 30
+
+
+def test_every_command_is_audited_even_when_refused(engine: Engine) -> None:
+    from coven_core import audit
+
+    engine.add("r", "@daily")
+    engine.operator.pause("r", "holiday")
+    with pytest.raises(ValidationError):
+        engine.operator.pause("nobody")
+    with engine.store.read() as conn:
+        rows = [(e.action, e.target, e.why, e.result) for e in audit.entries(conn)]
+        assert audit.verify(conn).ok
+    assert rows[:3] == [
+        ("pause", "nobody", None, "refused: no routine named 'nobody' (see: coven routine list)"),
+        ("pause", "r", "holiday", "ok"),
+        ("routine.add", "r", None, "ok"),
+    ]

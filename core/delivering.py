@@ -17,7 +17,7 @@ from pathlib import Path
 
 import apsw
 
-from coven_core import events
+from coven_core import events, failpoints
 from coven_core.delivery import DeliveryError, Receipt, output_name, prune_outputs, repair
 from coven_core.events import EventKind
 from coven_core.occurrences import Stamp
@@ -61,7 +61,7 @@ def due(conn: apsw.Connection, data_dir: Path, now: datetime, limit: int) -> lis
 def perform(job: Job, now: datetime) -> Outcome:
     """Deliver (or finish delivering) one output. Holds no transaction."""
     try:
-        receipt = repair(job.source, job.folder, job.name, now=now)
+        receipt = repair(job.source, job.folder, job.name, now=now, failpoint=failpoints.hit)
     except DeliveryError as error:
         return error
     with contextlib.suppress(DeliveryError):  # housekeeping: the delivery itself succeeded

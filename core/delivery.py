@@ -138,7 +138,9 @@ def deliver(
     return Receipt(os.fspath(final), size, sha256, now)
 
 
-def repair(source: Path, folder: Path, name: str, *, now: datetime) -> Receipt:
+def repair(
+    source: Path, folder: Path, name: str, *, now: datetime, failpoint: Failpoint | None = None
+) -> Receipt:
     """Finish the delivery of an occurrence that succeeded but has no committed receipt.
 
     Leftover temp files for ``name`` are removed. If ``folder/name`` already holds exactly the
@@ -151,7 +153,7 @@ def repair(source: Path, folder: Path, name: str, *, now: datetime) -> Receipt:
     _remove_temps(final)
     found = _delivered_digest(final)
     if found is None or found != _digest(_source_chunks(source, folder)):
-        return deliver(source, folder, name, now=now)
+        return deliver(source, folder, name, now=now, failpoint=failpoint)
     with _reporting(f"delivering output to {final}", folder):
         _sync_file(final)
         _sync_dir(folder)

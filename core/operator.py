@@ -14,7 +14,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
-from coven_core import audit, definitions, pausing, runs
+from coven_core import audit, definitions, failpoints, pausing, runs
 from coven_core.clock import Clock, WakeReason
 from coven_core.definitions import DuplicateRoutine, validated
 from coven_core.errors import CovenError
@@ -131,9 +131,12 @@ class Operator:
                 result = work(conn=conn, now=now)
                 audit.append(conn, at=now, who=audit.who_am_i(), action=action, target=target,
                              why=why, result="ok", details=_details(result))  # fmt: skip
+                failpoints.hit("revision.before_commit")
         except (CovenError, ValueError) as error:
             self._audit_refusal(action, target, why, error, now)
             raise
+        failpoints.hit("revision.after_commit")
+        failpoints.hit("publish.before")
         self._notify(wake)
         return result
 

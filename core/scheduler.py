@@ -17,7 +17,16 @@ from datetime import datetime, timedelta
 
 import apsw
 
-from coven_core import cancellation, delivering, events, lease, occurrences, recovery, routines
+from coven_core import (
+    cancellation,
+    delivering,
+    events,
+    failpoints,
+    lease,
+    occurrences,
+    recovery,
+    routines,
+)
 from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.events import EventKind
 from coven_core.lease import Fenced, Holder, Lease
@@ -139,6 +148,8 @@ class Scheduler:
         now = report.started_at
         cause = self.drift.cause(report.trigger, now)
         self._unsettled += self.runtime.collect()
+        if self._unsettled:
+            failpoints.hit("exit.observed")
         with self.store.write() as conn:
             if not self._take_lease(conn, report, now):
                 return _Work()
@@ -148,11 +159,14 @@ class Scheduler:
             report.recovered += self._recover(conn, stamp)
             if not scheduling_paused(conn):
                 report.planned += self._plan(conn, now, cause, stamp, report)
+            failpoints.hit("plan.written")
             launches = self._claim(conn, now, stamp, report)
+            failpoints.hit("claim.written" if not launches else "dispatch.decided")
             cancels = cancellation.to_send(conn, stamp.generation, self._cancels_sent)
             jobs = delivering.due(conn, self.store.data_dir, now, self.limits.deliveries)
             report.deadline = self._next_deadline(conn, now, report)
         self._unsettled = []  # committed: a failed transaction keeps them for the next pass
+        failpoints.hit("settle.committed" if report.settled else "decide.committed")
         return _Work(launches, cancels, jobs)
 
     def _take_lease(self, conn: apsw.Connection, report: PassReport, now: datetime) -> bool:
@@ -223,10 +237,13 @@ class Scheduler:
 
     # -- between the transactions: start commands, holding no transaction ------------------
     def _start(self, launch: Launch) -> Started | LaunchError:
+        failpoints.hit("runtime.before_start")
         try:
-            return self.runtime.start(launch)
+            started = self.runtime.start(launch)
         except LaunchError as error:
             return error
+        failpoints.hit("runtime.after_start")
+        return started
 
     # -- transaction 2: record --------------------------------------------------------------
     def _record(
@@ -251,6 +268,8 @@ class Scheduler:
             report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
             insert_pass(conn, self.holder.token, report)
         self._cancels_sent.update(sent)
+        if delivered:
+            failpoints.hit("receipt.committed")
 
     def _record_failed_pass(self, report: PassReport, clock_start: float) -> None:
         report.duration_ms = (self.clock.monotonic() - clock_start) * 1000

@@ -23,6 +23,7 @@ import sys
 import time
 from types import FrameType
 
+from coven_core import failpoints
 from coven_core.runner import process as proc
 from coven_core.runner.journal import (
     RUNTIME_UNAVAILABLE,
@@ -120,6 +121,7 @@ class Runner:
         except FileExistsError:
             print(f"{self.directory}: this attempt was already started", file=sys.stderr)
             return EXIT_ALREADY_STARTED
+        failpoints.hit("runner.started")
         try:
             spec = RunnerSpec.from_file(self._path(SPEC_FILE))
         except SpecError as error:
@@ -156,6 +158,7 @@ class Runner:
     ) -> None:
         pumps = _start_pumps(command, outputs, spec.output_cap_bytes)
         self._journal("spawned", pid=command.pid, pid_start=proc.start_time(command.pid))
+        failpoints.hit("runner.spawned")
         ending = self._await(spec, command)
         if ending is Ending.CANCELLED:
             self._journal("cancel_acknowledged", signal=self.wakeup.stop_signal)

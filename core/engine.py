@@ -14,6 +14,7 @@ from pathlib import Path
 
 from coven_core.clock import Clock, SystemClock, WakeReason, WakeSignal
 from coven_core.operator import Operator
+from coven_core.passes import PassReport
 from coven_core.runtime.base import Runtime
 from coven_core.runtime.runner import RunnerRuntime
 from coven_core.scheduler import Limits, Scheduler
@@ -59,6 +60,50 @@ def clock_offset_for_tests() -> timedelta | None:
     without waiting for it. Unset in normal use."""
     raw = os.environ.get("COVEN_TEST_CLOCK_OFFSET")
     return None if not raw else timedelta(seconds=float(raw))
+
+
+class SchedulerThread(threading.Thread):
+    """The scheduler loop on one worker thread, on its own store connection — the loop of
+    ``coven daemon``, not a copy. Stop it with :meth:`stop`, which drains within the limits'
+    bounded time; :attr:`left_running` then says how many commands were still running."""
+
+    def __init__(
+        self,
+        data_dir: str | Path | None,
+        clock: Clock,
+        wake: WakeSignal,
+        *,
+        listener: Callable[[PassReport], None] | None = None,
+        runtime_factory: Callable[[Store], Runtime] | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        super().__init__(name="coven-scheduler", daemon=True)
+        self._data_dir, self._clock, self.wake = data_dir, clock, wake
+        self._listener, self._factory, self._limits = listener, runtime_factory, limits
+        self.left_running: int | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        store = Store.open(resolve_data_dir(self._data_dir), self._clock.now_utc())
+        runtime = (self._factory or self._runner_runtime)(store)
+        scheduler = Scheduler(store, self._clock, runtime, self.wake, limits=self._limits,
+                              listener=self._listener)  # fmt: skip
+        try:
+            with WakeListener.start(store.wake_dir, self.wake):
+                scheduler.run()
+            self.left_running = runtime.active()
+        except BaseException as error:  # reported to the app, which shows it
+            self.error = error
+            raise
+        finally:
+            store.close()
+
+    def _runner_runtime(self, store: Store) -> Runtime:
+        return RunnerRuntime(self._clock, self.wake, store.data_dir / "attempts")
+
+    def stop(self, timeout: float) -> None:
+        self.wake.set(WakeReason.SHUTDOWN)
+        self.join(timeout)
 
 
 def run_daemon(engine: Engine, limits: Limits | None = None) -> int:

@@ -38,6 +38,7 @@ class Decision:
     reason: str
     evidence_digest: str
     routine: str
+    routine_state: str
 
     def to_json(self) -> dict[str, str]:
         return {
@@ -46,7 +47,7 @@ class Decision:
             "reason": self.reason,
             "evidence_digest": self.evidence_digest,
             "routine": self.routine,
-            "routine_state": "paused",
+            "routine_state": self.routine_state,
         }
 
 
@@ -72,8 +73,8 @@ def reconcile(
         )
     _record(conn, item, outcome, reason, now)
     _apply(conn, item, outcome, reason, now)
-    _keep_paused(conn, item, now)
-    return Decision(run_id, outcome, reason, item.digest(), item.routine)
+    state = _keep_paused(conn, item, now)
+    return Decision(run_id, outcome, reason, item.digest(), item.routine, state.value)
 
 
 def _awaiting(conn: apsw.Connection, run_id: str, now: datetime) -> Item:
@@ -121,9 +122,12 @@ def _apply(conn: apsw.Connection, item: Item, outcome: Outcome, reason: str, now
     )
 
 
-def _keep_paused(conn: apsw.Connection, item: Item, now: datetime) -> None:
-    """CONTRACT §5.2: after a decision the routine stays paused until a person resumes it."""
+def _keep_paused(conn: apsw.Connection, item: Item, now: datetime) -> RoutineState:
+    """CONTRACT §5.2: after a decision the routine stays paused until a person resumes it
+    (a quarantined or deleted routine keeps that state); returns the routine's state."""
     routine = routines.by_id(conn, item.routine_id)
-    if routine.state in (RoutineState.ACTIVE, RoutineState.PAUSED):
-        why = f"paused after a decision on run {item.run_id}; resume it when ready"
-        routines.set_state(conn, routine.id, RoutineState.PAUSED, why, now)
+    if routine.state not in (RoutineState.ACTIVE, RoutineState.PAUSED):
+        return routine.state
+    why = f"paused after a decision on run {item.run_id}; resume it when ready"
+    routines.set_state(conn, routine.id, RoutineState.PAUSED, why, now)
+    return RoutineState.PAUSED

@@ -12,6 +12,7 @@ committed, then the runtime is asked to start, then the start is committed.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -70,9 +71,11 @@ class Scheduler:
         *,
         limits: Limits | None = None,
         holder: Holder | None = None,
+        listener: Callable[[PassReport], None] | None = None,
     ) -> None:
         self.store, self.clock, self.runtime, self.wake = store, clock, runtime, wake
         self.limits = limits or Limits()
+        self.listener = listener
         self.holder = holder or Holder.of_this_process()
         self.lease: Lease | None = None
         self.drift = DriftWatch(clock)
@@ -119,6 +122,8 @@ class Scheduler:
             self._record_failed_pass(report, clock_start)
         self.deadline = report.deadline
         self.last_report = report
+        if self.listener is not None:
+            self.listener(report)  # e.g. the desktop bridge: it must only queue, never block
         self._mind_the_lock()
         return report
 

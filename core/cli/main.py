@@ -11,12 +11,16 @@ import sys
 from collections.abc import Sequence
 
 from coven_core.cli import (
+    attention_cmd,
+    audit_cmd,
     daemon_cmd,
     explain_cmd,
     history_cmd,
+    inspect_cmd,
     pause_cmd,
     preview_cmd,
     quarantine_cmd,
+    reconcile_cmd,
     routine_cmd,
     run_cmd,
     status_cmd,
@@ -41,9 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
     pause_cmd.register(commands)
     run_cmd.register(commands)
     quarantine_cmd.register(commands)
+    attention_cmd.register(commands)
+    reconcile_cmd.register(commands)
     explain_cmd.register(commands)
     history_cmd.register(commands)
+    inspect_cmd.register(commands)
     status_cmd.register(commands)
+    audit_cmd.register(commands)
     daemon_cmd.register(commands)
     return parser
 

@@ -1,15 +1,19 @@
-"""``coven status``: the scheduler at a glance — leader, last pass, next deadline, queue."""
+"""``coven status``: the scheduler at a glance — leader, last pass, next deadline, queue,
+lags and the store's size (``--json``: :meth:`coven_core.status.Status.to_json`)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from babel.numbers import format_decimal
+
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_fields, print_json, print_table
+from coven_core.cli.quantities import duration_text, size_text
 from coven_core.i18n import _, user_locale
 from coven_core.preview import utc_text
-from coven_core.status import Status, status
+from coven_core.status import Lags, Status, status
 
 
 def register(commands: Any) -> None:
@@ -39,12 +43,35 @@ def _print_readable(result: Status) -> None:
             (_("Last pass", locale), _last_pass_text(result.last_pass, locale)),
             (_("Next deadline", locale), deadline),
             (_("Queue depth", locale), str(result.queue_depth)),
+            (_("Active", locale), str(result.active)),
+            *_lag_fields(result.lags, locale),
+            (_("Store size", locale), size_text(result.store_bytes, locale)),
         ]
     )
     if result.counts:
         print()
         rows = [[state, str(n)] for state, n in sorted(result.counts.items())]
         print_table([_("Counts", locale), ""], rows)
+
+
+def _lag_fields(lags: Lags, locale: str) -> list[tuple[str, str]]:
+    return [
+        (_("Oldest eligible", locale), duration_text(lags.oldest_eligible_age, locale)),
+        (_("Planning lag", locale), duration_text(lags.planning_lag, locale)),
+        (_("Start lag", locale), _start_lag_text(lags, locale)),
+    ]
+
+
+def _start_lag_text(lags: Lags, locale: str) -> str:
+    """``p50 … · p99 … (N starts in the last hour)``: the sample count says how much to trust."""
+    if lags.start_lag_samples == 0:
+        return _("no starts in the last hour", locale)
+    line = _("p50 {p50} · p99 {p99} ({count} starts in the last hour)", locale)
+    return line.format(
+        p50=duration_text(lags.start_lag_p50, locale),
+        p99=duration_text(lags.start_lag_p99, locale),
+        count=format_decimal(lags.start_lag_samples, locale=locale),
+    )
 
 
 def _leader_text(result: Status, locale: str) -> str:

@@ -21,3 +21,13 @@ def local_text(instant: datetime, zone_key: str, locale: str, length: str = "med
 
 def maybe_local_text(instant: datetime | None, zone_key: str, locale: str) -> str:
     return "—" if instant is None else local_text(instant, zone_key, locale)
+
+
+def instant_in(text: str) -> datetime | None:
+    """An ISO 8601 instant as the engine stores and reports it (``…Z`` or ``…+00:00``); None
+    when it is not one, so evidence that is damaged is still shown as it is."""
+    try:
+        instant = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return None
+    return instant if instant.utcoffset() is not None else None

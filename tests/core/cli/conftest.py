@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -16,11 +16,14 @@ from coven_core import engine as engine_module
 from coven_core.cli import arguments
 from coven_core.cli.main import main
 from coven_core.clock import WakeReason
+from coven_core.lease import LEASE_TTL
 from coven_core.store.store import Store
-from tests.core.conftest import Engine
+from tests.core.conftest import T0, Engine, make_engine, minutes
 
-# Every table a command could change; a refused command must leave each one as it was.
-_TABLES = ("routines", "revisions", "occurrences", "attempts", "events", "scheduler_state")
+# Every table a command could change; a refused command must leave each one as it was. The
+# audit log is not one of them: a refusal the engine heard is itself on record there.
+_TABLES = ("routines", "revisions", "occurrences", "attempts", "events", "scheduler_state",
+           "reconciliations", "deliveries")  # fmt: skip
 
 
 def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -117,3 +120,33 @@ def react(engine: Engine) -> None:
     store's wake directory) and makes its passes at the current virtual instant."""
     engine.wake.set(WakeReason.OPERATOR_COMMAND)
     engine.run_until(engine.clock.now_utc())
+
+
+@dataclass(frozen=True)
+class Awaiting:
+    """A run whose outcome nobody can know, waiting for a person's decision."""
+
+    engine: Engine  # the leader that died; its virtual clock is the one ``coven`` reads
+    run_id: str
+    occurrence_id: str
+    routine: str = "backup"
+
+
+@pytest.fixture
+def awaiting(on_engine_clock: Engine, data_dir: Path) -> Awaiting:
+    """``backup`` (hourly) had a run going when its leader died; the next leader cannot know
+    how it ended, so the run is ``recovery_required`` and the routine paused until decided."""
+    old = on_engine_clock
+    old.runtime.auto_exit = None
+    old.add("backup", "@hourly")
+    old.run_until(T0 + minutes(1))
+    old.clock.advance(LEASE_TTL + timedelta(seconds=1))
+    new = make_engine(data_dir, old.clock)
+    try:
+        new.run_until(old.clock.now_utc())
+    finally:
+        new.store.close()
+    ((run_id, occurrence_id),) = old.store.conn.execute(
+        "SELECT run_id, id FROM occurrences WHERE disposition = 'recovery_required'"
+    )
+    return Awaiting(old, run_id, occurrence_id)

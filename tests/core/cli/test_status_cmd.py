@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from coven_core.cli.quantities import duration_text, size_text
 from tests.core.cli.conftest import Coven, invoke
 from tests.core.conftest import T0, Engine, minutes
 
@@ -54,3 +55,50 @@ def test_data_dir_must_not_be_empty(coven: Coven, where: str) -> None:
     args = ["--data-dir", "", "status"] if where == "before" else ["status", "--data-dir", ""]
     status, out, err = invoke(coven.capsys, *args)
     assert (status, out) == (2, "") and err.count("\n") == 1 and "--data-dir is empty" in err
+
+
+def test_lags_and_size_read_well(
+    coven: Coven, on_engine_clock: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = on_engine_clock
+    engine.add("every5", "*/5 * * * *")
+    engine.run_until(T0 + minutes(12))
+    engine.clock.advance(minutes(8))  # asleep: 12:15 is due and not yet planned
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    doc = coven.json("status")
+    assert (doc["planning_lag_seconds"], doc["start_lag_samples"]) == (300, 3)
+    head = coven("status")[1].split("\n\n")[0]
+    fields = dict(line.split(":", 1) for line in head.splitlines())
+    assert {key: value.strip() for key, value in fields.items()} | {"Store size": "…"} == {
+        "Leader": fields["Leader"].strip(), "Scheduling": "on",
+        "Last pass": fields["Last pass"].strip(), "Next deadline": "2026-03-01T12:15:00Z",
+        "Queue depth": "0", "Active": "0", "Oldest eligible": "—",
+        "Planning lag": "5 Minuten",
+        "Start lag": "p50 0 Sekunden · p99 0 Sekunden (3 starts in the last hour)",
+        "Store size": "…",
+    }  # fmt: skip
+    assert fields["Store size"].strip() == size_text(doc["store_bytes"], "de_DE")
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(None, "—"), (0, "0 seconds"), (0.25, "250 milliseconds"), (55, "55 seconds"),
+     (300, "5 minutes"), (7200, "2 hours")],
+)  # fmt: skip
+def test_durations_for_people(seconds: float | None, text: str) -> None:
+    assert duration_text(seconds, "en_US") == text
+
+
+@pytest.mark.parametrize(
+    ("size", "text"),
+    [(1, "1 byte"), (999, "999 bytes"), (151_552, "151.6 kB"), (12_345_678, "12.3 MB"),
+     (2 * 10**9, "2 GB")],
+)  # fmt: skip
+def test_sizes_for_people(size: int, text: str) -> None:
+    assert size_text(size, "en_US") == text
+
+
+def test_sizes_in_the_users_locale() -> None:
+    # CLDR joins number and unit with a no-break space in some units: compare the words.
+    assert size_text(151_552, "de_DE").split() == ["151,6", "kB"]
+    assert size_text(2 * 10**9, "de_DE").split() == ["2", "GB"]

@@ -102,3 +102,10 @@ def test_evidence_that_changed_since_it_was_shown_is_refused(awaiting) -> None:
     engine, _, run_id = awaiting
     with pytest.raises(Conflict, match="changed since it was shown"):
         engine.operator.reconcile(run_id, Outcome.FAILED, "x", seen_digest="0" * 64)
+
+
+def test_a_decision_on_a_deleted_routines_run_does_not_claim_it_paused(awaiting) -> None:
+    engine, _, run_id = awaiting
+    engine.operator.delete_routine("backup")
+    decision = engine.operator.reconcile(run_id, Outcome.FAILED, "gone anyway")
+    assert decision.to_json()["routine_state"] == "deleted"

@@ -1,0 +1,152 @@
+"""``coven attention``: what needs a person, with the evidence to decide (issue #5).
+
+The run that needs a person is made by the engine under virtual time (a leader dies while its
+command runs; the next cannot know how it ended); ``coven`` then shows it as a person sees it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from coven_core.attention import AttemptEvidence, Item, attention
+from coven_core.cli.attention_output import print_items
+from tests.core.cli.conftest import Awaiting, Coven
+
+DECIDE = (
+    "coven reconcile {run} --as succeeded --reason TEXT",
+    "coven reconcile {run} --as failed --reason TEXT",
+    "coven reconcile {run} --as retry --verified-no-side-effect --reason TEXT",
+)
+
+
+def test_the_run_is_listed_with_its_evidence(coven: Coven, awaiting: Awaiting) -> None:
+    doc = coven.json("attention")
+    (item,) = doc["items"]
+    assert (item["kind"], item["run_id"], item["routine"]) == (
+        "recovery_required", awaiting.run_id, "backup"
+    )  # fmt: skip
+    assert item["occurrence_id"] == awaiting.occurrence_id
+    assert re.fullmatch(r"[0-9a-f]{64}", item["evidence_digest"])
+    (attempt,) = item["attempts"]
+    assert (attempt["failure_class"], attempt["runner_pid"]) == ("ambiguous", 4242)
+    assert attempt["runner_alive"] is False and attempt["command_alive"] is False
+    assert any(" claimed " in step for step in item["tried"])
+
+
+def test_json_is_the_engines_items_as_they_are(coven: Coven, awaiting: Awaiting) -> None:
+    engine = awaiting.engine
+    items = attention(engine.store, engine.clock.now_utc())
+    assert coven.json("attention") == {"items": [item.to_json() for item in items]}
+
+
+def test_the_evidence_reads_well(
+    coven: Coven, awaiting: Awaiting, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    digest = coven.json("attention")["items"][0]["evidence_digest"]
+    status, out, err = coven("attention")
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == f"recovery_required · run {awaiting.run_id} · backup"
+    assert "  Scheduled:   01.03.2026, 12:00:00 (UTC)" in lines
+    assert f"  Occurrence:  {awaiting.occurrence_id}" in lines
+    assert f"  Evidence:    {digest[:12]} (in full: coven attention --json)" in lines
+    assert "  Attempt 1: ambiguous — the scheduler stopped while the command may have been " \
+        "running; outcome unknown" in lines  # fmt: skip
+    assert "    Runner:   pid 4242 · gone" in lines
+    assert "    Command:  no pid recorded" in lines
+    assert "    Journal: (none)" in lines and "    stdout: (none)" in lines
+    assert any(line.startswith("    2026-03-01T12:00:00Z claimed ") for line in lines)
+    assert lines[-4:] == [
+        "  Decide with one of:", *(f"    {c.format(run=awaiting.run_id)}" for c in DECIDE)
+    ]  # fmt: skip
+
+
+def test_nothing_needs_attention(coven: Coven) -> None:
+    coven.add("backup", "--schedule", "@daily", "--tz", "UTC")
+    assert coven.json("attention") == {"items": []}
+    assert coven("attention") == (0, "Nothing needs your attention.\n", "")
+
+
+def test_a_decided_run_leaves_the_list(coven: Coven, awaiting: Awaiting) -> None:
+    coven.json("reconcile", awaiting.run_id, "--as", "failed", "--reason", "half a backup")
+    assert coven.json("attention") == {"items": []}
+
+
+def test_bad_input_exits_2(coven: Coven, awaiting: Awaiting) -> None:
+    coven.refuses("attention", "backup", message="unrecognized arguments: backup")
+
+
+# -- evidence the scripted runtime does not leave: journal, output, live processes ----------
+def _evidence(**changes: object) -> AttemptEvidence:
+    attempt = AttemptEvidence(
+        number=1, attempt_id="run1.1", state="running", failure_class=None, message=None,
+        claimed_at="2026-03-01T12:00:00.000000Z", started_at="2026-03-01T12:00:01.000000Z",
+        exited_at=None, runner_pid=101, runner_alive=True, command_pid=102,
+        command_alive=False, cancel_requested_at=None,
+    )  # fmt: skip
+    return replace(attempt, **changes)  # type: ignore[arg-type]
+
+
+def _item(attempt: AttemptEvidence, kind: str = "recovery_required") -> Item:
+    return Item(
+        kind, "run1", "r1@20260301T120000Z", "backup", "r1", "2026-03-01T12:00:00.000000Z",
+        "recovery_required", "ambiguous", [attempt], ["2026-03-01T12:00:00Z planned {}"],
+    )  # fmt: skip
+
+
+def _printed(capsys: pytest.CaptureFixture[str], item: Item, zone: str = "UTC") -> list[str]:
+    print_items([item], {"r1": zone})
+    return capsys.readouterr().out.splitlines()
+
+
+def test_journal_records_show_event_and_time(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    journal = [{"event": f"e{n}", "at": f"2026-03-01T12:00:0{n}+00:00"} for n in range(7)]
+    journal.append({"unreadable": "{half a rec"})
+    attempt = _evidence(journal=journal, journal_problems=["line 8: not JSON"])
+    lines = _printed(capsys, _item(attempt), zone="Europe/Berlin")
+    start = lines.index("    Journal:")
+    assert lines[start + 1 : start + 8] == [
+        "      … (3 earlier)",
+        "      01.03.2026, 13:00:03  e3",
+        "      01.03.2026, 13:00:04  e4",
+        "      01.03.2026, 13:00:05  e5",
+        "      01.03.2026, 13:00:06  e6",
+        "      unreadable: {half a rec",
+        "      problem: line 8: not JSON",
+    ]
+    assert "  Scheduled:   01.03.2026, 13:00:00 (Europe/Berlin)" in lines
+
+
+def test_output_tails_show_the_last_ten_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    stdout = "".join(f"line {n}\n" for n in range(1, 26))
+    lines = _printed(capsys, _item(_evidence(stdout_tail=stdout, stderr_tail="disk full\n")))
+    start = lines.index("    stdout:")
+    assert lines[start + 1 : start + 12] == [
+        "      | … (15 earlier)", *(f"      | line {n}" for n in range(16, 26))
+    ]  # fmt: skip
+    assert lines[lines.index("    stderr:") + 1] == "      | disk full"
+
+
+def test_live_processes_are_named(capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _printed(capsys, _item(_evidence(command_alive=True)))
+    assert "    Runner:   pid 101 · alive" in lines
+    assert "    Command:  pid 102 · alive" in lines
+
+
+def test_only_an_unknown_outcome_is_reconciled(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    attempt = _evidence(cancel_requested_at="2026-03-01T12:05:00.000000Z")
+    lines = _printed(capsys, _item(attempt, kind="stuck_cancel"))
+    assert lines[0] == "stuck_cancel · run run1 · backup"
+    assert "    Cancel asked:  01.03.2026, 12:05:00" in lines
+    assert lines[-2:] == ["  Look closer with:", "    coven inspect run1"]
+    assert not any("coven reconcile" in line for line in lines)

@@ -1,0 +1,1 @@
+"""SVG sources for the tray and window icons (installed as ``coven_desktop.icons``)."""

@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from coven_core.clock import Clock, SystemClock, WakeReason, WakeSignal
+from coven_core.lease import Holder
 from coven_core.operator import Operator
 from coven_core.passes import PassReport
 from coven_core.runtime.base import Runtime
@@ -82,12 +83,13 @@ class SchedulerThread(threading.Thread):
         self._listener, self._factory, self._limits = listener, runtime_factory, limits
         self.left_running: int | None = None
         self.error: BaseException | None = None
+        self.holder = Holder.of_this_process()  # who this scheduler is in the lease
 
     def run(self) -> None:
         store = Store.open(resolve_data_dir(self._data_dir), self._clock.now_utc())
         runtime = (self._factory or self._runner_runtime)(store)
         scheduler = Scheduler(store, self._clock, runtime, self.wake, limits=self._limits,
-                              listener=self._listener)  # fmt: skip
+                              holder=self.holder, listener=self._listener)  # fmt: skip
         try:
             with WakeListener.start(store.wake_dir, self.wake):
                 scheduler.run()

@@ -1,51 +1,67 @@
-"""``coven-desktop``: the tray application's entry point.
-
-For now a main window that says what Coven is and which engine it runs; the tray, the worker
-thread and the windows arrive with their issues.
-"""
+"""``coven-desktop``: start the tray app, or hand over to the one already running."""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import sys
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QVBoxLayout, QWidget
+import qasync
+from PySide6.QtWidgets import QApplication
 
-import coven_core
+from coven_core.clock import SystemClock
+from coven_core.engine import clock_offset_for_tests
+from coven_core.errors import CovenError
+from coven_core.store.location import prepare_data_dir, resolve_data_dir
 from coven_core.tz import tzdb
+from coven_desktop.app_window import APP_NAME, MainWindow
+from coven_desktop.desktop import Desktop
+from coven_desktop.instance import InstanceServer, hand_over, server_name
 
-APP_NAME = "Coven Desktop"
+__all__ = ["APP_NAME", "MainWindow", "main"]
 
 
-class MainWindow(QMainWindow):
-    """The main window (placeholder until the Routines window lands)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setWindowTitle(APP_NAME)
-        body = QWidget(self)
-        layout = QVBoxLayout(body)
-        self.headline = QLabel(self.tr("Coven keeps your routines running on time."), body)
-        self.engine_info = QLabel(
-            self.tr("Engine {version} · tz database {tzdb}").format(
-                version=coven_core.__version__, tzdb=tzdb.active()
-            ),
-            body,
-        )
-        for label in (self.headline, self.engine_info):
-            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            layout.addWidget(label)
-        self.setCentralWidget(body)
-        self.resize(480, 240)
+def _arguments(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="coven-desktop", description=APP_NAME)
+    parser.add_argument("--data-dir", metavar="DIR", help="where the store lives")
+    return parser.parse_args(list(argv))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    app = QApplication(list(argv if argv is not None else sys.argv))
+    args = _arguments(sys.argv[1:] if argv is None else argv)
+    tzdb.activate()
+    try:
+        data_dir = prepare_data_dir(resolve_data_dir(args.data_dir))
+    except CovenError as error:
+        print(f"coven-desktop: {error}", file=sys.stderr)
+        return 2
+    app = QApplication(sys.argv[:1])
     app.setApplicationName(APP_NAME)
-    window = MainWindow()
-    window.show()
-    return app.exec()
+    app.setQuitOnLastWindowClosed(False)  # the tray keeps running
+    name = server_name(data_dir)
+    if hand_over(name, list(sys.argv[1:])):
+        return 0  # the running instance shows its window
+    return _run(app, data_dir, name)
+
+
+def _run(app: QApplication, data_dir: object, name: str) -> int:
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    desktop = Desktop(data_dir, SystemClock(offset=clock_offset_for_tests()))  # type: ignore[arg-type]
+    instance = InstanceServer(name, desktop)
+    instance.activated.connect(lambda _arguments: desktop.show_window())
+    with loop:
+        loop.run_until_complete(desktop.start())
+        loop.run_until_complete(_until_quit(app))
+    instance.close()
+    return 0
+
+
+async def _until_quit(app: QApplication) -> None:
+    done = asyncio.get_running_loop().create_future()
+    app.aboutToQuit.connect(lambda: done.done() or done.set_result(None))
+    await done
 
 
 if __name__ == "__main__":

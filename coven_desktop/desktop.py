@@ -1,0 +1,142 @@
+"""The running desktop app: the engine service, the tray, the main window and one instance.
+
+Everything a person does goes through :meth:`Desktop.act`, which awaits the operator API on
+its thread (qasync) and then refreshes what the tray shows. Views update from the engine's
+events (the service's bridge) and from operator results — nothing polls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon
+
+from coven_core.clock import Clock
+from coven_core.engine import Engine
+from coven_core.errors import CovenError
+from coven_core.events import Event
+from coven_core.i18n import user_locale
+from coven_core.overview import Overview, overview
+from coven_core.runtime.base import Runtime
+from coven_core.scheduler import Limits
+from coven_core.store.store import Store
+from coven_desktop.app_window import MainWindow
+from coven_desktop.notifications import Notifications
+from coven_desktop.service import EngineService
+from coven_desktop.tray import Tray
+
+log = logging.getLogger(__name__)
+
+#: How long quitting waits for running commands before leaving them to the next start.
+DRAIN_SECONDS = 10.0
+
+
+class Desktop(QObject):
+    overviewChanged = Signal(object)  # Overview
+    failed = Signal(str)  # an operator call refused or failed: the message to show
+
+    def __init__(
+        self,
+        data_dir: Path,
+        clock: Clock,
+        *,
+        runtime_factory: Callable[[Store], Runtime] | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        super().__init__()
+        self.clock, self.locale = clock, user_locale()
+        self.service = EngineService(data_dir, clock, runtime_factory=runtime_factory,
+                                     limits=limits, parent=self)  # fmt: skip
+        self.tray = Tray(self)
+        self.window = MainWindow(self)
+        self.notifications = Notifications(self.tray.notify, clock.monotonic)
+        self.overview: Overview | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._wire()
+
+    def _wire(self) -> None:
+        self.service.eventsArrived.connect(self._on_events)
+        tray = self.tray
+        tray.pauseRequested.connect(lambda name: self.act(lambda e: e.operator.pause(name)))
+        tray.resumeRequested.connect(lambda name: self.act(lambda e: e.operator.resume(name)))
+        tray.runNowRequested.connect(lambda name: self.act(lambda e: e.operator.run_now(name)))
+        tray.cancelRequested.connect(lambda run: self.act(lambda e: e.operator.cancel(run)))
+        tray.pauseAllRequested.connect(lambda: self.act(lambda e: e.operator.pause_all()))
+        tray.resumeAllRequested.connect(lambda: self.act(lambda e: e.operator.resume_all()))
+        tray.windowRequested.connect(self.show_window)
+        tray.attentionRequested.connect(self.show_window)
+        tray.quitRequested.connect(self.quit)
+
+    # -- start and stop ---------------------------------------------------------------------
+    async def start(self) -> None:
+        await self.service.start()
+        await self.refresh()
+        if QSystemTrayIcon.isSystemTrayAvailable():
+            self.tray.show()
+        else:  # no tray here (some desktops, offscreen): the window is the way in
+            self.show_window()
+
+    async def close(self, drain: float = DRAIN_SECONDS) -> int | None:
+        """Finish what is in flight, then stop the engine (bounded); how many commands were
+        left running for the next start to adopt."""
+        await self.settle()
+        await self.service.settle()
+        return self.service.stop(drain)
+
+    def quit(self) -> None:
+        left = self.service.stop(DRAIN_SECONDS)
+        if left:
+            log.warning("%s command(s) were still running; the next start adopts them", left)
+        self.left_running = left
+        app = QApplication.instance()
+        if app is not None:
+            app.quit()
+
+    def show_window(self) -> None:
+        self.window.show()
+        self.window.raise_()
+        self.window.activateWindow()
+
+    # -- acting and refreshing --------------------------------------------------------------
+    def act(self, work: Callable[[Engine], object]) -> asyncio.Future[Any]:
+        """Run an operator call off the GUI thread; refresh afterwards; report refusals."""
+        task = asyncio.get_event_loop().create_task(self._act(work))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def settle(self) -> None:
+        """Wait for every action and refresh in flight (tests, and an orderly quit)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def _act(self, work: Callable[[Engine], object]) -> object:
+        try:
+            result = await self.service.call(work)
+        except CovenError as error:
+            self.failed.emit(str(error))
+            return None
+        await self.refresh()
+        return result
+
+    async def refresh(self) -> Overview:
+        token = self.service.scheduler.holder.token
+        now = self.clock.now_utc()
+        current = await self.service.call(lambda e: overview(e.store, now, token))
+        self.overview = current
+        self.tray.update(current, now, self.locale)
+        self.overviewChanged.emit(current)
+        return current
+
+    def _on_events(self, new: list[Event]) -> None:
+        for event in new:
+            self.notifications.consider(event)
+        if new:
+            task = asyncio.ensure_future(self.refresh())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)

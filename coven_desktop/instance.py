@@ -1,0 +1,80 @@
+"""One instance per user and store: a second launch hands its arguments to the first, which
+shows its window, and exits (CONTRACT §12).
+
+The first instance listens on a local socket whose name is derived from the data directory;
+the socket lives in the runtime directory when there is one, else inside the private data
+directory (PLATFORM_NOTES: ``XDG_RUNTIME_DIR`` may be unset).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtNetwork import QLocalServer, QLocalSocket
+
+_TIMEOUT_MS = 1000
+
+
+def server_name(data_dir: Path) -> str:
+    """A full socket path, unique per user and store."""
+    digest = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:12]
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    folder = Path(runtime) if runtime and Path(runtime).is_dir() else data_dir
+    return str(folder / f"coven-desktop-{digest}.sock")
+
+
+def hand_over(name: str, arguments: list[str]) -> bool:
+    """Give our arguments to a running instance; False if there is none."""
+    socket = QLocalSocket()
+    socket.connectToServer(name)
+    if not socket.waitForConnected(_TIMEOUT_MS):
+        return False
+    socket.write(json.dumps(arguments).encode() + b"\n")
+    socket.waitForBytesWritten(_TIMEOUT_MS)
+    socket.disconnectFromServer()
+    return True
+
+
+class InstanceServer(QObject):
+    """The first instance's end: emits ``activated`` with the later launch's arguments."""
+
+    activated = Signal(object)
+
+    def __init__(self, name: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._server = QLocalServer(self)
+        self._sockets: list[QLocalSocket] = []
+        self._server.newConnection.connect(self._accept)
+        QLocalServer.removeServer(name)  # a stale socket from a crashed instance
+        if not self._server.listen(name):
+            raise OSError(f"cannot listen on {name}: {self._server.errorString()}")
+
+    def _accept(self) -> None:
+        while (socket := self._server.nextPendingConnection()) is not None:
+            self._sockets.append(socket)
+            socket.readyRead.connect(self._read_ready)
+
+    def _read_ready(self) -> None:
+        for socket in list(self._sockets):
+            if socket.canReadLine():
+                self._read(socket)
+                self._sockets.remove(socket)
+                socket.abort()
+
+    def _read(self, socket: QLocalSocket) -> None:
+        line = bytes(socket.readLine().data()).decode("utf-8", "replace")
+        try:
+            arguments = json.loads(line)
+        except ValueError:
+            arguments = []
+        self.activated.emit(arguments if isinstance(arguments, list) else [])
+
+    def close(self) -> None:
+        for socket in self._sockets:
+            socket.abort()
+        self._sockets.clear()
+        self._server.close()

@@ -1,0 +1,120 @@
+"""The GUI's one door to the engine, and the one bridge back (CONTRACT §2, §12).
+
+* The scheduler runs on **one worker thread** (:class:`coven_core.engine.SchedulerThread`):
+  the loop of ``coven daemon``, on its own store connection.
+* The operator and query APIs run on **one executor thread** with a store connection of their
+  own, and the GUI awaits them through qasync — it never blocks on SQLite or a process.
+* Engine news comes back through one bridge: the scheduler's pass listener emits a Qt signal
+  from the worker thread (queued to the GUI thread); the bridge then reads the events that
+  are new since the last one it saw and emits them. Views update from that, not by polling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from PySide6.QtCore import QObject, Signal
+
+from coven_core import events
+from coven_core.clock import Clock, WakeSignal
+from coven_core.engine import Engine, SchedulerThread, open_engine
+from coven_core.runtime.base import Runtime
+from coven_core.scheduler import Limits
+from coven_core.store.store import Store
+
+T = TypeVar("T")
+
+
+class EngineService(QObject):
+    passFinished = Signal(object)  # a PassReport, from the worker thread (queued)
+    eventsArrived = Signal(object)  # list[Event], on the GUI thread
+
+    def __init__(
+        self,
+        data_dir: str | Path | None,
+        clock: Clock,
+        *,
+        runtime_factory: Callable[[Store], Runtime] | None = None,
+        limits: Limits | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._data_dir, self._clock = data_dir, clock
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="coven-operator")
+        self._engine: Engine | None = None
+        self._seen_seq = 0
+        self._tasks: set[asyncio.Future[None]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping = False
+        self.scheduler = SchedulerThread(
+            data_dir, clock, WakeSignal(), listener=self.passFinished.emit,
+            runtime_factory=runtime_factory, limits=limits,
+        )  # fmt: skip
+        self.passFinished.connect(self._on_pass)
+
+    # -- lifecycle --------------------------------------------------------------------------
+    async def start(self) -> Engine:
+        """Open the store (creating it) off the GUI thread, then start the scheduler."""
+        self._loop = asyncio.get_running_loop()
+        engine = await self._run(lambda: open_engine(self._data_dir, clock=self._clock))
+        self._engine = engine
+        self._seen_seq = await self.call(_last_seq)
+        self.scheduler.start()
+        return engine
+
+    async def settle(self) -> None:
+        """Wait for the bridge's reads in flight."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def stop(self, timeout: float) -> int | None:
+        """Drain within ``timeout`` seconds; how many commands were left running (None: the
+        scheduler did not stop in time — they are recorded by the next start)."""
+        self._stopping = True  # news from the last passes has no one left to tell
+        self.scheduler.stop(timeout)
+        left = None if self.scheduler.is_alive() else self.scheduler.left_running
+        if self._engine is not None:
+            self._executor.submit(self._engine.close).result(timeout=5)
+        self._executor.shutdown(wait=True)
+        return left
+
+    # -- calls ------------------------------------------------------------------------------
+    async def call(self, work: Callable[[Engine], T]) -> T:
+        """Run ``work(engine)`` on the operator thread and await its result."""
+        engine = self._engine
+        if engine is None:
+            raise RuntimeError("the engine service has not started")
+        return await self._run(lambda: work(engine))
+
+    async def _run(self, work: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, work)
+
+    # -- the bridge -------------------------------------------------------------------------
+    def _on_pass(self, report: object) -> None:
+        if self._stopping or self._loop is None or self._loop.is_closed():
+            return
+        task = self._loop.create_task(self._catch_up())
+        self._tasks.add(task)  # keep a reference until it is done
+        task.add_done_callback(self._tasks.discard)
+
+    async def _catch_up(self) -> None:
+        if self._engine is None:
+            return
+        seen = self._seen_seq
+        new = await self.call(lambda engine: events.since(engine.store.conn, seen))
+        if new:
+            self._seen_seq = new[-1].seq
+            self.eventsArrived.emit(new)
+
+    async def refresh(self) -> None:
+        """Catch up now (after an operator call of our own)."""
+        await self._catch_up()
+
+
+def _last_seq(engine: Engine) -> int:
+    row = engine.store.conn.execute("SELECT max(seq) FROM events").fetchone()
+    return int(row[0] or 0)

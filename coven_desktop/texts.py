@@ -1,0 +1,52 @@
+"""What the desktop says, in the user's locale: Babel for dates, times and durations, and
+every sentence through gettext so it can be translated."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from babel.dates import format_date, format_time, format_timedelta
+
+from coven_core.i18n import _
+from coven_core.overview import Overview, TrayState
+
+_STATE = {
+    TrayState.IDLE: "Idle",
+    TrayState.RUNNING: "Running",
+    TrayState.ATTENTION: "Needs attention",
+    TrayState.PAUSED: "Paused",
+    TrayState.ERROR: "Error",
+}
+
+
+def when(at: datetime, now: datetime, locale: str) -> str:
+    """ "today 02:30, in 5 hours" / "tomorrow 02:30, in 17 hours" / "Sat, 5 Dec 02:30, in …"."""
+    local_at, local_now = at.astimezone(), now.astimezone()
+    time = format_time(local_at, format="short", locale=locale)
+    days = (local_at.date() - local_now.date()).days
+    if days == 0:
+        day = _("today", locale)
+    elif days == 1:
+        day = _("tomorrow", locale)
+    else:
+        day = format_date(local_at, format="medium", locale=locale)
+    delta = format_timedelta(at - now, add_direction=True, locale=locale)
+    return f"{day} {time}, {delta}"
+
+
+def next_run_line(overview: Overview, now: datetime, locale: str) -> str:
+    if overview.next_run is None:
+        return _("No run scheduled", locale)
+    name, at = overview.next_run
+    return _("Next: {routine} — {when}", locale).format(routine=name, when=when(at, now, locale))
+
+
+def tooltip(overview: Overview, now: datetime, locale: str) -> str:
+    lines = [f"Coven — {_(_STATE[overview.state], locale)}", next_run_line(overview, now, locale)]
+    if overview.attention:
+        lines.append(
+            _("{count} run(s) need your decision", locale).format(count=overview.attention)
+        )
+    if overview.error:
+        lines.append(overview.error)
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""The tray: an icon and tooltip for the state, and a menu for one-click control (§12).
+
+The menu is rebuilt from an :class:`~coven_core.overview.Overview` whenever the engine says
+something changed. Every action goes through the operator API (and so is audited); the tray
+itself decides nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QIcon
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+
+from coven_core.model import RoutineState
+from coven_core.overview import Overview, TrayState
+from coven_desktop import texts
+from coven_desktop.resources import icon
+
+
+class Tray(QObject):
+    """Signals carry what the person asked for; the app turns them into operator calls."""
+
+    pauseRequested = Signal(str)
+    resumeRequested = Signal(str)
+    runNowRequested = Signal(str)
+    cancelRequested = Signal(str)  # a run id
+    pauseAllRequested = Signal()
+    resumeAllRequested = Signal()
+    attentionRequested = Signal()
+    windowRequested = Signal()
+    quitRequested = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.icon = QSystemTrayIcon(self)
+        self.menu = QMenu()
+        self.icon.setContextMenu(self.menu)
+        self.icon.activated.connect(self._activated)
+        self.state: TrayState | None = None
+
+    def show(self) -> None:
+        self.icon.show()
+
+    def update(self, overview: Overview, now: datetime, locale: str) -> None:
+        self.state = overview.state
+        self.icon.setIcon(QIcon(str(icon(f"tray-{overview.state.value}"))))
+        self.icon.setToolTip(texts.tooltip(overview, now, locale))
+        self._rebuild(overview, now, locale)
+
+    def notify(self, title: str, message: str) -> None:
+        self.icon.showMessage(title, message, QSystemTrayIcon.MessageIcon.Information, 8000)
+
+    # -- the menu ---------------------------------------------------------------------------
+    def _rebuild(self, overview: Overview, now: datetime, locale: str) -> None:
+        self.menu.clear()
+        self._info(texts.next_run_line(overview, now, locale))
+        if overview.standby:
+            self._info(self.tr("Standby: another Coven process is scheduling"))
+        self._running(overview)
+        self._routines(overview)
+        self.menu.addSeparator()
+        self._pause_all(overview)
+        if overview.attention:
+            label = self.tr("Needs attention ({count})…").format(count=overview.attention)
+            self._action(label, self.attentionRequested.emit)
+        self._action(self.tr("Open Coven…"), self.windowRequested.emit)
+        self._action(self.tr("Quit"), self.quitRequested.emit)
+
+    def _info(self, text: str) -> None:
+        self.menu.addAction(text).setEnabled(False)
+
+    def _running(self, overview: Overview) -> None:
+        if not overview.running:
+            return
+        self.menu.addSeparator()
+        for run in overview.running:
+            label = self.tr("Cancel {routine} (running)").format(routine=run.routine)
+            self._action(label, lambda run_id=run.run_id: self.cancelRequested.emit(run_id))
+
+    def _routines(self, overview: Overview) -> None:
+        if not overview.routines:
+            return
+        self.menu.addSeparator()
+        for line in overview.routines:
+            submenu = self.menu.addMenu(line.name)
+            submenu.setObjectName(f"routine:{line.name}")
+            self._action(self.tr("Run now"), lambda n=line.name: self.runNowRequested.emit(n),
+                         submenu)  # fmt: skip
+            if line.state is RoutineState.PAUSED:
+                self._action(self.tr("Resume"), lambda n=line.name: self.resumeRequested.emit(n),
+                             submenu)  # fmt: skip
+            elif line.state is RoutineState.ACTIVE:
+                self._action(self.tr("Pause"), lambda n=line.name: self.pauseRequested.emit(n),
+                             submenu)  # fmt: skip
+
+    def _pause_all(self, overview: Overview) -> None:
+        if overview.paused_all:
+            self._action(self.tr("Resume all"), self.resumeAllRequested.emit)
+        else:
+            self._action(self.tr("Pause all"), self.pauseAllRequested.emit)
+
+    def _action(self, text: str, slot: Callable[[], None], menu: QMenu | None = None) -> QAction:
+        action = (menu or self.menu).addAction(text)
+        action.triggered.connect(lambda _checked=False: slot())
+        return action
+
+    def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason is QSystemTrayIcon.ActivationReason.Trigger:
+            self.windowRequested.emit()

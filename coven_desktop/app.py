@@ -59,8 +59,13 @@ def _run(app: QApplication, data_dir: object, name: str) -> int:
 
 
 async def _until_quit(app: QApplication) -> None:
-    done = asyncio.get_running_loop().create_future()
-    app.aboutToQuit.connect(lambda: done.done() or done.set_result(None))
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def finish() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    app.aboutToQuit.connect(finish)
     await done
 
 

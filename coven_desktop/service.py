@@ -24,6 +24,7 @@ from coven_core.clock import Clock, WakeSignal
 from coven_core.engine import Engine, SchedulerThread, open_engine
 from coven_core.runtime.base import Runtime
 from coven_core.scheduler import Limits
+from coven_core.store.query import scalar
 from coven_core.store.store import Store
 
 T = TypeVar("T")
@@ -116,5 +117,4 @@ class EngineService(QObject):
 
 
 def _last_seq(engine: Engine) -> int:
-    row = engine.store.conn.execute("SELECT max(seq) FROM events").fetchone()
-    return int(row[0] or 0)
+    return int(scalar(engine.store.conn, "SELECT coalesce(max(seq), 0) FROM events"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, SignalInstance
 from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
@@ -78,7 +78,7 @@ class Tray(QObject):
         self.menu.addSeparator()
         for run in overview.running:
             label = self.tr("Cancel {routine} (running)").format(routine=run.routine)
-            self._action(label, lambda run_id=run.run_id: self.cancelRequested.emit(run_id))
+            self._routine_action(self.menu, label, self.cancelRequested, run.run_id)
 
     def _routines(self, overview: Overview) -> None:
         if not overview.routines:
@@ -87,14 +87,15 @@ class Tray(QObject):
         for line in overview.routines:
             submenu = self.menu.addMenu(line.name)
             submenu.setObjectName(f"routine:{line.name}")
-            self._action(self.tr("Run now"), lambda n=line.name: self.runNowRequested.emit(n),
-                         submenu)  # fmt: skip
+            self._routine_action(submenu, self.tr("Run now"), self.runNowRequested, line.name)
             if line.state is RoutineState.PAUSED:
-                self._action(self.tr("Resume"), lambda n=line.name: self.resumeRequested.emit(n),
-                             submenu)  # fmt: skip
+                self._routine_action(submenu, self.tr("Resume"), self.resumeRequested, line.name)
             elif line.state is RoutineState.ACTIVE:
-                self._action(self.tr("Pause"), lambda n=line.name: self.pauseRequested.emit(n),
-                             submenu)  # fmt: skip
+                self._routine_action(submenu, self.tr("Pause"), self.pauseRequested, line.name)
+
+    def _routine_action(self, menu: QMenu, text: str, signal: SignalInstance, key: str) -> None:
+        """An action that emits ``signal(key)``: a routine name, or a run id for Cancel."""
+        self._action(text, lambda: signal.emit(key), menu)
 
     def _pause_all(self, overview: Overview) -> None:
         if overview.paused_all:

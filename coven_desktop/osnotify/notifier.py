@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
+from coven_core.errors import ZoneError
 from coven_desktop.osnotify.clocks import TOLERANCE_SECONDS, Clocks, Reading
 from coven_desktop.osnotify.event import OsEvent, OsEventKind
 
@@ -113,11 +114,11 @@ class Notifier(QObject):
     def _look_up_zone(self) -> str | None:
         try:
             return self._local_zone()
-        except (OSError, ValueError) as error:  # coven_core's ZoneError is a ValueError
+        except (OSError, ZoneError) as error:
             log.warning("the host time zone cannot be proven: %s", error)
             return None
 
-    def _emit(self, kind: OsEventKind, source: str, **details: object) -> None:
-        event = OsEvent(kind, self._clocks.utc_now(), source, **details)  # type: ignore[arg-type]
+    def _emit(self, kind: OsEventKind, source: str, **details: Any) -> None:
+        event = OsEvent(kind, self._clocks.utc_now(), source, **details)
         log.info("OS event: %s", event)
         self.occurred.emit(event)

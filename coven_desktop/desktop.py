@@ -86,7 +86,11 @@ class Desktop(QObject):
         left running for the next start to adopt."""
         await self.settle()
         await self.service.settle()
-        return self.service.stop(drain)
+        left = self.service.stop(drain)
+        self.tray.dispose()
+        self.window.close()
+        self.window.deleteLater()
+        return left
 
     def quit(self) -> None:
         left = self.service.stop(DRAIN_SECONDS)

@@ -4,9 +4,10 @@
   the loop of ``coven daemon``, on its own store connection.
 * The operator and query APIs run on **one executor thread** with a store connection of their
   own, and the GUI awaits them through qasync — it never blocks on SQLite or a process.
-* Engine news comes back through one bridge: the scheduler's pass listener emits a Qt signal
-  from the worker thread (queued to the GUI thread); the bridge then reads the events that
-  are new since the last one it saw and emits them. Views update from that, not by polling.
+* Engine news comes back through one bridge: the scheduler's pass listener hops to the GUI
+  thread (through the event loop, see :meth:`EngineService._from_worker`), emits
+  ``passFinished``, reads the events that are new since the last one it saw and emits
+  ``eventsArrived``. Views update from those signals, never by polling.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from PySide6.QtCore import QObject, Signal
 from coven_core import events
 from coven_core.clock import Clock, WakeSignal
 from coven_core.engine import Engine, SchedulerThread, open_engine
+from coven_core.passes import PassReport
 from coven_core.runtime.base import Runtime
 from coven_core.scheduler import Limits
 from coven_core.store.query import scalar
@@ -52,10 +54,9 @@ class EngineService(QObject):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
         self.scheduler = SchedulerThread(
-            data_dir, clock, WakeSignal(), listener=self.passFinished.emit,
+            data_dir, clock, WakeSignal(), listener=self._from_worker,
             runtime_factory=runtime_factory, limits=limits,
         )  # fmt: skip
-        self.passFinished.connect(self._on_pass)
 
     # -- lifecycle --------------------------------------------------------------------------
     async def start(self) -> Engine:
@@ -95,9 +96,19 @@ class EngineService(QObject):
         return await asyncio.get_running_loop().run_in_executor(self._executor, work)
 
     # -- the bridge -------------------------------------------------------------------------
-    def _on_pass(self, report: object) -> None:
+    def _from_worker(self, report: PassReport) -> None:
+        """Called on the scheduler's thread: hop to the GUI thread through the event loop,
+        so that no Qt object is touched from the worker thread; the signals are emitted on
+        the GUI thread."""
+        loop = self._loop
+        if self._stopping or loop is None or loop.is_closed():
+            return
+        loop.call_soon_threadsafe(self._on_pass, report)
+
+    def _on_pass(self, report: PassReport) -> None:
         if self._stopping or self._loop is None or self._loop.is_closed():
             return
+        self.passFinished.emit(report)
         task = self._loop.create_task(self._catch_up())
         self._tasks.add(task)  # keep a reference until it is done
         task.add_done_callback(self._tasks.discard)

@@ -44,6 +44,13 @@ class Tray(QObject):
     def show(self) -> None:
         self.icon.show()
 
+    def dispose(self) -> None:
+        """Hide and free the icon and its parentless menu while the QApplication lives
+        (freed later, during interpreter shutdown, they would outlive it)."""
+        self.icon.hide()
+        self.icon.setContextMenu(None)  # type: ignore[arg-type]
+        self.menu.deleteLater()
+
     def update(self, overview: Overview, now: datetime, locale: str) -> None:
         self.state = overview.state
         self.icon.setIcon(QIcon(str(icon(f"tray-{overview.state.value}"))))
@@ -105,7 +112,7 @@ class Tray(QObject):
 
     def _action(self, text: str, slot: Callable[[], None], menu: QMenu | None = None) -> QAction:
         action = (menu or self.menu).addAction(text)
-        action.triggered.connect(lambda _checked=False: slot())
+        action.triggered.connect(slot)  # a slot without the "checked" argument
         return action
 
     def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:

@@ -61,5 +61,8 @@ def test_every_engine_package_is_in_the_wheel() -> None:
     found = {
         ".".join(("coven_core", *p.parent.relative_to(ROOT / "core").parts))
         for p in (ROOT / "core").rglob("__init__.py")
-    } | {"coven_desktop"}
+    } | {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for p in (ROOT / "coven_desktop").rglob("__init__.py")
+    }
     assert found <= listed

@@ -28,8 +28,8 @@ class OsEvent:
     """One notification from the OS (or from the drift fallback), ready to record.
 
     ``at`` is when Coven learned of it, from the injected wall clock, in UTC. Details are set
-    where the source knows them: ``slept_seconds`` on ``resumed`` (None when the start of the
-    sleep was not seen), ``jump_seconds`` on ``clock_changed`` (positive: forward), and
+    where they are known: ``slept_seconds`` on ``resumed`` (None when the clocks cannot measure
+    it), ``jump_seconds`` on ``clock_changed`` (positive: forward), and
     ``old_zone``/``new_zone`` (IANA keys; ``old_zone`` None when it was unknown) on
     ``timezone_changed``. ``source`` names what noticed it: ``logind``, ``timedated``,
     ``timerfd``, ``windows`` or ``drift``.

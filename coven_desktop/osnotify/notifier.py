@@ -2,8 +2,14 @@
 
 Sources only say *what* happened ("going to sleep", "the clock was set", "the zone may have
 changed"); the notifier measures the details from the injected clocks, keeps the state that
-spans two reports (when the sleep began, the last clock baseline, the last known zone) and
-drops reports that are not news (a zero-second clock set, an unchanged zone).
+spans two reports (the last moment known awake, the last clock baseline, the last known zone)
+and drops reports that are not news (a zero-second clock set, an unchanged zone).
+
+The time asleep is the growth of boot time over monotonic time since the last moment known
+awake (the start, or the previous resume), not since the "sleeping" report: without an
+inhibitor lock the machine may sleep before that report is handled, and both reports are then
+handled after the resume. Boot time outgrows monotonic time only in suspend, so the growth
+since the previous resume is exactly the last sleep either way.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Signal
 
 from coven_core.errors import ZoneError
-from coven_desktop.osnotify.clocks import TOLERANCE_SECONDS, Clocks, Reading
+from coven_desktop.osnotify.clocks import TOLERANCE_SECONDS, Clocks
 from coven_desktop.osnotify.event import OsEvent, OsEventKind
 
 log = logging.getLogger(__name__)
@@ -42,7 +48,7 @@ class Notifier(QObject):
         self._clocks = clocks
         self._local_zone = local_zone
         self._zone = self._look_up_zone()
-        self._asleep_since: Reading | None = None
+        self._awake = clocks.read()
         self._clock_baseline = clocks.read()
         self._sources: list[Source] = []
 
@@ -72,15 +78,16 @@ class Notifier(QObject):
 
     # -- reports ------------------------------------------------------------------------------
     def report_sleeping(self, source: str) -> None:
-        self._asleep_since = self._clocks.read()
         self._emit("sleeping", source)
 
     def report_resumed(self, source: str, slept_seconds: float | None = None) -> None:
-        """The machine woke up; without ``slept_seconds`` it is measured since the sleep began."""
-        if slept_seconds is None and self._asleep_since is not None:
-            slept = self._clocks.read().slept_since(self._asleep_since)
-            slept_seconds = max(0.0, slept)
-        self._asleep_since = None
+        """The machine woke up; without ``slept_seconds`` it is measured (None: not measurable,
+        as with a boot time that stops in sleep, or a sleep that failed)."""
+        reading = self._clocks.read()
+        if slept_seconds is None:
+            slept = reading.slept_since(self._awake)
+            slept_seconds = slept if slept > 0 else None
+        self._awake = reading
         self._emit("resumed", source, slept_seconds=slept_seconds)
 
     def report_clock_set(self, source: str) -> None:

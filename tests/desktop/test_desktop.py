@@ -39,7 +39,8 @@ def desktop(tmp_path: Path, loop: qasync.QEventLoop) -> Iterator[Desktop]:
     loop.run_until_complete(built.start())
     yield built
     loop.run_until_complete(built.close(5))
-    built.window.close()
+    built.deleteLater()
+    loop.run_until_complete(asyncio.sleep(0))  # let Qt run the deferred deletes
 
 
 def add(desktop: Desktop, loop: qasync.QEventLoop, name: str, *argv: str) -> None:

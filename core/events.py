@@ -42,6 +42,7 @@ class EventKind(enum.StrEnum):
     DELIVERED = "delivered"
     DELIVERY_FAILED = "delivery_failed"
     RECONCILED = "reconciled"
+    TIMEZONE_CHANGED = "timezone_changed"
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ dispatch request; ``runner.started`` (in the runner, after its first journal rec
 ``runner.spawned`` (after the command's spawn is journaled); ``exit.observed`` — an exit
 collected, before its settlement transaction; ``settle.committed`` — after the settlement
 commits; ``delivery.temp_written`` / ``delivery.renamed`` — output temp write and rename;
-``receipt.committed`` — after the delivery receipt commits; ``publish.before`` — after a
-pass's record transaction, before other processes are told.
+``receipt.committed`` — after the delivery receipt commits; ``publish.before`` — after an
+operator command commits, before the schedulers (this process's and others') are told.
 """
 
 from __future__ import annotations

@@ -35,6 +35,13 @@ def recover(conn: apsw.Connection, attempt: Unfinished, runtime: Runtime, stamp:
     if attempt.state == "claimed":
         _replan(conn, attempt, stamp)
         return
+    located = runtime.locate(attempt)
+    if located != attempt:  # a crash right after the start: record what the evidence shows
+        conn.execute(
+            "UPDATE attempts SET attempt_dir = ?, runner_pid = ?, runner_start = ? WHERE id = ?",
+            (located.attempt_dir, located.runner_pid, located.runner_start, attempt.attempt_id),
+        )
+        attempt = located
     exit_ = runtime.recover(attempt, stamp.now)
     if exit_ is not None:
         settle_attempt(conn, exit_, stamp)

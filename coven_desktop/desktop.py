@@ -20,6 +20,7 @@ from coven_core.clock import Clock
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.events import Event
+from coven_core.host import ZoneChoice, follow, record_zone_change
 from coven_core.i18n import user_locale
 from coven_core.overview import Overview, overview
 from coven_core.runtime.base import Runtime
@@ -27,8 +28,10 @@ from coven_core.scheduler import Limits
 from coven_core.store.store import Store
 from coven_desktop.app_window import MainWindow
 from coven_desktop.notifications import Notifications
+from coven_desktop.osnotify import Notifier, OsEvent, host_zone, start_notifiers, wake_reason_for
 from coven_desktop.service import EngineService
 from coven_desktop.tray import Tray
+from coven_desktop.zoneprompt import ZonePrompt
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,7 @@ class Desktop(QObject):
         *,
         runtime_factory: Callable[[Store], Runtime] | None = None,
         limits: Limits | None = None,
+        notifier_factory: Callable[[QObject], Notifier] | None = None,
     ) -> None:
         super().__init__()
         self.clock, self.locale = clock, user_locale()
@@ -56,6 +60,9 @@ class Desktop(QObject):
         self.window = MainWindow(self)
         self.notifications = Notifications(self.tray.notify, clock.monotonic)
         self.overview: Overview | None = None
+        self.notifier: Notifier | None = None
+        self.zone_prompts: list[ZonePrompt] = []
+        self._notifier_factory = notifier_factory or self._host_notifier
         self._tasks: set[asyncio.Future[Any]] = set()
         self._wire()
 
@@ -75,6 +82,8 @@ class Desktop(QObject):
     # -- start and stop ---------------------------------------------------------------------
     async def start(self) -> None:
         await self.service.start()
+        self.notifier = self._notifier_factory(self)
+        self.notifier.occurred.connect(self._on_os_event)
         await self.refresh()
         if QSystemTrayIcon.isSystemTrayAvailable():
             self.tray.show()
@@ -87,10 +96,44 @@ class Desktop(QObject):
         await self.settle()
         await self.service.settle()
         left = self.service.stop(drain)
+        if self.notifier is not None:
+            self.notifier.stop()
         self.tray.dispose()
         self.window.close()
         self.window.deleteLater()
         return left
+
+    def _host_notifier(self, parent: QObject) -> Notifier:
+        clock = self.clock
+        return start_notifiers(parent, now=clock.now_utc, monotonic=clock.monotonic,
+                               boot_time=clock.boot_time, local_zone=host_zone)  # fmt: skip
+
+    def _on_os_event(self, event: OsEvent) -> None:
+        """Sleep, clock steps and zone changes wake the scheduler at once; a zone change
+        also asks, per routine created as ``local``, whether to keep its zone or follow."""
+        reason = wake_reason_for(event)
+        if reason is not None:
+            self.service.scheduler.wake.set(reason)
+        if event.kind == "timezone_changed" and event.new_zone:
+            self._spawn(self._ask_about_zones(event.old_zone, event.new_zone))
+
+    async def _ask_about_zones(self, old: str | None, new: str) -> None:
+        now = self.clock.now_utc()
+        choices = await self.service.call(lambda e: record_zone_change(e.store, now, old, new))
+        await self.service.refresh()  # the recorded change is news for every view
+        for choice in choices:
+            prompt = ZonePrompt(choice, self._follow, self.window)
+            self.zone_prompts.append(prompt)
+            prompt.open()  # non-modal: the tray keeps working
+
+    def _follow(self, choice: ZoneChoice) -> None:
+        zone = choice.host_zone
+        self.act(lambda e: e.operator.edit_routine(choice.routine, lambda s: follow(s, zone)))
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_event_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def quit(self) -> None:
         left = self.service.stop(DRAIN_SECONDS)
@@ -125,6 +168,7 @@ class Desktop(QObject):
         except CovenError as error:
             self.failed.emit(str(error))
             return None
+        await self.service.refresh()
         await self.refresh()
         return result
 
@@ -141,6 +185,4 @@ class Desktop(QObject):
         for event in new:
             self.notifications.consider(event)
         if new:
-            task = asyncio.ensure_future(self.refresh())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._spawn(self.refresh())

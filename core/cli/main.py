@@ -14,6 +14,7 @@ from coven_core.cli import (
     attention_cmd,
     audit_cmd,
     daemon_cmd,
+    doctor_cmd,
     explain_cmd,
     history_cmd,
     inspect_cmd,
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect_cmd.register(commands)
     status_cmd.register(commands)
     audit_cmd.register(commands)
+    doctor_cmd.register(commands)
     daemon_cmd.register(commands)
     return parser
 

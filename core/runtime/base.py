@@ -113,6 +113,11 @@ class Runtime(Protocol):
         running attempt."""
         ...
 
+    def locate(self, attempt: Unfinished) -> Unfinished:
+        """Fill in what the store did not get to record (a crash right after the start):
+        the attempt's directory and its runner's identity, from the runtime's own evidence."""
+        ...
+
     def collect(self) -> list[Exit]:
         """Exits observed since the last call (non-blocking)."""
         ...
@@ -124,6 +129,11 @@ class Runtime(Protocol):
     def drain(self, timeout: float) -> None:
         """Wait up to ``timeout`` real seconds for active attempts to end (on shutdown)."""
         ...
+
+
+def as_recorded(attempt: Unfinished) -> Unfinished:
+    """``locate`` for runtimes that keep no evidence of their own."""
+    return attempt
 
 
 def unknowable(attempt: Unfinished, now: datetime) -> Exit:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from coven_core.clock import Clock, WakeReason, WakeSignal
-from coven_core.runtime.base import Exit, Launch, Started, Unfinished, unknowable
+from coven_core.runtime.base import Exit, Launch, Started, Unfinished, as_recorded, unknowable
 
 
 class InstantRuntime:
@@ -27,6 +27,9 @@ class InstantRuntime:
 
     def cancel(self, attempt_id: str) -> bool:
         return False
+
+    def locate(self, attempt: Unfinished) -> Unfinished:
+        return as_recorded(attempt)
 
     def collect(self) -> list[Exit]:
         exits, self._exits = self._exits, []

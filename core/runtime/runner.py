@@ -154,6 +154,20 @@ class RunnerRuntime:
             return None
         return exit_from_journal(attempt.attempt_id, journal, now)
 
+    def locate(self, attempt: Unfinished) -> Unfinished:
+        """A crash between the runner's start and its record leaves the row without the
+        directory and the runner's identity; the directory's name and journal give them."""
+        if attempt.attempt_dir is not None and attempt.runner_pid is not None:
+            return attempt
+        directory = Path(attempt.attempt_dir or self._root / attempt.attempt_id)
+        if not directory.is_dir():
+            return attempt
+        journal = read_journal(directory / JOURNAL)
+        return Unfinished(
+            attempt.attempt_id, attempt.state, str(directory),
+            attempt.runner_pid or journal.runner_pid, attempt.runner_start or journal.runner_start,
+        )  # fmt: skip
+
     # -- cancelling -------------------------------------------------------------------------
     def cancel(self, attempt_id: str) -> bool:
         """SIGUSR1 asks the runner to stop the command's whole group (polite, then forced)."""

@@ -50,6 +50,9 @@ class ScriptedRuntime:
         self.recovered.append(attempt)
         return unknowable(attempt, now)
 
+    def locate(self, attempt: Unfinished) -> Unfinished:
+        return attempt
+
     def cancel(self, attempt_id: str) -> bool:
         if attempt_id not in self.running:
             return False

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -52,15 +52,20 @@ class Harness:
         finally:
             engine.close()
 
-    def start_daemon(self) -> subprocess.Popen[bytes]:
-        env = {**os.environ, "COVEN_TEST_CLOCK_OFFSET": str(self.offset.total_seconds()),
-               "COVEN_DATA_DIR": str(self.data)}  # fmt: skip
+    def start_daemon(self, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """A ``coven daemon`` on this store; ``env`` adds variables (e.g. ``COVEN_FAILPOINT``)."""
+        merged = {**os.environ, **self.env(), **(env or {})}
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "coven_core.cli.main", "daemon"], env=env,
+            [sys.executable, "-m", "coven_core.cli.main", "daemon"], env=merged,
             stderr=subprocess.PIPE, start_new_session=True,
         )  # fmt: skip
         self.daemons.append(daemon)
         return daemon
+
+    def env(self) -> dict[str, str]:
+        """What every process on this store needs: its directory and the shifted clock."""
+        return {"COVEN_TEST_CLOCK_OFFSET": str(self.offset.total_seconds()),
+                "COVEN_DATA_DIR": str(self.data)}  # fmt: skip
 
     def kill(self, daemon: subprocess.Popen[bytes]) -> None:
         daemon.send_signal(signal.SIGKILL)

@@ -1,0 +1,36 @@
+"""The "keep or follow" question after the host's time zone changed (CONTRACT §3.2).
+
+One non-modal box per routine that was created as ``local``: the tray keeps working while it
+is open, and nothing changes until the person answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from coven_core.host import ZoneChoice
+
+
+class ZonePrompt(QMessageBox):
+    def __init__(
+        self, choice: ZoneChoice, follow: Callable[[ZoneChoice], object], parent: QWidget | None
+    ) -> None:
+        super().__init__(parent)
+        self.choice = choice
+        self.setWindowTitle(self.tr("Your time zone changed"))
+        self.setText(
+            self.tr(
+                "This computer is now in {new}. The routine \u201c{routine}\u201d runs in {old}. "
+                "Should it keep {old} or follow you to {new}?"
+            ).format(new=choice.host_zone, old=choice.kept_zone, routine=choice.routine)
+        )
+        self.keep_button = self.addButton(
+            self.tr("Keep {zone}").format(zone=choice.kept_zone), QMessageBox.ButtonRole.RejectRole
+        )
+        self.follow_button = self.addButton(
+            self.tr("Follow me to {zone}").format(zone=choice.host_zone),
+            QMessageBox.ButtonRole.AcceptRole,
+        )
+        self.buttonClicked.connect(lambda button: button is self.follow_button and follow(choice))

@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 TABLES = ("occurrences", "attempts", "deliveries", "events", "passes")
 
 _JUST_AFTER = timedelta(microseconds=1)
+_LEAST_PAUSE = 0.002  # seconds: a busy handler's first sleeps are 1 ms and 2 ms
 _CHECKPOINT_EVERY = 16  # transactions: about as often as SQLite's default of 1,000 pages
 _FAILED_DIRS_SHOWN = 10
 
@@ -122,16 +123,23 @@ def sweep(
     *,
     batch: int = 500,
     budget: float | None = None,
+    pause: Callable[[float], None] | None = time.sleep,
 ) -> SweepReport:
     """Apply ``policy`` to the store as of ``now``, in transactions of at most ``batch`` rows.
 
+    After each transaction the sweep calls ``pause`` with a little more than twice the time it
+    held the lock: another writer (a claim) waiting in SQLite's busy handler sleeps 1, 2, 5,
+    10, … ms between tries, and a sweep that took the lock again at once would win every round
+    and delay it by up to ~100 ms. ``pause=None`` does not wait (a test under virtual time).
+
     With ``budget`` (seconds), stops between transactions once it is spent (after at least
-    one) and reports ``finished=False``; the next sweep goes on where this one stopped. Never call it inside a
-    transaction. Store errors (busy, full disk) propagate; what was committed stays committed.
+    one) and reports ``finished=False``; the next sweep goes on where this one stopped. Never
+    call it inside a transaction. Store errors (busy, full disk) propagate; what was committed
+    stays committed.
     """
     if batch < 1:
         raise ValueError("retention: batch must be at least 1")
-    run = _Sweep(store, now, policy, batch, budget)
+    run = _Sweep(store, now, policy, batch, budget, pause)
     with _checkpoints_between_transactions(store.conn):
         run.all_phases()
         run.checkpoint()
@@ -245,10 +253,10 @@ def _marks(conn: apsw.Connection, removable: str, keep: int) -> list[_Mark]:
 class _Sweep:
     def __init__(
         self, store: Store, now: datetime, policy: RetentionPolicy, batch: int,
-        budget: float | None,
+        budget: float | None, pause: Callable[[float], None] | None,
     ) -> None:  # fmt: skip
         self.store, self.now, self.policy, self.batch = store, now, policy, batch
-        self.budget = budget
+        self.budget, self.pause = budget, pause
         self.report = SweepReport()
         self.started = time.perf_counter()
         self.removable = _SETTLED_FOR_GOOD  # completed from the schema when the sweep starts
@@ -275,9 +283,12 @@ class _Sweep:
         with self.store.write() as conn:
             began = time.perf_counter()
             touched = work(conn)
-        self.report.note_transaction(time.perf_counter() - began, touched)
+        held = time.perf_counter() - began
+        self.report.note_transaction(held, touched)
         if self.report.transactions % _CHECKPOINT_EVERY == 0:
             self.checkpoint()
+        if self.pause is not None:
+            self.pause(2 * held + _LEAST_PAUSE)  # the waiter's next try comes within ~held
         return sum(touched.values())
 
     def checkpoint(self) -> None:
@@ -380,18 +391,19 @@ class _Sweep:
     def prune_log(self, bounds: _Log, guard: str, params: dict[str, Any]) -> None:
         """Delete the log's old prefix (by age or count; never its newest row), oldest first."""
         ceiling = _log_ceiling(self.store.conn, bounds, self.now)
-        sql = (
-            f"DELETE FROM {bounds.table} WHERE {bounds.key} IN (SELECT {bounds.key} "
-            f"FROM {bounds.table} WHERE {bounds.key} > :after AND {bounds.key} < :ceiling "
-            f"AND {guard} ORDER BY {bounds.key} LIMIT :batch) RETURNING {bounds.key}"
+        table, key = bounds.table, bounds.key
+        select = (
+            f"SELECT {key} FROM {table} WHERE {key} > :after AND {key} < :ceiling AND {guard} "
+            f"ORDER BY {key} LIMIT :batch"
         )
         after = 0
         while not self.out_of_time():
             values = {**params, "after": after, "ceiling": ceiling, "batch": self.batch}
-            keys: list[int] = []
-            if not self.write(partial(_delete_log_rows, bounds.table, sql, values, keys)):
+            keys = [_int(row[0]) for row in self.store.conn.execute(select, values)]
+            if not keys:
                 return
-            after = max(keys)
+            self.write(partial(_delete_log_rows, bounds, guard, {**params, "keys": keys}))
+            after = keys[-1]
 
 
 def _floors(marks: list[_Mark]) -> dict[str, str]:
@@ -454,10 +466,14 @@ def _delete_occurrences(
 
 
 def _delete_log_rows(
-    table: str, sql: str, values: dict[str, Any], keys: list[int], conn: apsw.Connection
+    bounds: _Log, guard: str, params: dict[str, Any], conn: apsw.Connection
 ) -> dict[str, int]:
-    keys.extend(_int(row[0]) for row in conn.execute(sql, values).fetchall())
-    return {table: len(keys)}
+    conn.execute(
+        f"DELETE FROM {bounds.table} WHERE {bounds.key} IN (SELECT value FROM json_each(:keys)) "
+        f"AND {guard}",
+        {**params, "keys": json.dumps(params["keys"])},
+    )
+    return {bounds.table: conn.changes()}
 
 
 def _forget_dirs(conn: apsw.Connection, *, attempt_ids: list[str]) -> dict[str, int]:
@@ -554,6 +570,7 @@ class Sweeper:
     every: timedelta = timedelta(hours=6)
     budget: float | None = 0.25
     batch: int = 500
+    pause: Callable[[float], None] | None = time.sleep
     last: datetime | None = None  # when the last sweep finished
     unfinished: bool = False
 
@@ -565,7 +582,9 @@ class Sweeper:
         if not self.due(now):
             return None
         try:
-            report = sweep(store, now, self.policy, batch=self.batch, budget=self.budget)
+            report = sweep(
+                store, now, self.policy, batch=self.batch, budget=self.budget, pause=self.pause
+            )
         except StoreEnvironmentError as error:
             log.warning("retention sweep failed, trying again later: %s", error)
             self.unfinished = True

@@ -563,7 +563,8 @@ class Sweeper:
     """Runs :func:`sweep` from the scheduler loop: at most once per ``every``, at most
     ``budget`` seconds at a time, picking an unfinished sweep up again on the next call.
 
-    Call :meth:`maybe_sweep` after a pass, holding no transaction, as the leader only.
+    Call :meth:`maybe_sweep` after a pass, holding no transaction, as the leader only, on the
+    thread that owns the store's connection.
     """
 
     policy: RetentionPolicy = field(default_factory=RetentionPolicy)
@@ -571,28 +572,40 @@ class Sweeper:
     budget: float | None = 0.25
     batch: int = 500
     pause: Callable[[float], None] | None = time.sleep
+    retry_after: timedelta = timedelta(minutes=5)  # after a store error (busy, full disk)
     last: datetime | None = None  # when the last sweep finished
     unfinished: bool = False
+    not_before: datetime | None = None
 
     def due(self, now: datetime) -> bool:
+        if self.not_before is not None and now < self.not_before:
+            return False
         return self.unfinished or self.last is None or now - self.last >= self.every
 
-    def maybe_sweep(self, store: Store, now: datetime) -> SweepReport | None:
-        """Sweep if due; a store error is logged and the sweep tried again next time."""
+    def maybe_sweep(
+        self, store: Store, now: datetime, deadline: datetime | None = None
+    ) -> SweepReport | None:
+        """Sweep if due, for at most half the time until ``deadline`` (the scheduler's next
+        pass), so that a sweep never makes a due claim wait; it always makes some progress."""
         if not self.due(now):
             return None
         try:
-            report = sweep(
-                store, now, self.policy, batch=self.batch, budget=self.budget, pause=self.pause
-            )
+            report = sweep(store, now, self.policy, batch=self.batch,
+                           budget=self._budget(now, deadline), pause=self.pause)  # fmt: skip
         except StoreEnvironmentError as error:
             log.warning("retention sweep failed, trying again later: %s", error)
-            self.unfinished = True
+            self.unfinished, self.not_before = True, now + self.retry_after
             return None
-        self.unfinished = not report.finished
+        self.unfinished, self.not_before = not report.finished, None
         if report.finished:
             self.last = now
         return report
+
+    def _budget(self, now: datetime, deadline: datetime | None) -> float | None:
+        if deadline is None:
+            return self.budget
+        half = max(0.0, (deadline - now).total_seconds() / 2)
+        return half if self.budget is None else min(self.budget, half)
 
 
 # --- growth, for `coven doctor` ---------------------------------------------------------------

@@ -164,7 +164,7 @@ def test_pause_all_stops_every_routine(engine: Engine) -> None:
 
 def test_add_wakes_the_loop_at_once(engine: Engine) -> None:
     engine.run_until(T0 + minutes(1))
-    assert engine.scheduler.deadline is None
+    assert engine.scheduler.deadline == T0 + minutes(10)  # nothing due: only retention
     engine.add("now", "* * * * *")
     assert engine.wake.is_set()
 
@@ -283,3 +283,15 @@ def test_moments_missed_before_a_pause_are_not_blamed_on_it(engine: Engine) -> N
     assert engine.operator.resume("r") == 6  # 12:07 … 12:12
     causes = [(s[2], s[3], s[4]) for s in stamps(engine, rid) if s[3]]
     assert causes == [("missed", 4, "app_not_running"), ("paused", 6, "paused")]
+
+
+def test_retention_sweeps_from_the_loop_and_keeps_the_store_bounded(engine: Engine) -> None:
+    from dataclasses import replace as with_
+
+    engine.scheduler.retention = with_(engine.scheduler.retention, events_max_rows=20)
+    engine.add("r", "* * * * *")
+    engine.run_until(T0 + minutes(9))
+    assert engine.store.conn.execute("SELECT count(*) FROM events").fetchone()[0] > 20
+    engine.run_until(T0 + minutes(10) + timedelta(seconds=1))
+    assert engine.store.conn.execute("SELECT count(*) FROM events").fetchone()[0] <= 30
+    assert engine.scheduler.deadline is not None

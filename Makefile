@@ -30,5 +30,7 @@ test-slow:  ## include the slow tests
 bench:  ## run the benchmarks (side by side with their baselines)
 	$(PY) benchmarks/bench_next_occurrence.py
 	$(PY) benchmarks/bench_bookkeeping.py
+	$(PY) benchmarks/bench_dispatch.py
+	$(PY) benchmarks/bench_retention.py
 
 check: lint types test  ## everything CI should be happy with

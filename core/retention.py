@@ -26,7 +26,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -36,7 +36,7 @@ from typing import Any, TypedDict
 import apsw
 
 from coven_core.store.codec import instant_from, instant_text
-from coven_core.store.errors import StoreEnvironmentError
+from coven_core.store.errors import StoreEnvironmentError, translate_errors
 from coven_core.store.query import scalar
 from coven_core.store.store import Store
 
@@ -134,13 +134,13 @@ def sweep(
 
     With ``budget`` (seconds), stops between transactions once it is spent (after at least
     one) and reports ``finished=False``; the next sweep goes on where this one stopped. Never
-    call it inside a transaction. Store errors (busy, full disk) propagate; what was committed
-    stays committed.
+    call it inside a transaction. Store errors (busy, full disk) propagate as
+    :class:`~coven_core.store.errors.StoreError`; what was committed stays committed.
     """
     if batch < 1:
         raise ValueError("retention: batch must be at least 1")
     run = _Sweep(store, now, policy, batch, budget, pause)
-    with _checkpoints_between_transactions(store.conn):
+    with translate_errors(path=store.path), _checkpoints_between_transactions(store.conn):
         run.all_phases()
         run.checkpoint()
     run.report.duration = time.perf_counter() - run.started
@@ -292,9 +292,13 @@ class _Sweep:
         return sum(touched.values())
 
     def checkpoint(self) -> None:
-        """Copy the WAL into the database (passive: waits for no reader, blocks no writer)."""
+        """Copy the WAL into the database (passive: waits for no reader, blocks no writer).
+
+        Housekeeping: when another connection is checkpointing at that moment, SQLite answers
+        busy, and that connection does the work instead."""
         began = time.perf_counter()
-        self.store.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+        with suppress(apsw.BusyError, apsw.LockedError):
+            self.store.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
         elapsed = time.perf_counter() - began
         self.report.longest_checkpoint = max(self.report.longest_checkpoint, elapsed)
 
@@ -600,6 +604,15 @@ class Sweeper:
         if report.finished:
             self.last = now
         return report
+
+    def next_due(self, now: datetime) -> datetime:
+        """When :meth:`maybe_sweep` will next do something — part of the loop's deadline,
+        so retention needs no timer of its own."""
+        if self.not_before is not None:
+            return self.not_before
+        if self.unfinished or self.last is None:
+            return now
+        return self.last + self.every
 
     def _budget(self, now: datetime, deadline: datetime | None) -> float | None:
         if deadline is None:

@@ -27,7 +27,6 @@ from coven_core import (
     lease,
     occurrences,
     recovery,
-    retention,
     routines,
 )
 from coven_core.clock import Clock, WakeReason, WakeSignal
@@ -38,7 +37,7 @@ from coven_core.model import MissedCause
 from coven_core.occurrences import Stamp
 from coven_core.passes import PassReport, insert_pass
 from coven_core.planning import claim_one, plan_routine, scheduling_paused
-from coven_core.retention import RetentionPolicy
+from coven_core.retention import Sweeper
 from coven_core.runtime.base import Exit, Launch, LaunchError, Runtime, Started
 from coven_core.settlement import settle_attempt
 from coven_core.store.errors import StoreEnvironmentError
@@ -58,9 +57,7 @@ class Limits:
     claim_batch: int = 64
     max_active: int = 4
     drain_timeout: float = 10.0
-    sweep_every: timedelta = timedelta(days=1)  # retention (§11), first one shortly after start
-    first_sweep_after: timedelta = timedelta(minutes=10)
-    sweep_budget_seconds: float = 2.0
+    first_sweep_after: timedelta = timedelta(minutes=10)  # retention (§11)
     audit_keep: int = 100_000
     deliveries: int = 8
     retry_after_store_error: timedelta = timedelta(seconds=5)
@@ -91,8 +88,8 @@ class Scheduler:
         self._recovered_generation: int | None = None
         self._unsettled: list[Exit] = []  # exits seen but not yet committed
         self._cancels_sent: set[str] = set()
-        self.retention = RetentionPolicy()
-        self._next_sweep = clock.now_utc() + self.limits.first_sweep_after
+        # The first sweep a little after start, so a launch stays quick.
+        self.sweeper = Sweeper(last=clock.now_utc() - Sweeper.every + self.limits.first_sweep_after)
         self.leader_lock = LeaderLock(store.data_dir / "leader.lock")
 
     # -- the loop ---------------------------------------------------------------------------
@@ -140,20 +137,20 @@ class Scheduler:
 
     def _maybe_sweep(self, report: PassReport) -> None:
         """Retention, in small transactions between passes; never inside one (§11)."""
-        now = report.started_at
-        if now >= self._next_sweep:
-            try:
-                swept = retention.sweep(self.store, now, self.retention,
-                                        budget=self.limits.sweep_budget_seconds)  # fmt: skip
-                with self.store.write() as conn:
-                    audit.prune(conn, keep=self.limits.audit_keep)
-                again = self.limits.sweep_every if swept.finished else timedelta(minutes=1)
-            except (StoreEnvironmentError, audit.AuditLogBroken) as error:
-                log.warning("retention sweep failed, trying again later: %s", error)
-                again = timedelta(minutes=5)
-            self._next_sweep = now + again
-        if report.deadline is None or report.deadline > self._next_sweep:
-            report.deadline = self._next_sweep
+        if self.sweeper.maybe_sweep(self.store, report.started_at, report.deadline) is not None:
+            self._prune_audit()
+        upcoming = self.sweeper.next_due(report.started_at)
+        if report.deadline is None or report.deadline > upcoming:
+            report.deadline = upcoming
+
+    def _prune_audit(self) -> None:
+        """The audit log keeps its newest entries and a checkpoint for the rest; a broken
+        chain is never pruned (that would erase the evidence) — doctor reports it."""
+        try:
+            with self.store.write() as conn:
+                audit.prune(conn, keep=self.limits.audit_keep)
+        except (StoreEnvironmentError, audit.AuditLogBroken) as error:
+            log.warning("the audit log was not pruned: %s", error)
 
     def _mind_the_lock(self) -> None:
         """Leader: hold the liveness lock. Standby: wait on it, to take over at once."""

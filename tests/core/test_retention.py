@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import apsw
 import pytest
 
 from coven_core.clock import VirtualClock
@@ -464,6 +465,26 @@ def test_after_each_transaction_the_sweep_leaves_the_lock_free_for_a_waiting_cla
     assert len(pauses) == report.transactions > 1
     assert min(pauses) >= 0.002  # longer than a busy handler's first sleeps (1 ms, 2 ms)
     assert max(pauses) >= 2 * report.longest_transaction
+
+
+class BusyCheckpoints:
+    """A connection on which another process is always checkpointing."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self._conn = conn
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._conn, name)
+
+    def wal_checkpoint(self, *args: object, **kwargs: object) -> None:
+        raise apsw.BusyError("database is locked")
+
+
+def test_a_checkpoint_another_connection_is_running_is_left_to_it(small) -> None:
+    engine, _ = small
+    store = Store(BusyCheckpoints(engine.store.conn), engine.store.data_dir)  # type: ignore[arg-type]
+    report = swept(store, T0, TINY)
+    assert report.finished and report.transactions > 16
 
 
 def test_the_policy_refuses_bounds_that_would_empty_the_store() -> None:

@@ -288,7 +288,8 @@ def test_moments_missed_before_a_pause_are_not_blamed_on_it(engine: Engine) -> N
 def test_retention_sweeps_from_the_loop_and_keeps_the_store_bounded(engine: Engine) -> None:
     from dataclasses import replace as with_
 
-    engine.scheduler.retention = with_(engine.scheduler.retention, events_max_rows=20)
+    sweeper = engine.scheduler.sweeper
+    sweeper.policy, sweeper.pause = with_(sweeper.policy, events_max_rows=20), None
     engine.add("r", "* * * * *")
     engine.run_until(T0 + minutes(9))
     assert engine.store.conn.execute("SELECT count(*) FROM events").fetchone()[0] > 20

@@ -32,5 +32,6 @@ bench:  ## run the benchmarks (side by side with their baselines)
 	$(PY) benchmarks/bench_bookkeeping.py
 	$(PY) benchmarks/bench_dispatch.py
 	$(PY) benchmarks/bench_retention.py
+	$(PY) benchmarks/bench_idle.py
 
 check: lint types test  ## everything CI should be happy with

@@ -26,6 +26,7 @@ from coven_core.overview import Overview, overview
 from coven_core.runtime.base import Runtime
 from coven_core.scheduler import Limits
 from coven_core.store.store import Store
+from coven_desktop import autostart
 from coven_desktop.app_window import MainWindow
 from coven_desktop.notifications import Notifications
 from coven_desktop.osnotify import Notifier, OsEvent, host_zone, start_notifiers, wake_reason_for
@@ -54,9 +55,11 @@ class Desktop(QObject):
     ) -> None:
         super().__init__()
         self.clock, self.locale = clock, user_locale()
+        self.data_dir = data_dir
         self.service = EngineService(data_dir, clock, runtime_factory=runtime_factory,
                                      limits=limits, parent=self)  # fmt: skip
         self.tray = Tray(self)
+        self.tray.autostart = autostart.is_enabled() if autostart.supported() else None
         self.window = MainWindow(self)
         self.notifications = Notifications(self.tray.notify, clock.monotonic)
         self.overview: Overview | None = None
@@ -78,6 +81,7 @@ class Desktop(QObject):
         tray.windowRequested.connect(self.show_window)
         tray.attentionRequested.connect(self.show_window)
         tray.quitRequested.connect(self.quit)
+        tray.autostartToggled.connect(self.start_at_login)
 
     # -- start and stop ---------------------------------------------------------------------
     async def start(self) -> None:
@@ -143,6 +147,18 @@ class Desktop(QObject):
         app = QApplication.instance()
         if app is not None:
             app.quit()
+
+    def start_at_login(self, on: bool) -> None:
+        """Write or remove the autostart entry for this app on this store (CONTRACT §12)."""
+        try:
+            if on:
+                command = autostart.launch_command(["--data-dir", str(self.data_dir)])
+                autostart.enable(command)
+            else:
+                autostart.disable()
+        except (OSError, NotImplementedError) as error:
+            self.tray.show_autostart(autostart.is_enabled())
+            self.failed.emit(str(error))
 
     def show_window(self) -> None:
         self.window.show()

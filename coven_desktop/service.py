@@ -109,6 +109,8 @@ class EngineService(QObject):
         if self._stopping or self._loop is None or self._loop.is_closed():
             return
         self.passFinished.emit(report)
+        if _quiet(report):
+            return  # an idle timed pass wrote no news: no read, no wake-up of the GUI
         task = self._loop.create_task(self._catch_up())
         self._tasks.add(task)  # keep a reference until it is done
         task.add_done_callback(self._tasks.discard)
@@ -125,6 +127,11 @@ class EngineService(QObject):
     async def refresh(self) -> None:
         """Catch up now (after an operator call of our own)."""
         await self._catch_up()
+
+
+def _quiet(report: PassReport) -> bool:
+    busy = (report.planned, report.claimed, report.dispatched, report.settled, report.recovered)
+    return report.trigger in ("deadline", "safety_cap") and not any(busy) and not report.error
 
 
 def _last_seq(engine: Engine) -> int:

@@ -32,6 +32,7 @@ class Tray(QObject):
     attentionRequested = Signal()
     windowRequested = Signal()
     quitRequested = Signal()
+    autostartToggled = Signal(bool)  # "Start at login" switched on (True) or off
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -40,6 +41,7 @@ class Tray(QObject):
         self.icon.setContextMenu(self.menu)
         self.icon.activated.connect(self._activated)
         self.state: TrayState | None = None
+        self.autostart: bool | None = False  # start at login: on, off, None = not offered
 
     def show(self) -> None:
         self.icon.show()
@@ -57,12 +59,23 @@ class Tray(QObject):
         self.icon.setToolTip(texts.tooltip(overview, now, locale))
         self._rebuild(overview, now, locale)
 
+    def show_autostart(self, on: bool) -> None:
+        """Show start at login as it really is (after a change that could not be made)."""
+        self.autostart = on
+        for action in self.menu.actions():
+            if action.objectName() == "autostart":
+                action.setChecked(on)
+
     def notify(self, title: str, message: str) -> None:
         self.icon.showMessage(title, message, QSystemTrayIcon.MessageIcon.Information, 8000)
 
     # -- the menu ---------------------------------------------------------------------------
     def _rebuild(self, overview: Overview, now: datetime, locale: str) -> None:
-        self.menu.clear()
+        # A new menu each time: QMenu.clear() keeps the submenus made by addMenu (they are
+        # children of the menu), which leaked one QMenu per routine per rebuild.
+        old, self.menu = self.menu, QMenu()
+        self.icon.setContextMenu(self.menu)
+        old.deleteLater()
         self._info(texts.next_run_line(overview, now, locale))
         if overview.standby:
             self._info(self.tr("Standby: another Coven process is scheduling"))
@@ -73,6 +86,7 @@ class Tray(QObject):
         if overview.attention:
             label = self.tr("Needs attention ({count})…").format(count=overview.attention)
             self._action(label, self.attentionRequested.emit)
+        self._start_at_login()
         self._action(self.tr("Open Coven…"), self.windowRequested.emit)
         self._action(self.tr("Quit"), self.quitRequested.emit)
 
@@ -109,6 +123,19 @@ class Tray(QObject):
             self._action(self.tr("Resume all"), self.resumeAllRequested.emit)
         else:
             self._action(self.tr("Pause all"), self.pauseAllRequested.emit)
+
+    def _start_at_login(self) -> None:
+        if self.autostart is None:
+            return
+        action = self.menu.addAction(self.tr("Start at login"))
+        action.setObjectName("autostart")
+        action.setCheckable(True)
+        action.setChecked(self.autostart)
+        action.triggered.connect(self._autostart_triggered)
+
+    def _autostart_triggered(self, checked: bool) -> None:
+        self.autostart = checked
+        self.autostartToggled.emit(checked)
 
     def _action(self, text: str, slot: Callable[[], None], menu: QMenu | None = None) -> QAction:
         action = (menu or self.menu).addAction(text)

@@ -1,0 +1,66 @@
+"""The baseline of ``bench_idle``: a bare PySide6 app with a tray icon shown and nothing else.
+
+It prints ``ready`` once its event loop is about to block for the first time, and quits when a
+line arrives on its standard input or it closes. The two helpers that do this are shared with
+``idle_app`` so that both sides announce and stop the same way.
+
+Run: python3 -m benchmarks.idle_bare   (from the repository root)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QAbstractEventDispatcher, QSocketNotifier
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon
+
+#: The app's own idle tray icon, so both sides load the same image (and the SVG plugin).
+ICON = Path(__file__).resolve().parents[1] / "icons" / "tray-idle.svg"
+
+
+def when_idle(callback: Callable[[], None]) -> None:
+    """Call ``callback`` once, the first time the event loop is about to block."""
+    dispatcher = QAbstractEventDispatcher.instance()
+    assert dispatcher is not None, "create the QApplication first"
+
+    def once() -> None:
+        dispatcher.aboutToBlock.disconnect(once)
+        callback()
+
+    dispatcher.aboutToBlock.connect(once)
+
+
+def quit_on_stdin(quit_: Callable[[], None]) -> QSocketNotifier:
+    """Call ``quit_`` when standard input becomes readable (a line, or closed): no polling.
+    Keep the returned notifier alive."""
+    notifier = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read)
+
+    def read() -> None:
+        notifier.setEnabled(False)
+        quit_()
+
+    notifier.activated.connect(read)
+    return notifier
+
+
+def announce_ready() -> None:
+    print("ready", flush=True)
+
+
+def main() -> int:
+    app = QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)
+    tray = QSystemTrayIcon(QIcon(str(ICON)), app)
+    tray.show()
+    stdin = quit_on_stdin(app.quit)
+    when_idle(announce_ready)
+    code = app.exec()
+    stdin.setEnabled(False)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

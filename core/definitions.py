@@ -70,7 +70,13 @@ def edit(
         anchor = current.anchor if spec.schedule == current.spec.schedule else now
     table = Timetable.build(spec.schedule, spec.timezone, anchor)
     number = current.number + 1
-    routines.insert_revision(conn, routines.new_revision(routine.id, number, spec, anchor, now))
+    # Revisions govern consecutive stretches of time; after a backward clock jump "now" can
+    # lie before the current revision's start, which must not make two revisions overlap.
+    effective = max(now, current.effective_from)
+    routines.insert_revision(
+        conn, replace(routines.new_revision(routine.id, number, spec, anchor, now),
+                      effective_from=effective),
+    )  # fmt: skip
     start = max(now, routine.planned_through)
     conn.execute(
         "UPDATE routines SET next_due = ? WHERE id = ?",

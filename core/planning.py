@@ -72,6 +72,8 @@ def claim_one(conn: apsw.Connection, item: Waiting, stamp: Stamp) -> Launch | No
     if blocked is not None:
         occurrences.skip(conn, item, blocked, stamp)
         return None
+    if occurrences.awaiting_decision(conn, routine.id):
+        return None  # nothing new starts while a run of the routine waits for a person
     revision = {r.number: r for r in routines.revisions(conn, routine.id)}[item.revision]
     if occurrences.active_count(conn, routine.id) > 0:
         if item.kind is not OccurrenceKind.MANUAL:  # a person's "run now" waits its turn

@@ -196,6 +196,8 @@ _RETRYABLE = {
 def retry(conn: apsw.Connection, run_id: str, now: datetime) -> RunRef:
     """A new attempt for an explicitly retryable failed run."""
     ref, routine_id = _run(conn, run_id)
+    if _redeliver(conn, ref, routine_id, now):
+        return ref  # it succeeded; only its output's delivery is tried again (§6)
     failure = _last_failure(conn, ref.occurrence_id)
     if ref.disposition == Disposition.RECOVERY_REQUIRED.value or failure is FailureClass.AMBIGUOUS:
         raise Conflict(
@@ -206,14 +208,29 @@ def retry(conn: apsw.Connection, run_id: str, now: datetime) -> RunRef:
         what = ref.disposition or ref.state
         raise Conflict(f"run {run_id} is {what}: only a failed, timed-out or cancelled run "
                        "can be retried")  # fmt: skip
-    conn.execute(
+    refuse_while_awaiting(conn, routine_id, routines.by_id(conn, routine_id).name, "retry a run of")
+    conn.execute(  # forced: a person asked for this attempt, so a pause does not skip it
         "UPDATE occurrences SET state = 'planned', disposition = NULL, reason = NULL, "
-        "settled_at = NULL, not_before = NULL WHERE id = ?",
+        "settled_at = NULL, not_before = NULL, forced = 1 WHERE id = ?",
         (ref.occurrence_id,),
     )
     events.record(conn, now, EventKind.RETRY_SCHEDULED, routine_id=routine_id,
                   occurrence_id=ref.occurrence_id, by=operator_name(), manual=True)  # fmt: skip
     return RunRef(ref.run_id, ref.occurrence_id, "planned")
+
+
+def _redeliver(conn: apsw.Connection, ref: RunRef, routine_id: str, now: datetime) -> bool:
+    """A success whose delivery gave up: deliver again (never run the action again)."""
+    conn.execute(
+        "UPDATE deliveries SET state = 'pending', not_before = NULL "
+        "WHERE occurrence_id = ? AND state = 'failed'",
+        (ref.occurrence_id,),
+    )
+    if conn.changes() == 0:
+        return False
+    events.record(conn, now, EventKind.RETRY_SCHEDULED, routine_id=routine_id,
+                  occurrence_id=ref.occurrence_id, by=operator_name(), delivery=True)  # fmt: skip
+    return True
 
 
 def _last_failure(conn: apsw.Connection, occurrence_id: str) -> FailureClass | None:

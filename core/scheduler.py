@@ -295,11 +295,18 @@ class Scheduler:
             cancellation.record_sent(conn, sent, stamp)
             for job, result in delivered:
                 delivering.record(conn, job, result, stamp)
+            report.deadline = _earliest(report.deadline, *self._retries(conn, stamp.now))
             report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
             insert_pass(conn, self.holder.token, report)
         self._cancels_sent.update(sent)
         if delivered:
             failpoints.hit("receipt.committed")
+
+    @staticmethod
+    def _retries(conn: apsw.Connection, now: datetime) -> tuple[datetime | None, ...]:
+        """Retries and deliveries this very transaction scheduled (a failed start, a failed
+        delivery) need their own deadline: the one chosen before they existed is too late."""
+        return occurrences.earliest_retry(conn, now), delivering.earliest(conn, now)
 
     def _record_failed_pass(self, report: PassReport, clock_start: float) -> None:
         report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
@@ -316,6 +323,10 @@ class Scheduler:
         with self.store.read() as conn:
             held = lease.current(conn)
         report.deadline = held.expires_at if held else report.started_at
+
+
+def _earliest(*instants: datetime | None) -> datetime | None:
+    return min((instant for instant in instants if instant is not None), default=None)
 
 
 @dataclass(frozen=True)

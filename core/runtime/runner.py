@@ -111,7 +111,7 @@ class RunnerRuntime:
 
     def _await_end(self, attempt_id: str, watched: _Watched, wait: Callable[[], object]) -> None:
         wait()
-        exit_ = exit_from_journal(attempt_id, read_journal(watched.directory / JOURNAL),
+        exit_ = exit_from_journal(attempt_id, _journal_of(watched.directory, started=True),
                                   self._clock.now_utc())  # fmt: skip
         self._exits.put(exit_)
         with self._lock:
@@ -152,6 +152,7 @@ class RunnerRuntime:
         if pid is not None and is_alive(pid, start):
             self._watch(attempt.attempt_id, _Watched(pid, start, directory), _waiter(pid))
             return None
+        journal = _journal_of(directory, started=attempt.state == "running")
         return exit_from_journal(attempt.attempt_id, journal, now)
 
     def locate(self, attempt: Unfinished) -> Unfinished:
@@ -180,6 +181,15 @@ class RunnerRuntime:
         except ProcessLookupError:
             return False
         return True
+
+
+def _journal_of(directory: Path, *, started: bool) -> Journal:
+    """The journal — and when it is gone although a runner was started, a journal that
+    proves nothing: *no intent* must mean "nothing ran", never "the evidence was deleted"."""
+    path = directory / JOURNAL
+    if started and not path.exists():
+        return Journal(intent=True, problems=(f"the journal {path} is gone",))
+    return read_journal(path)
 
 
 def exit_from_journal(attempt_id: str, journal: Journal, now: datetime) -> Exit:

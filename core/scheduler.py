@@ -88,6 +88,7 @@ class Scheduler:
         self._recovered_generation: int | None = None
         self._unsettled: list[Exit] = []  # exits seen but not yet committed
         self._cancels_sent: set[str] = set()
+        self._unrecorded: list[tuple[Launch, Started | LaunchError]] = []
         # The first sweep a little after start, so a launch stays quick.
         self.sweeper = Sweeper(last=clock.now_utc() - Sweeper.every + self.limits.first_sweep_after)
         self.leader_lock = LeaderLock(store.data_dir / "leader.lock")
@@ -115,10 +116,13 @@ class Scheduler:
         report = PassReport(trigger, self.clock.now_utc(), scheduled_for=self.deadline)
         try:
             work = self._decide(report)
-            started = [(launch, self._start(launch)) for launch in work.launches]
+            # Starts not yet on record stay in memory until a record transaction commits:
+            # a failed one must not leave an attempt "dispatching" until the next restart.
+            self._unrecorded += [(launch, self._start(launch)) for launch in work.launches]
             sent = [attempt for attempt in work.cancels if self.runtime.cancel(attempt)]
             delivered = [(job, delivering.perform(job, report.started_at)) for job in work.jobs]
-            self._record(report, started, sent, delivered, clock_start)
+            self._record(report, self._unrecorded, sent, delivered, clock_start)
+            self._unrecorded = []
         except Fenced as error:
             self._stand_down(report, str(error))
         except StoreEnvironmentError as error:

@@ -296,8 +296,6 @@ def test_a_fault_while_recording_a_start_does_not_start_it_again(
 
 
 @pytest.mark.parametrize("runtime_class", [RefusingRuntime])
-@pytest.mark.xfail(strict=True, reason="engine bug: a start failure recorded only in the failed "
-                   "record transaction is lost; the occurrence stays claimed until a restart")  # fmt: skip
 def test_a_fault_while_recording_a_failed_start_still_settles_it(
     engine: Engine, vfs: FaultVFS, boundaries: Boundaries
 ) -> None:

@@ -239,13 +239,28 @@ def mark_dispatching(conn: apsw.Connection, launch: Launch, stamp: Stamp) -> Non
 
 
 def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp: Stamp) -> None:
-    _attempt_state(conn, launch.attempt_id, AttemptState.RUNNING, "started_at", stamp)
+    """Record a start. It may be recorded late (its first record transaction failed) when the
+    attempt has already been settled from its exit: then only the runner's identity is added."""
     conn.execute(
         "UPDATE attempts SET runner_pid = ?, runner_start = ?, attempt_dir = ? WHERE id = ?",
         (started.pid, started.process_start, started.attempt_dir, launch.attempt_id),
     )
+    conn.execute(
+        "UPDATE attempts SET state = 'running', started_at = ? WHERE id = ? "
+        "AND state IN ('claimed', 'dispatching')",
+        (instant_text(stamp.now), launch.attempt_id),
+    )
     pid = started.pid
-    conn.execute("UPDATE occurrences SET state = 'running' WHERE id = ?", (launch.occurrence_id,))
+    conn.execute(
+        "UPDATE occurrences SET state = 'running' WHERE id = ? AND state = 'claimed'",
+        (launch.occurrence_id,),
+    )
+    if started.attempt_dir is not None:  # settled before this record: still deliver its output
+        conn.execute(
+            "INSERT OR IGNORE INTO deliveries (occurrence_id, state) SELECT id, 'pending' "
+            "FROM occurrences WHERE id = ? AND disposition = 'succeeded'",
+            (launch.occurrence_id,),
+        )
     events.record(
         conn, stamp.now, EventKind.STARTED, routine_id=launch.routine_id,
         occurrence_id=launch.occurrence_id, pid=pid,

@@ -95,7 +95,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -105,10 +104,9 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import apsw
-import psutil
 
 from coven_core import audit, ids, lease
-from coven_core.lease import LEASE_TTL, Holder, Lease
+from coven_core.lease import LEASE_TTL, Lease
 from coven_core.model import Disposition, OccurrenceState
 from coven_core.planning import scheduling_paused
 from coven_core.retention import FolderGrowth, Growth, RetentionPolicy, TableGrowth, growth
@@ -413,21 +411,9 @@ def _leader(conn: apsw.Connection, now: datetime) -> _Leader:
         return _Leader(held, False, False, f"the scheduler holding {named} is gone")
     if held.expires_at > now:
         return _Leader(held, True, False, "")
-    if _holder_alive(held.holder):
+    if lease.holder_is_alive(held.holder):
         return _Leader(held, True, True, "")
     return _Leader(held, False, False, f"the lease at {named} expired at {_iso(held.expires_at)}")
-
-
-def _holder_alive(token: str) -> bool:
-    """Provably alive: on this host, a process with the holder's pid *and* start time."""
-    holder = Holder.parse(token)
-    if holder is None or holder.host != socket.gethostname():
-        return False
-    try:
-        started = psutil.Process(holder.pid).create_time()
-    except psutil.Error:
-        return False
-    return bool(abs(started - holder.started) <= 0.01)
 
 
 def _lease(context: _Context) -> Iterator[Finding]:

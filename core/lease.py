@@ -24,6 +24,7 @@ import psutil
 
 from coven_core.clock import SAFETY_CAP
 from coven_core.errors import CovenError
+from coven_core.runner.process import START_TIME_TOLERANCE
 from coven_core.store.codec import instant_from, instant_text
 
 LEASE_TTL = 2 * SAFETY_CAP + timedelta(minutes=1)
@@ -118,16 +119,26 @@ def check_fence(conn: apsw.Connection, generation: int) -> None:
 def holder_is_gone(token: str) -> bool:
     """True only when the holder is provably dead: same host, and no process with its pid and
     start time. A holder on another host is never presumed dead."""
+    return _liveness(token) is False
+
+
+def holder_is_alive(token: str) -> bool:
+    """True only when provably alive: on this host, a process with its pid *and* start time."""
+    return _liveness(token) is True
+
+
+def _liveness(token: str) -> bool | None:
+    """Alive, gone, or None when it cannot be known (another host, no permission)."""
     holder = Holder.parse(token)
     if holder is None or holder.host != socket.gethostname():
-        return False
+        return None
     try:
         started = psutil.Process(holder.pid).create_time()
     except psutil.NoSuchProcess:
-        return True
-    except psutil.Error:
         return False
-    return bool(abs(started - holder.started) > 0.01)
+    except psutil.Error:
+        return None
+    return bool(abs(started - holder.started) <= START_TIME_TOLERANCE)
 
 
 def _write(

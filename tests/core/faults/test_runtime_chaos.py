@@ -66,6 +66,7 @@ class Chaos:
         store = Store.open(self.data, self.clock.now_utc())
         runtime = RunnerRuntime(self.clock, wake, self.data / "attempts")
         scheduler = Scheduler(store, self.clock, runtime, wake)
+        scheduler.sweeper.pause = None  # the loop's retention sweep: no real sleeps in a test
         return Node(store, wake, runtime, scheduler, Operator(store, self.clock, wake.set))
 
     # -- the test's levers ----------------------------------------------------------------

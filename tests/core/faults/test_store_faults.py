@@ -96,6 +96,7 @@ def faulty_engine(
     if isinstance(scripted, OutputRuntime):
         scripted.root = data_dir / "attempts"
     scheduler = Scheduler(store, clock, scripted, wake, limits=Limits())
+    scheduler.sweeper.pause = None  # the loop's retention sweep: no real sleeps in a test
     return Engine(store, clock, wake, scripted, scheduler, Operator(store, clock, wake.set))
 
 

@@ -1,17 +1,33 @@
-"""The main window (the Routines, Timeline and other windows arrive with issue #8)."""
+"""The main window: a side bar of pages (Routines, Timeline, …) over one status line.
+
+Pages are listed in :data:`coven_desktop.windows.PAGES` and built the first time they are
+shown (a launch builds none of them but the first one asked for); see that module for what a
+page may rely on.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QLabel, QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QMainWindow,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 import coven_core
 from coven_core.overview import Overview
 from coven_core.tz import tzdb
 from coven_desktop.resources import icon
+from coven_desktop.windows import PAGES, page_info
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -22,10 +38,36 @@ APP_NAME = "Coven Desktop"
 class MainWindow(QMainWindow):
     def __init__(self, desktop: Desktop | None = None) -> None:
         super().__init__()
+        self.desktop = desktop
+        self.pages: dict[str, QWidget] = {}
+        self._reloads: set[asyncio.Future[None]] = set()
         self.setWindowTitle(APP_NAME)
         self.setWindowIcon(QIcon(str(icon("coven"))))
+        self.setCentralWidget(self._body())
+        self.resize(1000, 680)
+        if desktop is not None:
+            desktop.overviewChanged.connect(self.show_overview)
+
+    def _body(self) -> QWidget:
         body = QWidget(self)
-        layout = QVBoxLayout(body)
+        outer = QVBoxLayout(body)
+        row = QHBoxLayout()
+        self.sidebar = QListWidget(body)
+        self.sidebar.addItems([self.tr(info.title) for info in PAGES])
+        self.sidebar.setFixedWidth(170)
+        self.stack = QStackedWidget(body)
+        self._placeholders = [QWidget(self.stack) for _ in PAGES]
+        for placeholder in self._placeholders:
+            self.stack.addWidget(placeholder)
+        self.sidebar.currentRowChanged.connect(lambda row: self.show_page(PAGES[row].key))
+        row.addWidget(self.sidebar)
+        row.addWidget(self.stack, 1)
+        outer.addLayout(row, 1)
+        outer.addLayout(self._status_line(body))
+        return body
+
+    def _status_line(self, body: QWidget) -> QHBoxLayout:
+        line = QHBoxLayout()
         self.headline = QLabel(self.tr("Coven keeps your routines running on time."), body)
         self.summary = QLabel("", body)
         self.engine_info = QLabel(
@@ -34,14 +76,56 @@ class MainWindow(QMainWindow):
             ),
             body,
         )
+        self.engine_info.setAlignment(Qt.AlignmentFlag.AlignRight)
         for label in (self.headline, self.summary, self.engine_info):
-            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            layout.addWidget(label)
-        self.setCentralWidget(body)
-        self.resize(520, 280)
-        if desktop is not None:
-            desktop.overviewChanged.connect(self.show_overview)
+            line.addWidget(label)
+        return line
 
+    # -- pages ------------------------------------------------------------------------------
+    def show_page(self, key: str) -> QWidget | None:
+        """Show the page ``key`` (building it the first time); None without an engine."""
+        info = page_info(key)
+        index = PAGES.index(info)
+        if self.sidebar.currentRow() != index:
+            self.sidebar.setCurrentRow(index)  # re-enters through currentRowChanged
+            return self.pages.get(key)
+        if self.desktop is None:
+            return None
+        page = self.pages.get(key)
+        if page is None:
+            page = self._build(index)
+        self.stack.setCurrentWidget(page)
+        self._reload(page)
+        return page
+
+    def _build(self, index: int) -> QWidget:
+        info = PAGES[index]
+        page: QWidget = importlib.import_module(info.module).Page(self.desktop)
+        placeholder = self._placeholders[index]
+        self.stack.insertWidget(index, page)
+        self.stack.removeWidget(placeholder)
+        placeholder.deleteLater()
+        self.pages[info.key] = page
+        return page
+
+    def _reload(self, page: QWidget) -> None:
+        reload = getattr(page, "reload", None)
+        if reload is None:
+            return
+        try:
+            loop = asyncio.get_event_loop()
+        except RuntimeError:
+            return  # no event loop (a bare window in a test): the page loads when asked
+        task = loop.create_task(reload())
+        self._reloads.add(task)
+        task.add_done_callback(self._reloads.discard)
+
+    async def settle(self) -> None:
+        """Wait for the page loads in flight (tests)."""
+        while self._reloads:
+            await asyncio.gather(*list(self._reloads), return_exceptions=True)
+
+    # -- the status line --------------------------------------------------------------------
     def show_overview(self, overview: Overview) -> None:
         parts = [self.tr("State: {state}").format(state=overview.state.value)]
         if overview.standby:

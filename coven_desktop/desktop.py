@@ -161,6 +161,9 @@ class Desktop(QObject):
             self.failed.emit(str(error))
 
     def show_window(self) -> None:
+        if not self.window.pages:  # the first time: a welcome until there is a routine
+            has_routines = self.overview is not None and bool(self.overview.routines)
+            self.window.show_page("routines" if has_routines else "welcome")
         self.window.show()
         self.window.raise_()
         self.window.activateWindow()

@@ -1,0 +1,47 @@
+"""The windows of the desktop app (CONTRACT §12), one module per window.
+
+Every window is a page of the main window (:class:`coven_desktop.app_window.MainWindow`),
+built the first time it is shown, so launching the tray costs nothing for windows nobody
+opened. A page module exports ``Page``, a ``QWidget`` subclass constructed as
+``Page(desktop)``, where ``desktop`` is the running :class:`coven_desktop.desktop.Desktop`:
+
+* it **reads** through the engine's query API on the operator thread, awaited:
+  ``await desktop.service.call(lambda engine: queries.list_routines(engine.store))`` — never
+  SQLite, never a blocking call on the GUI thread;
+* it **acts** through the operator API: ``desktop.act(lambda engine: engine.operator.pause(n))``
+  (refusals arrive on ``desktop.failed``);
+* it **refreshes** on the engine's news: ``desktop.overviewChanged`` (after every action and
+  every pass with news) and ``desktop.service.eventsArrived`` (the new events) — no timers
+  polling the store;
+* it may define ``async def reload(self) -> None``, which the main window awaits when the page
+  is shown, so tests can ``loop.run_until_complete(page.reload())``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    key: str  # stable: used by show_page() and by the demo renderer's file names
+    title: str  # untranslated; the main window translates it
+    module: str  # imported lazily, when the page is first shown
+
+
+#: The main window's pages, in the order of its side bar.
+PAGES: tuple[PageInfo, ...] = (
+    PageInfo("welcome", "Welcome", "coven_desktop.windows.welcome"),
+    PageInfo("routines", "Routines", "coven_desktop.windows.routines"),
+    PageInfo("timeline", "Timeline", "coven_desktop.windows.timeline"),
+    PageInfo("reconciliation", "Needs attention", "coven_desktop.windows.reconciliation"),
+    PageInfo("quarantine", "Quarantine", "coven_desktop.windows.quarantine"),
+    PageInfo("diagnostics", "Diagnostics", "coven_desktop.windows.diagnostics"),
+)
+
+
+def page_info(key: str) -> PageInfo:
+    for info in PAGES:
+        if info.key == key:
+            return info
+    raise KeyError(f"no page {key!r}")

@@ -24,7 +24,8 @@ Replay one seed exactly::
 
     COVEN_SIM_SEED=S python -m pytest tests/core/test_simulation.py
 
-A larger run (about 200 seeds × 1000 steps; 15–25 minutes on one core)::
+A larger run, 200 seeds × 1000 steps (about a minute a seed on one core — the doctor's audit
+after every step dominates — so about three hours; split it with ``COVEN_SIM_FIRST``)::
 
     COVEN_SIM_SEEDS=200 COVEN_SIM_STEPS=1000 python -m pytest tests/core/test_simulation.py -q
 

@@ -42,6 +42,7 @@ from coven_core.model import MisfirePolicy, OverlapPolicy
 from coven_core.preview import Preview
 from coven_core.queries import RoutineView
 from coven_core.schedule.timetable import ScheduleKind
+from coven_core.schedule.words import describe_timetable
 from coven_core.tz import tzdb
 from coven_core.tz.binding import BoundTime, LocalTimeKind
 from coven_core.tz.notes import format_offset
@@ -79,6 +80,10 @@ class RoutineEditor(QGroupBox):
         form = QFormLayout()
         self._add_fields(form)
         layout.addLayout(form)
+        self.words = QLabel("", self)  # the schedule in words, as the list will say it
+        self.words.setObjectName("words")
+        self.words.setWordWrap(True)
+        layout.addWidget(self.words)
         layout.addWidget(QLabel(self.tr("Next occurrences"), self))
         self.preview = QTreeWidget(self)
         self.preview.setHeaderLabels(
@@ -282,7 +287,9 @@ class RoutineEditor(QGroupBox):
                 label.setText(message or "")
                 label.setVisible(bool(message))
         self.preview.clear()
+        self.words.clear()
         if result.preview is not None:
+            self.words.setText(describe_timetable(result.preview.timetable, self.desktop.locale))
             self._fill_preview(result.preview)
 
     def _fill_preview(self, preview: Preview) -> None:

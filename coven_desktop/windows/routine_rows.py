@@ -8,7 +8,7 @@ model never computes anything on the GUI thread but text for a cell.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from babel.dates import format_datetime, format_timedelta, get_timezone_name
 
@@ -22,6 +22,7 @@ from coven_core.tz import tzdb
 
 #: Babel names UTC "Unknown Region (UTC) Time" (see PLATFORM_NOTES): these keys are named here.
 _UTC_KEYS = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu", "Zulu"})
+_JUST_NOW = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -69,5 +70,7 @@ def instant_text(at: datetime, zone_key: str, locale: str) -> str:
 
 
 def ago(at: datetime, now: datetime, locale: str) -> str:
-    """ "2 hours ago", "in 5 minutes"."""
+    """ "2 hours ago", "in 5 minutes"; "just now" rather than "in 0 seconds"."""
+    if abs(at - now) < _JUST_NOW:
+        return _("just now", locale)
     return format_timedelta(at - now, add_direction=True, locale=locale)

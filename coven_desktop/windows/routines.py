@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -98,9 +98,16 @@ class Page(QWidget):
             ("delete", self.tr("Delete…"), self.delete_selected),
             ("explain", self.tr("Explain…"), self.explain_selected),
         ]
+        shortcuts = {
+            "edit": QKeySequence(Qt.Key.Key_Return),
+            "delete": QKeySequence(QKeySequence.StandardKey.Delete),
+        }
         for key, text, slot in entries:
             action = QAction(text, self)
             action.setObjectName(key)
+            if key in shortcuts:
+                action.setShortcut(shortcuts[key])
+                action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             action.triggered.connect(lambda _checked=False, run=slot: run())
             bar.addAction(action)
             self.action[key] = action

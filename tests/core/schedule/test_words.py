@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
+from babel.messages.extract import extract_python
+from babel.messages.pofile import read_po
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -309,3 +312,18 @@ def test_never_raises_for_a_valid_schedule(spec: str, anchor: datetime, locale: 
         raise
     sentence = describe_timetable(table, locale)
     assert sentence and "{" not in sentence  # every placeholder filled
+
+
+def test_every_sentence_has_a_german_translation() -> None:
+    """The catalog keeps up with the code: each message in words.py is in the German .po."""
+    import coven_core.schedule.words as module
+
+    source = Path(module.__file__)
+    with (source.parents[1] / "locale" / "de" / "LC_MESSAGES" / "coven.po").open("rb") as po:
+        catalog = read_po(po)
+    with source.open("rb") as code:
+        found = [text for _, _call, text, _ in extract_python(code, ["w", "_"], [], {})]
+    # A call with a locale argument comes as a tuple; one with a variable message as None.
+    messages = {text[0] if isinstance(text, tuple) else text for text in found} - {None}
+    untranslated = sorted(m for m in messages if not (catalog.get(m) and catalog.get(m).string))
+    assert messages and untranslated == []

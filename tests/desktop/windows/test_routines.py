@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QAbstractButton, QMessageBox, QToolButton
 from pytestqt.qtbot import QtBot
 
 from coven_core.drafts import DraftCheck
+from coven_core.events import Event, EventKind
 from coven_core.model import RevisionSpec, RoutineState
 from coven_core.queries import list_routines, show
 from coven_desktop.desktop import Desktop
@@ -29,50 +30,56 @@ def page(desktop: Desktop, loop: qasync.QEventLoop) -> Page:
     desktop.locale = "en_US"
     shown = desktop.window.show_page("routines")
     assert isinstance(shown, Page)
-    loop.run_until_complete(desktop.window.settle())
+    drive(loop, shown, desktop.window.settle)
     return shown
 
 
-def settle(desktop: Desktop, loop: qasync.QEventLoop, page: Page) -> None:
-    """Everything in flight: the action, the refresh it caused, the page's reload."""
-    loop.run_until_complete(desktop.settle())
-    loop.run_until_complete(page.settle())
+async def quiet(page: Page) -> None:
+    """Until nothing is in flight: the actions, the refreshes they caused, the page's work."""
+    for _ in range(2):  # a refresh's news may start one more reload
+        await page.desktop.settle()
+        await page.settle()
+        await asyncio.sleep(0)
 
 
-def wait_for(
+def drive(
     loop: qasync.QEventLoop,
-    signal: SignalInstance,
-    trigger: Callable[[], object],
+    page: Page,
+    interaction: Callable[[], object] = lambda: None,
+    *,
+    signal: SignalInstance | None = None,
     accept: Callable[[Any], bool] = lambda _value: True,
-    timeout: float = 10.0,
+    timeout: float = 20.0,
 ) -> Any:
-    """Trigger, then resolve on the first emission of ``signal`` that ``accept``s (never a
-    fixed wait)."""
+    """Interact (click, type, await), then wait for the first emission of ``signal`` that
+    ``accept``s, if any (never a fixed wait), then until nothing is in flight.
+
+    All in one run of the loop, with it running as in the app: qasync's run_until_complete
+    processes Qt events once more after it has stopped, without a running asyncio loop, and
+    a task stepped there (a click's action, a reload) fails.
+    """
     found: asyncio.Future[Any] = loop.create_future()
 
     def seen(value: Any = None) -> None:
         if accept(value) and not found.done():
             found.set_result(value)
 
-    async def triggered() -> Any:
-        trigger()
-        return await asyncio.wait_for(found, timeout)
+    async def run() -> Any:
+        result = interaction()
+        if asyncio.iscoroutine(result):
+            result = await result
+        if signal is not None:
+            result = await asyncio.wait_for(found, timeout)
+        await quiet(page)
+        return result
 
-    signal.connect(seen)
+    if signal is not None:
+        signal.connect(seen)
     try:
-        return loop.run_until_complete(triggered())
+        return loop.run_until_complete(run())
     finally:
-        signal.disconnect(seen)
-
-
-def inside(loop: qasync.QEventLoop, interaction: Callable[[], object]) -> None:
-    """Click or type with the loop running, as in the app: QTest processes Qt events, and a
-    task stepped from there outside the loop would find no running loop."""
-
-    async def interact() -> None:
-        interaction()
-
-    loop.run_until_complete(interact())
+        if signal is not None:
+            signal.disconnect(seen)
 
 
 def add(desktop: Desktop, loop: qasync.QEventLoop, name: str, schedule: str, zone: str) -> None:
@@ -85,13 +92,14 @@ def engine(desktop: Desktop, loop: qasync.QEventLoop, read: Callable[[Any], Any]
 
 
 def click(qtbot: QtBot, loop: qasync.QEventLoop, page: Page, action: str) -> None:
+    """Click a row action's tool button."""
     button = page.actions_bar.widgetForAction(page.action[action])
     assert isinstance(button, QToolButton) and button.isEnabled()
-    inside(loop, lambda: qtbot.mouseClick(button, Qt.MouseButton.LeftButton))
+    drive(loop, page, lambda: qtbot.mouseClick(button, Qt.MouseButton.LeftButton))
 
 
-def press(qtbot: QtBot, loop: qasync.QEventLoop, button: QAbstractButton) -> None:
-    inside(loop, lambda: qtbot.mouseClick(button, Qt.MouseButton.LeftButton))
+def press(qtbot: QtBot, loop: qasync.QEventLoop, page: Page, button: QAbstractButton) -> None:
+    drive(loop, page, lambda: qtbot.mouseClick(button, Qt.MouseButton.LeftButton))
 
 
 def fill(qtbot: QtBot, loop, page: Page, name: str, command: str, zone: str = NEW_YORK) -> None:  # type: ignore[no-untyped-def]
@@ -102,18 +110,21 @@ def fill(qtbot: QtBot, loop, page: Page, name: str, command: str, zone: str = NE
         editor.zone.setCurrentText(zone)
         qtbot.keyClicks(editor.command, command)
 
-    inside(loop, typing)
+    drive(loop, page, typing)
 
 
 def type_schedule(qtbot: QtBot, loop, page: Page, text: str) -> DraftCheck:  # type: ignore[no-untyped-def]
+    """Type a schedule; the preview and errors shown for exactly that text."""
     editor = page.editor
     editor.schedule.clear()
-    return wait_for(
-        loop,
-        editor.previewUpdated,
-        lambda: qtbot.keyClicks(editor.schedule, text),
-        accept=lambda result: editor.draft().schedule == text,
-    )
+    return drive(
+        loop, page, lambda: qtbot.keyClicks(editor.schedule, text),
+        signal=editor.previewUpdated, accept=lambda _result: editor.draft().schedule == text,
+    )  # fmt: skip
+
+
+def reload(loop: qasync.QEventLoop, page: Page) -> None:
+    drive(loop, page, page.reload)
 
 
 def preview_rows(page: Page) -> list[tuple[str, ...]]:
@@ -131,7 +142,7 @@ def test_the_model_passes_qtmodeltester(desktop, loop, page: Page, qtmodeltester
     add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
     add(desktop, loop, "sync", "*/15 * * * *", "UTC")
     loop.run_until_complete(desktop.service.call(lambda e: e.operator.pause("sync", "holiday")))
-    loop.run_until_complete(page.reload())
+    reload(loop, page)
     assert page.model.rowCount() == 2
     qtmodeltester.check(page.model)
 
@@ -140,7 +151,7 @@ def test_rows_say_the_schedule_in_words_zone_state_and_next_run(desktop, loop, p
     add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
     add(desktop, loop, "sync", "*/15 * * * *", "UTC")
     loop.run_until_complete(desktop.service.call(lambda e: e.operator.pause("sync", "holiday")))
-    loop.run_until_complete(page.reload())
+    reload(loop, page)
     model = page.model
 
     def cell(row: int, column: Column) -> str:
@@ -164,7 +175,7 @@ def test_rows_say_the_schedule_in_words_zone_state_and_next_run(desktop, loop, p
 def test_rows_follow_the_users_locale(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
     add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
     desktop.locale = "de_DE"
-    loop.run_until_complete(page.reload())
+    reload(loop, page)
     model = page.model
     assert model.data(model.index(0, Column.SCHEDULE)) == "Täglich um 02:30"
     assert model.data(model.index(0, Column.ZONE)) == (
@@ -176,8 +187,7 @@ def test_rows_follow_the_users_locale(desktop, loop, page) -> None:  # type: ign
 def test_the_list_reloads_on_the_engines_news(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
     assert page.model.rowCount() == 0
     add(desktop, loop, "backup", "@daily", "UTC")  # as the CLI would: no call from the page
-    loop.run_until_complete(desktop.refresh())  # what the bridge does after a pass with news
-    loop.run_until_complete(page.settle())
+    drive(loop, page, desktop.refresh)  # what the bridge does after a pass with news
     assert page.model.rowCount() == 1
 
 
@@ -189,6 +199,7 @@ def test_typing_a_schedule_updates_the_preview_with_the_gap_marked(qtbot, loop, 
     fill(qtbot, loop, page, "backup", "/bin/true")
     result = type_schedule(qtbot, loop, page, "30 2 * * *")
     assert result.problems == ()
+    assert page.editor.words.text() == f"Every day at 2:30{NNBSP}AM"
     rows = preview_rows(page)
     assert len(rows) == 8
     assert rows[0][:3] == (f"Mar 2, 2026, 2:30:00{NNBSP}AM", "UTC-05:00", "Planned")
@@ -233,8 +244,8 @@ def test_saving_adds_the_routine_through_the_engine(desktop, qtbot, loop, page) 
     page.open_editor()
     fill(qtbot, loop, page, "backup", "/usr/bin/rsync -a '/my docs' /mnt")
     type_schedule(qtbot, loop, page, "30 2 * * *")
-    press(qtbot, loop, page.editor.save_button)
-    settle(desktop, loop, page)
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
     spec = engine(desktop, loop, lambda e: show(e.store, "backup").revision.spec)
     assert (spec.schedule, spec.timezone) == ("30 2 * * *", NEW_YORK)
     assert spec.argv == ("/usr/bin/rsync", "-a", "/my docs", "/mnt") and not spec.shell
@@ -247,8 +258,8 @@ def test_a_refusal_is_shown_inline_and_nothing_typed_is_lost(desktop, qtbot, loo
     page.open_editor()
     fill(qtbot, loop, page, "backup", "/bin/true")
     type_schedule(qtbot, loop, page, "30 2 * * *")
-    press(qtbot, loop, page.editor.save_button)
-    settle(desktop, loop, page)
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
     status = page.editor.errors["form"]
     assert status.isVisible() and "a routine named 'backup' already exists" in status.text()
     assert page.editor.isVisible() and page.editor.schedule.text() == "30 2 * * *"
@@ -268,14 +279,14 @@ def test_open_editor_prefills_an_example(page: Page) -> None:
 
 def test_editing_makes_a_new_revision_and_keeps_the_rest(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
-    loop.run_until_complete(page.reload())
+    reload(loop, page)
     assert page.select("backup")
     click(qtbot, loop, page, "edit")
     editor = page.editor
     assert editor.name.isReadOnly() and editor.schedule.text() == "30 2 * * *"
     type_schedule(qtbot, loop, page, "0 4 * * 1,5")
-    press(qtbot, loop, editor.save_button)
-    settle(desktop, loop, page)
+    press(qtbot, loop, page, editor.save_button)
+    drive(loop, page)
     view = engine(desktop, loop, lambda e: show(e.store, "backup"))
     assert view.revision.number == 2 and view.revision.spec.schedule == "0 4 * * 1,5"
     assert view.revision.spec.timezone == NEW_YORK
@@ -290,43 +301,49 @@ def test_editing_makes_a_new_revision_and_keeps_the_rest(desktop, qtbot, loop, p
 
 def test_pause_and_resume_from_the_row_actions(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     add(desktop, loop, "backup", "@daily", "UTC")
-    loop.run_until_complete(page.reload())
+    reload(loop, page)
     page.select("backup")
     click(qtbot, loop, page, "pause")
-    settle(desktop, loop, page)
+    drive(loop, page)
     state = engine(desktop, loop, lambda e: show(e.store, "backup").routine.state)
     assert state is RoutineState.PAUSED
     assert page.model.data(page.model.index(0, Column.STATE)).startswith("Paused")
     assert page.action["resume"].isEnabled() and not page.action["pause"].isEnabled()
     click(qtbot, loop, page, "resume")
-    settle(desktop, loop, page)
+    drive(loop, page)
     assert (
         engine(desktop, loop, lambda e: show(e.store, "backup").routine.state)
         is RoutineState.ACTIVE
     )
 
 
-def test_run_now_from_the_row_actions_makes_a_manual_run(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+def test_run_now_runs_it_and_the_last_result_says_so(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     add(desktop, loop, "backup", "@yearly", "UTC")
-    loop.run_until_complete(page.reload())
+    reload(loop, page)
     page.select("backup")
-    click(qtbot, loop, page, "run_now")
-    settle(desktop, loop, page)
+    button = page.actions_bar.widgetForAction(page.action["run_now"])
+
+    def settled(events: list[Event]) -> bool:
+        return any(event.kind is EventKind.SETTLED for event in events)
+
+    drive(loop, page, lambda: qtbot.mouseClick(button, Qt.MouseButton.LeftButton),
+          signal=desktop.service.eventsArrived, accept=settled, timeout=30)  # fmt: skip
     kinds = engine(desktop, loop, lambda e: [
         row[0] for row in e.store.conn.execute("SELECT kind FROM occurrences")
     ])  # fmt: skip
     assert kinds == ["manual"]
+    assert page.model.data(page.model.index(0, Column.LAST_RESULT)) == "Succeeded, just now"
 
 
 def test_delete_asks_first_and_then_deletes(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     add(desktop, loop, "backup", "@daily", "UTC")
-    loop.run_until_complete(page.reload())
+    reload(loop, page)
     page.select("backup")
     click(qtbot, loop, page, "delete")
     box = page.confirmation
     assert box is not None and box.isVisible() and "backup" in box.text()
-    press(qtbot, loop, box.button(QMessageBox.StandardButton.Cancel))
-    settle(desktop, loop, page)
+    press(qtbot, loop, page, box.button(QMessageBox.StandardButton.Cancel))
+    drive(loop, page)
     assert [v.routine.name for v in engine(desktop, loop, lambda e: list_routines(e.store))] == [
         "backup"
     ]
@@ -334,8 +351,8 @@ def test_delete_asks_first_and_then_deletes(desktop, qtbot, loop, page) -> None:
     click(qtbot, loop, page, "delete")
     box = page.confirmation
     assert box is not None
-    press(qtbot, loop, box.button(QMessageBox.StandardButton.Yes))
-    settle(desktop, loop, page)
+    press(qtbot, loop, page, box.button(QMessageBox.StandardButton.Yes))
+    drive(loop, page)
     assert engine(desktop, loop, lambda e: list_routines(e.store)) == []
     state = engine(
         desktop, loop, lambda e: e.store.conn.execute("SELECT state FROM routines").fetchone()[0]

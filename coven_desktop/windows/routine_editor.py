@@ -15,6 +15,7 @@ from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import shiboken6
 from babel.dates import format_datetime
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -267,7 +268,7 @@ class RoutineEditor(QGroupBox):
         generation = self._generation
         draft, now, anchor = self.draft(), self.desktop.clock.now_utc(), self._anchor()
         result = await self.desktop.service.call(lambda _e: drafts.check(draft, now, anchor))
-        if generation == self._generation:
+        if generation == self._generation and shiboken6.isValid(self):
             self._show(result, now)
             self.previewUpdated.emit(result)
         return result
@@ -344,6 +345,8 @@ class RoutineEditor(QGroupBox):
             return False
         await self.desktop.service.refresh()
         await self.desktop.refresh()
+        if not shiboken6.isValid(self):
+            return True  # stored; the window closed meanwhile
         self.close_editor()
         self.saved.emit(name)
         return True

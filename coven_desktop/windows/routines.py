@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+import shiboken6
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
@@ -125,6 +126,8 @@ class Page(QWidget):
         """Read every routine on the operator thread and show them, keeping the selection."""
         locale = self.desktop.locale
         rows = await self.desktop.service.call(lambda engine: load_rows(engine, locale))
+        if not shiboken6.isValid(self):
+            return  # the window closed while the engine was reading
         chosen = self.selected()
         self.model.locale = locale
         self.model.set_rows(rows, self.desktop.clock.now_utc())

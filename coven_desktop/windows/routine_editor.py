@@ -10,10 +10,9 @@ lost.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import shiboken6
 from babel.dates import format_datetime
@@ -47,6 +46,7 @@ from coven_core.schedule.words import describe_timetable
 from coven_core.tz import tzdb
 from coven_core.tz.binding import BoundTime, LocalTimeKind
 from coven_core.tz.notes import format_offset
+from coven_desktop.tasks import Tasks
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -67,7 +67,7 @@ class RoutineEditor(QGroupBox):
         self.desktop = desktop
         self.editing: RoutineView | None = None
         self._generation = 0
-        self._tasks: set[asyncio.Future[Any]] = set()
+        self._tasks = Tasks()
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(DEBOUNCE_MS)
@@ -260,7 +260,7 @@ class RoutineEditor(QGroupBox):
     # -- checking and the preview -----------------------------------------------------------
     def _check_soon(self) -> None:
         if self.isVisible():
-            self._spawn(self.check())
+            self._tasks.spawn(self.check())
 
     async def check(self) -> DraftCheck:
         """Check the draft on the operator thread; show the result if nothing newer came."""
@@ -323,7 +323,7 @@ class RoutineEditor(QGroupBox):
 
     # -- saving -----------------------------------------------------------------------------
     def save(self) -> None:
-        self._spawn(self.submit())
+        self._tasks.spawn(self.submit())
 
     async def submit(self) -> bool:
         """Check, then add or edit through the operator API; True once it is stored."""
@@ -356,16 +356,10 @@ class RoutineEditor(QGroupBox):
         self.status.show()
 
     # -- tasks ------------------------------------------------------------------------------
-    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.get_event_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     @property
     def busy(self) -> bool:
         return bool(self._tasks)
 
     async def settle(self) -> None:
         """Wait for the checks and saves in flight (tests)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._tasks.settle()

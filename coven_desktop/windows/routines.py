@@ -8,9 +8,8 @@ operator call and every pass that changed something) — never on a timer. Actio
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QItemSelectionModel, Qt
@@ -29,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from coven_core.engine import Engine
 from coven_core.model import RoutineState
+from coven_desktop.tasks import Tasks
 from coven_desktop.windows.routine_editor import RoutineEditor
 from coven_desktop.windows.routine_model import Column, RoutinesModel
 from coven_desktop.windows.routine_rows import RoutineRow, load_rows
@@ -43,7 +43,7 @@ class Page(QWidget):
         self.desktop = desktop
         self.model = RoutinesModel(desktop.locale, self)
         self.confirmation: QMessageBox | None = None
-        self._tasks: set[asyncio.Future[Any]] = set()
+        self._tasks = Tasks()
         self._reloading = False
         self._stale = False
         self._build()
@@ -140,7 +140,7 @@ class Page(QWidget):
         if self._reloading:
             self._stale = True
             return
-        self._spawn(self._reload_until_fresh())
+        self._tasks.spawn(self._reload_until_fresh())
 
     async def _reload_until_fresh(self) -> None:
         self._reloading = True
@@ -229,7 +229,7 @@ class Page(QWidget):
 
     # -- news -------------------------------------------------------------------------------
     def _on_saved(self, name: str) -> None:
-        self._spawn(self._show_saved(name))
+        self._tasks.spawn(self._show_saved(name))
 
     async def _show_saved(self, name: str) -> None:
         await self.reload()
@@ -240,12 +240,8 @@ class Page(QWidget):
         self.notice.show()
 
     # -- tasks ------------------------------------------------------------------------------
-    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.get_event_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     async def settle(self) -> None:
         """Wait for the reloads, checks and saves in flight (tests)."""
         while self._tasks or self.editor.busy:
-            await asyncio.gather(*list(self._tasks), self.editor.settle(), return_exceptions=True)
+            await self._tasks.settle()
+            await self.editor.settle()

@@ -199,6 +199,7 @@ class RoutineEditor(QGroupBox):
         self.retries.valueChanged.connect(self._changed)
 
     def _changed(self, *_args: object) -> None:
+        self.status.hide()  # a refusal was about what the form said before this change
         self._debounce.start()
 
     # -- opening and closing ----------------------------------------------------------------

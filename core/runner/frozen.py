@@ -33,7 +33,7 @@ def frozen_entry(argv: Sequence[str]) -> int | None:
     and return its exit status; None when ``argv`` is for the app itself."""
     if not argv or argv[0] not in (RUNNER_FLAG, SERVER_FLAG):
         return None
-    restore_environment(os.environ, Path(sys.executable).parent)
+    restore_environment(os.environ, bundle_root())
     if argv[0] == RUNNER_FLAG:
         from coven_core.runner.main import main as run_attempt
 
@@ -41,6 +41,14 @@ def frozen_entry(argv: Sequence[str]) -> int | None:
     from coven_core.runner.server import main as serve
 
     return serve(list(argv[1:]))
+
+
+def bundle_root() -> Path:
+    """The folder holding all of the bundle: the executables' and ``_internal`` on Linux and
+    Windows, ``Contents`` (``MacOS`` and ``Frameworks``) in a macOS app."""
+    executables = os.path.dirname(sys.executable)
+    internal = getattr(sys, "_MEIPASS", executables)
+    return Path(os.path.commonpath([executables, internal]))
 
 
 def restore_environment(environ: MutableMapping[str, str], bundle: Path) -> None:

@@ -78,6 +78,14 @@ def test_the_bundle_holds_both_programs_and_every_icon(bundle: Path) -> None:
             assert (icons / "png" / str(size) / f"{name}.png").is_file()
 
 
+def test_the_translation_catalogues_are_inside(bundle: Path) -> None:
+    """Whatever catalogues the tree has (``core/locale``), where ``coven_core.i18n`` looks."""
+    catalogues = ROOT / "core" / "locale"
+    for source in catalogues.rglob("*.[pm]o") if catalogues.is_dir() else ():
+        relative = source.relative_to(catalogues)
+        assert (bundle / "_internal" / "coven_core" / "locale" / relative).is_file(), relative
+
+
 def test_the_tray_app_reaches_ready_and_quits(bundle: Path, data: Path) -> None:
     started = run(bundle, "coven-desktop", "--data-dir", str(data), "--quit-after-ready")
     assert started.returncode == 0, started.stderr
@@ -171,3 +179,32 @@ def _poll(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
             return True
         time.sleep(0.2)  # real-time: waiting on another process (the bundled daemon)
     return False
+
+
+def test_install_sh_puts_it_in_the_menu_and_it_starts_from_there(
+    bundle: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}  # the script's own tools: cp, sed, ln
+    installed = subprocess.run(["/bin/sh", str(bundle / "install.sh")], env=env,
+                               capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    entry = home / ".local/share/applications/io.coven.Desktop.desktop"
+    lib = home / ".local/lib/coven-desktop"
+    assert f'Exec="{lib}/coven-desktop"' in entry.read_text().splitlines()
+    validate = subprocess.run(["desktop-file-validate", str(entry)], capture_output=True, text=True)
+    assert validate.returncode == 0, validate.stdout
+    for size in render_icons.SIZES:
+        assert (
+            home / f".local/share/icons/hicolor/{size}x{size}/apps/io.coven.Desktop.png"
+        ).is_file()
+    started = subprocess.run([str(home / ".local/bin/coven-desktop"), "--quit-after-ready",
+                              "--data-dir", str(tmp_path / "data")],
+                             env=_bundle_env(HOME=str(home)), capture_output=True, text=True,
+                             timeout=120)  # fmt: skip
+    assert started.returncode == 0 and '"ready": true' in started.stdout, started.stderr
+    removed = subprocess.run(["/bin/sh", str(lib / "install.sh"), "--uninstall"], env=env,
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert removed.returncode == 0, removed.stderr
+    assert not lib.exists() and not entry.exists() and not (home / ".local/bin/coven").exists()
+    assert (tmp_path / "data").is_dir()  # the person's data stays

@@ -70,3 +70,15 @@ def test_paths_into_the_bundle_and_its_bookkeeping_go_and_the_rest_stays() -> No
         "PATH": "/usr/bin:/opt/covenant/bin",
         "NOTE": "relative/opt/coven",
     }
+
+
+def test_the_bundle_root_holds_the_executables_and_the_libraries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "executable", "/opt/coven/coven-desktop")
+    monkeypatch.setattr(sys, "_MEIPASS", "/opt/coven/_internal", raising=False)
+    assert frozen.bundle_root() == Path("/opt/coven")
+    app = "/Applications/Coven Desktop.app/Contents"
+    monkeypatch.setattr(sys, "executable", f"{app}/MacOS/coven-desktop")
+    monkeypatch.setattr(sys, "_MEIPASS", f"{app}/Frameworks")
+    assert frozen.bundle_root() == Path(app)

@@ -1,7 +1,7 @@
 # The developer command surface. `make help` lists the targets.
 PY ?= python3
 
-.PHONY: help install format lint types test test-slow bench bundle check
+.PHONY: help install format lint types test test-slow bench check
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -34,6 +34,7 @@ bench:  ## run the benchmarks (side by side with their baselines)
 	$(PY) benchmarks/bench_retention.py
 	$(PY) benchmarks/bench_idle.py
 
+.PHONY: bundle
 bundle:  ## the self-contained Linux bundle in dist/coven (pip install -e '.[packaging]' first)
 	QT_QPA_PLATFORM=offscreen $(PY) -m PyInstaller packaging/coven.spec --noconfirm \
 		--distpath dist --workpath build/pyinstaller

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from babel.dates import format_time
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ class Page(QWidget):
         self.command = example_command()
         layout = QVBoxLayout(self)
         layout.setAlignment(Qt.AlignmentFlag.AlignTop)
-        for label in (self._title(), self._intro(), self._example()):
+        for label in (self._title(), self._intro(), self._example(), self._command()):
             layout.addWidget(label)
         self.add_first = QPushButton(self.tr("Add your first routine"), self)
         self.add_first.clicked.connect(self.add_first_routine)
@@ -70,10 +71,13 @@ class Page(QWidget):
 
     def _example(self) -> QLabel:
         at = format_time(EXAMPLE_TIME, format="short", locale=self.desktop.locale)
-        return self._text(
-            self.tr("For example, a backup every day at {time}:").format(time=at)
-            + f"\n    {self.command}"
-        )
+        return self._text(self.tr("For example, a backup every day at {time}:").format(time=at))
+
+    def _command(self) -> QLabel:
+        command = self._text(self.command)
+        command.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        command.setContentsMargins(16, 0, 0, 0)
+        return command
 
     def _data_dir_text(self) -> str:
         return self.tr(

@@ -29,10 +29,11 @@ from coven_core.clock import VirtualClock
 from coven_core.errors import CovenError
 from coven_core.lease import LEASE_TTL
 from coven_core.model import FailureClass
+from coven_core.reconcile import Outcome
 from coven_core.runtime.base import Exit, Launch, LaunchError, Started
 from coven_core.store.codec import instant_text
 from coven_core.store.store import Store
-from tests.core.conftest import T0, ScriptedRuntime, make_engine, minutes
+from tests.core.conftest import T0, Engine, ScriptedRuntime, make_engine, minutes
 from tests.core.simulation import KnownBug, SimResult, audit_store, describe, run_simulation
 
 #: Engine bugs the simulation found. Their violations are counted instead of failing the run
@@ -42,8 +43,6 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
     # The doctor's, not the engine's: it orders attempts by wall-clock stamps, which a
     # backward clock jump makes go back, and reports attempts that never overlapped.
     KnownBug("doctor-overlap-by-wall-clock", r"doctor \[attempts\]: .* two attempts of .* overlapped"),
-    # Release ignores a run awaiting a decision (test_a_release_waits_for_the_decision_on_a_run).
-    KnownBug("release-while-awaiting", r"routine .* is active while a run awaits a decision"),
 )  # fmt: skip
 
 
@@ -231,11 +230,9 @@ def test_no_retry_starts_while_a_run_of_the_routine_awaits_a_decision(tmp_path: 
         crashed.operator.retry(failed.run_id)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: release is not refused while a run of the "
-                   "routine awaits a decision (resume is); the routine becomes active")  # fmt: skip
-def test_a_release_waits_for_the_decision_on_a_run(tmp_path: Path) -> None:
+def quarantined_while_awaiting(tmp_path: Path) -> tuple[Engine, str]:
     """Quarantined while its 13:00 run is in flight; the engine dies; recovery makes the run
-    recovery_required but leaves the routine quarantined — and release makes it active."""
+    recovery_required and leaves the routine quarantined (only an active one is paused)."""
     engine = make_engine(tmp_path / "data", VirtualClock(T0))
     engine.runtime.auto_exit = None
     engine.add("r", "0 13 * * *")
@@ -244,8 +241,36 @@ def test_a_release_waits_for_the_decision_on_a_run(tmp_path: Path) -> None:
     restarted = make_engine(tmp_path / "data", engine.clock)
     engine.clock.advance(LEASE_TTL + timedelta(seconds=1))
     restarted.run_until(engine.clock.now_utc())  # recovery: 13:00 is recovery_required
+    (run,) = restarted.store.conn.execute(
+        "SELECT run_id FROM occurrences WHERE disposition = 'recovery_required'"
+    ).fetchone()
+    return restarted, run
+
+
+def test_a_release_waits_for_the_decision_on_a_run(tmp_path: Path) -> None:
+    """Found by the simulation: release made the routine active (resume was refused)."""
+    engine, run = quarantined_while_awaiting(tmp_path)
     try:
-        with pytest.raises(CovenError, match="awaits your decision"):
-            restarted.operator.release("r")
+        with pytest.raises(CovenError, match=f"cannot release 'r': run {run} awaits your decision"):
+            engine.operator.release("r")
+        with pytest.raises(CovenError, match=f"cannot probe 'r': run {run} awaits your decision"):
+            engine.operator.probe("r")
+        assert routine_state(engine) == "quarantined"
+        assert audit_store(engine.store, engine.clock.now_utc()) == []
     finally:
-        assert audit_store(restarted.store, restarted.clock.now_utc()) == []
+        engine.store.close()
+
+
+def test_after_the_decision_a_release_makes_the_routine_active(tmp_path: Path) -> None:
+    engine, run = quarantined_while_awaiting(tmp_path)
+    engine.operator.reconcile(run, Outcome.FAILED, "checked the target: it did not run")
+    assert routine_state(engine) == "quarantined"  # a decision keeps the routine's state
+    engine.operator.release("r")
+    state = routine_state(engine)
+    found = audit_store(engine.store, engine.clock.now_utc())
+    engine.store.close()
+    assert (state, found) == ("active", [])
+
+
+def routine_state(engine: Engine) -> str:
+    return str(engine.store.conn.execute("SELECT state FROM routines").fetchone()[0])

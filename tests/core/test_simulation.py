@@ -136,13 +136,11 @@ def test_seed_25_edit_after_a_backward_jump(tmp_path: Path) -> None:
     assert result.violation is None, describe(result)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a superseded revision still decides "
-                   "moments after a later revision took effect")  # fmt: skip
 def test_a_superseded_revision_decides_nothing_after_an_edit(tmp_path: Path) -> None:
     """Paused at 12:30; edited at 13:30 to :30 (revision 2); the wall clock steps back an
     hour and the routine is edited again at 12:30 to :15 (revision 3), then resumed. From
-    12:30 on only revision 3 (:15) is in force, yet revision 1 (:00) still governs up to
-    revision 2's 13:30 in ``planning.segments``: 13:00 is recorded as a missed moment."""
+    12:30 on only revision 3 (:15) is in force. Found by the simulation: revision 3 took
+    effect only at revision 2's 13:30, so revision 1 (:00) still decided 13:00."""
     clock = VirtualClock(T0)
     engine = make_engine(tmp_path / "data", clock)
     rid = engine.add("r", "cron:0 * * * *")

@@ -39,11 +39,7 @@ from tests.core.simulation import KnownBug, SimResult, audit_store, describe, ru
 #: Engine bugs the simulation found. Their violations are counted instead of failing the run
 #: (unless COVEN_SIM_STRICT=1), so that the seeds go on looking for others; each has a strict
 #: xfail test below that starts passing once the bug is fixed — then delete its entry here.
-KNOWN_BUGS: tuple[KnownBug, ...] = (
-    # The doctor's, not the engine's: it orders attempts by wall-clock stamps, which a
-    # backward clock jump makes go back, and reports attempts that never overlapped.
-    KnownBug("doctor-overlap-by-wall-clock", r"doctor \[attempts\]: .* two attempts of .* overlapped"),
-)  # fmt: skip
+KNOWN_BUGS: tuple[KnownBug, ...] = ()  # none known
 
 
 def _env_int(name: str, default: int) -> int:
@@ -122,7 +118,7 @@ def test_a_rerun_after_an_ambiguous_attempt_is_caught(tmp_path: Path, monkeypatc
     assert "attempted again after" in result.violation
 
 
-# --- bugs the simulation found (strict xfail: each passes once its bug is fixed) --------------
+# --- bugs the simulation found, each fixed and kept as a regression test ------------------------
 
 
 def replay_for(bug: str, seed: int, steps: int, data_dir: Path) -> SimResult:
@@ -157,11 +153,10 @@ def test_a_superseded_revision_decides_nothing_after_an_edit(tmp_path: Path) -> 
     assert decided == ["12:00", "13:15", "14:15"]
 
 
-@pytest.mark.xfail(strict=True, reason="doctor bug: attempts ordered by wall-clock stamps; "
-                   "after a backward clock jump it reports an overlap that never happened")  # fmt: skip
 def test_a_retry_after_a_backward_jump_is_no_overlap(tmp_path: Path) -> None:
     """A manual run fails at 12:40; the wall clock steps back to 12:10 and a person retries
-    it: attempt 2 is claimed at 12:10 by the clock, after attempt 1 settled in fact."""
+    it: attempt 2 is claimed at 12:10 by the clock, after attempt 1 settled in fact. Found by
+    the simulation: the doctor judged by those stamps and reported an overlap."""
     engine = make_engine(tmp_path / "data", VirtualClock(T0))
     engine.runtime.auto_exit = None
     engine.add("r", "0 13 * * *")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import itertools
 import os
 import subprocess
 import sys
@@ -42,14 +41,13 @@ from coven_core.store.errors import StoreEnvironmentError
 from coven_core.store.store import Store
 from coven_core.store.wal import StoreConnection
 from tests.core.conftest import T0, Engine, ScriptedRuntime, minutes
-from tests.core.faults.vfs import FaultKind, FaultVFS
+from tests.core.faults.vfs import FaultKind, FaultVFS, registered_vfs
 from tests.core.simulation import audit_store
 
 RETRY_AFTER = timedelta(seconds=5)
 #: (kind, nth, sticky): the first write of the commit, or one partway through it, failing once
 #: or until cleared.
 FAULTS = [("io", 1, True), ("full", 1, True), ("io", 3, False), ("full", 2, False)]
-_names = itertools.count()
 
 
 # --- fixtures ---------------------------------------------------------------------------------
@@ -57,10 +55,8 @@ _names = itertools.count()
 
 @pytest.fixture
 def vfs() -> Iterator[FaultVFS]:
-    built = FaultVFS(f"coven-faults-{os.getpid()}-{next(_names)}")
-    yield built
-    built.clear()
-    built.unregister()
+    with registered_vfs() as built:
+        yield built
 
 
 class OutputRuntime(ScriptedRuntime):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 from collections.abc import Iterator
@@ -16,17 +15,13 @@ from coven_core.store.connection import open_connection, write_transaction
 from coven_core.store.errors import StoreBug, StoreEnvironmentError
 from coven_core.store.wal import CHECKPOINT_PAGES, StoreConnection, checkpoints_deferred
 from tests.core.conftest import T0, Engine
-from tests.core.faults.vfs import FaultVFS
-
-_names = itertools.count()
+from tests.core.faults.vfs import FaultVFS, registered_vfs
 
 
 @pytest.fixture
 def vfs() -> Iterator[FaultVFS]:
-    built = FaultVFS(f"coven-wal-{os.getpid()}-{next(_names)}")
-    yield built
-    built.clear()
-    built.unregister()
+    with registered_vfs() as built:
+        yield built
 
 
 @pytest.fixture

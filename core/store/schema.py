@@ -261,11 +261,19 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_log_target ON audit_log (target, seq)
 """
 
+# Issue #6: the order of claims and settlements, independent of the wall clock (which a
+# backward jump sends back): the event sequence at each (coven_core.events.LAST_SEQ).
+_ATTEMPT_ORDER = """
+ALTER TABLE attempts ADD COLUMN claimed_seq INTEGER;
+ALTER TABLE attempts ADD COLUMN settled_seq INTEGER
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", 1, 0, _initial),
     Migration("0002_runtime", 1, 1, _statements(_RUNTIME)),
     Migration("0003_reconciliation", 1, 2, _statements(_RECONCILIATION)),
     Migration("0004_audit", 1, 3, _statements(_AUDIT)),
+    Migration("0005_attempt_order", 1, 4, _statements(_ATTEMPT_ORDER)),
 )
 
 CURRENT = MIGRATIONS[-1]

@@ -1,4 +1,4 @@
-"""The desktop tests' shared fixtures: a qasync loop and the real app on a temp store."""
+"""Desktop fixtures shared by the app's tests: a qasync loop and the real app on a temp store."""
 
 from __future__ import annotations
 

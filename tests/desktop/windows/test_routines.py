@@ -359,3 +359,19 @@ def test_delete_asks_first_and_then_deletes(desktop, qtbot, loop, page) -> None:
     )
     assert state == "deleted"
     assert page.model.rowCount() == 0
+
+
+def test_the_welcomes_first_routine_opens_the_editor_with_its_example(
+    desktop: Desktop, qtbot: QtBot, loop: qasync.QEventLoop
+) -> None:
+    welcome = desktop.window.pages["welcome"]
+    button = welcome.add_first  # type: ignore[attr-defined]
+    routines = desktop.window.show_page("routines")
+    assert isinstance(routines, Page)
+    desktop.window.show_page("welcome")
+    editor = routines.editor
+    drive(loop, routines, lambda: qtbot.mouseClick(button, Qt.MouseButton.LeftButton),
+          signal=editor.previewUpdated)  # fmt: skip
+    assert desktop.window.stack.currentWidget() is routines and editor.isVisible()
+    assert (editor.name.text(), editor.schedule.text()) == ("backup", "30 2 * * *")
+    assert editor.command.text() == welcome.command  # type: ignore[attr-defined]

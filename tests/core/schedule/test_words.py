@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import itertools
+import re
+from datetime import UTC, datetime, timedelta
+from itertools import islice
 from pathlib import Path
 
 import pytest
@@ -327,3 +330,35 @@ def test_every_sentence_has_a_german_translation() -> None:
     messages = {text[0] if isinstance(text, tuple) else text for text in found} - {None}
     untranslated = sorted(m for m in messages if not (catalog.get(m) and catalog.get(m).string))
     assert messages and untranslated == []
+
+
+_EVERY = re.compile(r"Every (\d+) (minutes|hours)|Every (minute|hour)")
+
+
+#: Cron specs near the frequency shapes, so that most are said as one (or just miss it).
+_NEAR_FREQUENCIES = st.tuples(
+    st.sampled_from(["*", "*/5", "*/7", "*/15", "*/25", "0", "5", "0,30", "0-59/10", "10-59/10"]),
+    st.sampled_from(["*", "*/2", "*/5", "*/7", "*/12", "3", "1-3", "0-23/4"]),
+    st.sampled_from(["*", "*", "*", "*/2", "1"]),
+    st.sampled_from(["*", "*", "*", "1"]),
+    st.sampled_from(["*", "*", "*", "MON"]),
+).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(spec=_NEAR_FREQUENCIES, start=st.datetimes(datetime(2000, 1, 1), datetime(2090, 1, 1)))
+def test_every_n_is_said_only_of_times_exactly_n_apart(spec: str, start: datetime) -> None:
+    """A frequency alone ("Every 15 minutes", "Every 2 hours") is a promise about spacing:
+    every two consecutive times of the schedule are exactly that far apart."""
+    try:
+        schedule = CronSchedule.parse(spec)
+    except ScheduleError:
+        assume(False)
+        raise
+    match = _EVERY.fullmatch(describe(schedule, "en_US"))
+    if match is None:
+        return  # not said as a bare frequency: nothing promised about spacing
+    count, unit, single = match.groups()
+    step = timedelta(**{(unit or single + "s"): int(count or 1)})
+    times = list(islice(schedule.wall_times_from(start.replace(second=0, microsecond=0)), 50))
+    assert all(later - earlier == step for earlier, later in itertools.pairwise(times))

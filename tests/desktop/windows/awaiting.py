@@ -27,14 +27,20 @@ class Awaiting:
     command_pid: int | None
 
 
-def add(desktop: Desktop, loop: qasync.QEventLoop, name: str, *argv: str, **options: object) -> None:
+def add(
+    desktop: Desktop, loop: qasync.QEventLoop, name: str, *argv: str, **options: object
+) -> None:
     spec = RevisionSpec(schedule="@yearly", timezone="UTC", argv=argv or ("/bin/true",), **options)  # type: ignore[arg-type]
     loop.run_until_complete(desktop.service.call(lambda e: e.operator.add_routine(name, spec)))
     loop.run_until_complete(desktop.refresh())
 
 
-def wait_for_event(desktop: Desktop, loop: qasync.QEventLoop, predicate: Callable[[Event], bool],
-                   timeout: float = 20.0) -> Event:
+def wait_for_event(
+    desktop: Desktop,
+    loop: qasync.QEventLoop,
+    predicate: Callable[[Event], bool],
+    timeout: float = 20.0,
+) -> Event:
     """Resolve on the bridge's signal (never a fixed wait)."""
     found: asyncio.Future[Event] = loop.create_future()
 
@@ -55,9 +61,9 @@ def make_awaiting(desktop: Desktop, loop: qasync.QEventLoop, routine: str = "bac
     asked = desktop.act(lambda e: e.operator.run_now(routine))  # the loop runs in the wait:
     wait_for_event(desktop, loop, lambda e: e.kind is EventKind.STARTED)  # listen first
     ref = loop.run_until_complete(asked)
-    attempt = loop.run_until_complete(
-        desktop.service.call(lambda e: inspect(e.store, ref.run_id))
-    )["attempts"][0]
+    attempt = loop.run_until_complete(desktop.service.call(lambda e: inspect(e.store, ref.run_id)))[
+        "attempts"
+    ][0]
     loop.run_until_complete(_spawned(Path(attempt["attempt_dir"]) / "journal.jsonl"))
     os.kill(attempt["runner_pid"], signal.SIGKILL)  # the runner dies; its command does not
     settled = wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)

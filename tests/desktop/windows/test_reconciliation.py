@@ -60,8 +60,13 @@ def test_the_evidence_is_shown(page: Page, awaiting: Awaiting, qtmodeltester) ->
     assert processes[0][4] == "no"  # the runner was killed
     assert processes[1][4] == "yes, still running"  # its command outlived it
     assert "copying 1 of 3" in page.output.toPlainText()
-    for model in (page.item_model, page.attempt_model, page.process_model, page.journal_model,
-                  page.tried_model):
+    for model in (
+        page.item_model,
+        page.attempt_model,
+        page.process_model,
+        page.journal_model,
+        page.tried_model,
+    ):
         qtmodeltester.check(model)
 
 
@@ -77,7 +82,9 @@ def test_it_failed_with_a_reason_is_recorded_audited_and_pauses(
         desktop.service.call(lambda e: audit.recent(e.store, target=awaiting.run_id, limit=1))
     )[0]
     assert (entry.action, entry.why, entry.result) == (
-        "reconcile.failed", "the copy stopped half way", "ok",
+        "reconcile.failed",
+        "the copy stopped half way",
+        "ok",
     )
     assert state_of(desktop, loop, "backup") is RoutineState.PAUSED
     assert page.banner.isVisible()

@@ -180,7 +180,7 @@ def _attempt(
         number, attempt_id, state, failure, message, claimed, started, exited, runner_pid,
         _alive(runner_pid, runner_start), command_pid, _alive(command_pid, command_start),
         cancel, _journal_records(directory), list(journal.problems) if journal else [],
-        _tail(directory, "stdout"), _tail(directory, "stderr"),
+        output_tail(directory, "stdout"), output_tail(directory, "stderr"),
     )  # fmt: skip
 
 
@@ -204,7 +204,8 @@ def _journal_records(directory: Path | None) -> list[dict[str, Any]]:
     return records
 
 
-def _tail(directory: Path | None, name: str) -> str:
+def output_tail(directory: Path | None, name: str) -> str:
+    """The last :data:`OUTPUT_TAIL_BYTES` of an attempt's captured ``stdout`` or ``stderr``."""
     if directory is None:
         return ""
     try:

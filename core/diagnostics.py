@@ -140,8 +140,7 @@ def recent_passes(conn: apsw.Connection, limit: int) -> list[PassLine]:
 def host_events(conn: apsw.Connection, limit: int) -> list[HostEvent]:
     marks = ", ".join("?" for _ in HOST_EVENT_KINDS)
     rows = conn.execute(
-        f"SELECT seq, at, kind, data FROM events WHERE kind IN ({marks}) "
-        "ORDER BY seq DESC LIMIT ?",
+        f"SELECT seq, at, kind, data FROM events WHERE kind IN ({marks}) ORDER BY seq DESC LIMIT ?",
         (*[kind.value for kind in HOST_EVENT_KINDS], limit),
     )
     return [

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 import apsw
 
+from coven_core.attention import output_tail
 from coven_core.model import RoutineState
 from coven_core.store.codec import instant_from, maybe_instant_from
 from coven_core.store.store import Store
@@ -32,6 +34,7 @@ class Failure:
     failure_class: str | None
     message: str | None
     attempts: int
+    output: str = ""  # the last lines the command wrote (stderr, else stdout)
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ def failures(conn: apsw.Connection, routine_id: str, limit: int) -> list[Failure
     rows = conn.execute(
         "SELECT o.id, o.run_id, o.scheduled_utc, o.settled_at, o.disposition, a.failure_class, "
         "coalesce(a.message, o.reason), (SELECT count(*) FROM attempts n "
-        "WHERE n.occurrence_id = o.id) FROM occurrences o LEFT JOIN attempts a "
+        "WHERE n.occurrence_id = o.id), a.attempt_dir FROM occurrences o LEFT JOIN attempts a "
         "ON a.occurrence_id = o.id AND a.number = (SELECT max(number) FROM attempts m "
         "WHERE m.occurrence_id = o.id) WHERE o.routine_id = ? "
         "AND o.disposition IN ('failed', 'timed_out') "
@@ -72,6 +75,17 @@ def failures(conn: apsw.Connection, routine_id: str, limit: int) -> list[Failure
         (routine_id, limit),
     )
     return [
-        Failure(oid, run, instant_from(at), maybe_instant_from(settled), *rest)
-        for oid, run, at, settled, *rest in rows
-    ]
+        Failure(oid, run, instant_from(at), maybe_instant_from(settled), disposition, failure,
+                message, attempts, last_lines(Path(folder) if folder else None))
+        for oid, run, at, settled, disposition, failure, message, attempts, folder in rows
+    ]  # fmt: skip
+
+
+def last_lines(directory: Path | None, count: int = 3) -> str:
+    """What the command said last: the end of stderr, else of stdout (retention may have
+    removed the folder of an old attempt: then nothing)."""
+    for stream in ("stderr", "stdout"):
+        lines = [line for line in output_tail(directory, stream).splitlines() if line.strip()]
+        if lines:
+            return "\n".join(lines[-count:])
+    return ""

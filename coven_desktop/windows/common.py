@@ -11,7 +11,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from babel.dates import format_datetime, format_timedelta
+from babel.dates import (
+    format_date,
+    format_datetime,
+    format_time,
+    format_timedelta,
+    get_datetime_format,
+)
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QWidget
@@ -31,20 +37,26 @@ ERROR_COLOUR = "#b00020"
 
 # -- formatting in the user's locale --------------------------------------------------------
 def moment(at: datetime | None, locale: str, *, seconds: bool = True) -> str:
-    """A local date and time, as the locale writes it ("30 Mar 2026, 14:02:07")."""
+    """A local date and time, as the locale writes it ("Mar 30, 2026, 2:02:07 PM",
+    "30.03.2026, 14:02:07"); without seconds for a planned moment."""
     if at is None:
         return "—"
     local = at.astimezone()
-    return format_datetime(local, "medium" if seconds else "short", locale=locale)
+    if seconds:
+        return format_datetime(local, "medium", locale=locale)
+    pattern = str(get_datetime_format("medium", locale=locale))  # "{1}, {0}": date, then time
+    return pattern.replace("{1}", format_date(local, "medium", locale=locale)).replace(
+        "{0}", format_time(local, "short", locale=locale)
+    )
 
 
-def moment_text(text: str | None, locale: str) -> str:
+def moment_text(text: str | None, locale: str, *, seconds: bool = True) -> str:
     """A stored instant (the store's format or ISO 8601) as :func:`moment`; unreadable text
     is shown as it is rather than hidden."""
     if not text:
         return "—"
     parsed = parse_instant(text)
-    return text if parsed is None else moment(parsed, locale)
+    return text if parsed is None else moment(parsed, locale, seconds=seconds)
 
 
 def parse_instant(text: str) -> datetime | None:
@@ -135,15 +147,22 @@ class RowsModel(QAbstractTableModel):
         return self._headers[section] if 0 <= section < len(self._headers) else None
 
 
-def table(model: RowsModel, parent: QWidget, *, stretch: int | None = None) -> QTableView:
-    """A read-only, row-selecting view of ``model``; column ``stretch`` takes the free width."""
+def table(
+    model: RowsModel, parent: QWidget, *, stretch: int | None = None, wrap: bool = False
+) -> QTableView:
+    """A read-only, row-selecting view of ``model``; column ``stretch`` takes the free width
+    (and, with ``wrap``, wraps its text over taller rows)."""
     view = QTableView(parent)
     view.setModel(model)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setWordWrap(False)
-    view.verticalHeader().setVisible(False)
+    view.setWordWrap(wrap)
+    rows = view.verticalHeader()
+    rows.setVisible(False)
+    rows.setDefaultSectionSize(view.fontMetrics().height() + 8)
+    if wrap:
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     view.setAlternatingRowColors(True)
     header = view.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -232,5 +251,5 @@ class LivePage(QWidget):
         await self.desktop.settle()
 
     @property
-    def locale(self) -> str:
+    def locale_name(self) -> str:
         return self.desktop.locale

@@ -154,7 +154,7 @@ class Page(LivePage):
         values["role"].setText(self._role())
         values["leader"].setText(self._leader(found.status))
         values["last_pass"].setText(self._last_pass(found.passes))
-        values["next"].setText(moment(found.status.next_deadline, self.locale))
+        values["next"].setText(moment(found.status.next_deadline, self.locale_name))
         values["queue"].setText(self._queue(found.status))
         values["lags"].setText(self._lags(found.status))
         self._show_store(found)
@@ -179,7 +179,7 @@ class Page(LivePage):
             holder=held.fingerprint(),
             generation=held.generation,
             alive=alive,
-            expires=moment(held.expires_at, self.locale),
+            expires=moment(held.expires_at, self.locale_name),
         )
 
     def _last_pass(self, passes: list[PassLine]) -> str:
@@ -187,9 +187,9 @@ class Page(LivePage):
             return self.tr("none yet")
         last = passes[0]
         return self.tr("{when} ({why}), took {took}").format(
-            when=moment(last.started_at, self.locale),
-            why=last.trigger,
-            took=_milliseconds(last.duration_ms, self.locale),
+            when=moment(last.started_at, self.locale_name),
+            why=self._trigger(last.trigger),
+            took=_milliseconds(last.duration_ms, self.locale_name),
         )
 
     def _queue(self, status: Status) -> str:
@@ -199,7 +199,7 @@ class Page(LivePage):
         )
 
     def _lags(self, status: Status) -> str:
-        lags, locale = status.lags, self.locale
+        lags, locale = status.lags, self.locale_name
         return self.tr(
             "oldest due waiting {oldest} · planning {planning} · start p50 {p50}, "
             "p99 {p99} ({samples} start(s) in the last hour)"
@@ -219,7 +219,7 @@ class Page(LivePage):
         )
         self.values["permissions"].setText(self._permissions(place))
         self.values["permissions"].setStyleSheet("" if place.safe else f"color: {ERROR_COLOUR};")
-        self.values["size"].setText(_size(found.status.store_bytes, self.locale))
+        self.values["size"].setText(_size(found.status.store_bytes, self.locale_name))
         db = found.tzdb
         source = self.tr("the system's") if db.source == "system" else self.tr("bundled (tzdata)")
         self.values["tzdb"].setText(
@@ -237,14 +237,14 @@ class Page(LivePage):
         )
 
     def _pass_row(self, line: PassLine) -> Row:
-        locale = self.locale
+        locale = self.locale_name
         late = None if line.late_ms is None else _milliseconds(line.late_ms, locale)
         counts = (line.planned, line.claimed, line.dispatched, line.recovered, line.settled)
         error = line.error_class or ""
         return Row(
             [
                 moment(line.started_at, locale),
-                line.trigger,
+                self._trigger(line.trigger),
                 line.role,
                 _milliseconds(line.duration_ms, locale),
                 late or "—",
@@ -254,6 +254,21 @@ class Page(LivePage):
             tooltip=line.error,
             colour=ERROR_COLOUR if error else None,
         )
+
+    def _trigger(self, trigger: str) -> str:
+        """Why a pass ran, in words (the wake reasons of CONTRACT §3.1)."""
+        return {
+            "startup": self.tr("start"),
+            "shutdown": self.tr("stop"),
+            "deadline": self.tr("its time"),
+            "safety_cap": self.tr("safety check"),
+            "run_finished": self.tr("a run ended"),
+            "definition_changed": self.tr("a routine changed"),
+            "operator_command": self.tr("your command"),
+            "system_resumed": self.tr("woke from sleep"),
+            "clock_jumped": self.tr("clock set"),
+            "timezone_changed": self.tr("time zone changed"),
+        }.get(trigger, trigger)
 
     def _event_row(self, event: HostEvent) -> Row:
         words = {
@@ -267,14 +282,14 @@ class Page(LivePage):
         }
         return Row(
             [
-                moment(event.at, self.locale),
+                moment(event.at, self.locale_name),
                 words.get(event.kind, event.kind.value),
                 self._event_details(event),
             ]
         )
 
     def _event_details(self, event: HostEvent) -> str:
-        data, locale = event.data, self.locale
+        data, locale = event.data, self.locale_name
         interval = event.interval
         if interval is not None:
             start, end = interval
@@ -322,7 +337,7 @@ class Page(LivePage):
         else:
             text = self.tr("{errors} error(s) and {warnings} warning(s) at {when}: see below.")
         self.doctor_summary.setText(
-            text.format(when=moment(report.checked_at, self.locale), **counts)
+            text.format(when=moment(report.checked_at, self.locale_name), **counts)
         )
         self.finding_model.set_rows(
             [

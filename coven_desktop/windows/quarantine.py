@@ -46,6 +46,8 @@ class Page(LivePage):
         self.result.hide()
         layout.addWidget(self.headline)
         layout.addWidget(self.result)
+        self.error = error_label(self)  # page-wide: the routine may be gone once refused
+        layout.addWidget(self.error)
         splitter = QSplitter(self)
         self.routine_model = RowsModel(
             [self.tr("Routine"), self.tr("Quarantined"), self.tr("Failures in a row")], self
@@ -56,8 +58,11 @@ class Page(LivePage):
         )
         splitter.addWidget(self.routine_view)
         splitter.addWidget(self._detail(splitter))
-        splitter.setSizes([300, 520])
+        splitter.setSizes([280, 870])
+        splitter.setStretchFactor(1, 1)
         layout.addWidget(splitter, 1)
+        self.splitter = splitter
+        layout.addStretch(0)
         self._show(None)
 
     def _detail(self, parent: QWidget) -> QWidget:
@@ -69,14 +74,14 @@ class Page(LivePage):
         self.failure_model = RowsModel(
             [
                 self.tr("Planned for"),
-                self.tr("Ended"),
                 self.tr("Outcome"),
                 self.tr("Class"),
                 self.tr("Message"),
+                self.tr("It said last"),
             ],
             self,
         )
-        self.failure_view = table(self.failure_model, detail, stretch=4)
+        self.failure_view = table(self.failure_model, detail, stretch=4, wrap=True)
         self.release_button = QPushButton(self.tr("Release"), detail)
         self.release_button.setToolTip(self.tr("Plan again from now; the failure count resets"))
         self.probe_button = QPushButton(self.tr("Probe once"), detail)
@@ -85,14 +90,12 @@ class Page(LivePage):
         self.release_button.clicked.connect(self.release)
         self.probe_button.clicked.connect(self.probe)
         self.edit_button.clicked.connect(self.edit)
-        self.error = error_label(detail)
         buttons = QHBoxLayout()
         for button in (self.release_button, self.probe_button, self.edit_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
         layout.addWidget(self.why)
         layout.addWidget(self.failure_view, 1)
-        layout.addWidget(self.error)
         layout.addLayout(buttons)
         self.detail = detail
         return detail
@@ -109,12 +112,13 @@ class Page(LivePage):
         self.routine_model.set_rows(
             [
                 Row(
-                    [q.name, relative(q.since, now, self.locale), str(q.consecutive_failures)],
+                    [q.name, relative(q.since, now, self.locale_name), str(q.consecutive_failures)],
                     tooltip=q.reason,
                 )
                 for q in found
             ]
         )
+        self.splitter.setVisible(bool(found))
         keep = next((n for n, q in enumerate(found) if q.name == previous), 0)
         if found:
             self.routine_view.selectRow(keep)
@@ -135,8 +139,8 @@ class Page(LivePage):
         self._show(self.routines[row] if 0 <= row < len(self.routines) else None)
 
     def _show(self, routine: Quarantined | None) -> None:
-        if routine is None or self.shown is None or routine.name != self.shown.name:
-            show_error(self.error, None)
+        if routine is not None and self.shown is not None and routine.name != self.shown.name:
+            show_error(self.error, None)  # another routine: the refusal was about the last one
         self.shown = routine
         self.detail.setVisible(routine is not None)
         if routine is None:
@@ -148,7 +152,7 @@ class Page(LivePage):
                 "until you release it. Its latest failures:"
             ).format(
                 routine=routine.name,
-                since=moment(routine.since, self.locale),
+                since=moment(routine.since, self.locale_name),
                 reason=routine.reason or self.tr("no reason given"),
             )
         )
@@ -158,13 +162,16 @@ class Page(LivePage):
         outcome = {"failed": self.tr("failed"), "timed_out": self.tr("timed out")}
         return Row(
             [
-                moment(failure.scheduled_utc, self.locale, seconds=False),
-                moment(failure.settled_at, self.locale),
+                moment(failure.scheduled_utc, self.locale_name, seconds=False),
                 outcome.get(failure.disposition, failure.disposition),
                 failure.failure_class or "—",
                 failure.message or "",
+                failure.output.splitlines()[-1] if failure.output else "",
             ],
-            tooltip=failure.message,
+            tooltip=self.tr("Ended {when}").format(
+                when=moment(failure.settled_at, self.locale_name)
+            )
+            + "".join(f"\n{part}" for part in (failure.message, failure.output) if part),
         )
 
     # -- acting -----------------------------------------------------------------------------
@@ -175,8 +182,10 @@ class Page(LivePage):
     async def _release(self, name: str) -> None:
         done = await act(self.desktop, lambda engine: engine.operator.release(name))
         if not done.ok:
+            await self.reload()  # show what is true now, then why nothing was done
             show_error(self.error, done.refusal)
             return
+        show_error(self.error, None)
         self._say(
             self.tr(
                 "Released {routine}: it plans again from now; %n moment(s) that passed "
@@ -194,8 +203,10 @@ class Page(LivePage):
     async def _probe(self, name: str) -> None:
         done = await act(self.desktop, lambda engine: engine.operator.probe(name))
         if not done.ok or not isinstance(done.result, RunRef):
+            await self.reload()
             show_error(self.error, done.refusal)
             return
+        show_error(self.error, None)
         self._say(
             self.tr(
                 "Probing {routine}: run {run} tries once now; the routine stays in "

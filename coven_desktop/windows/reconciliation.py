@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -77,16 +78,19 @@ class Page(LivePage):
         splitter = QSplitter(self)
         splitter.addWidget(self._item_list(splitter))
         splitter.addWidget(self._detail(splitter))
-        splitter.setSizes([260, 560])
+        splitter.setSizes([350, 800])
+        splitter.setStretchFactor(1, 1)
         layout.addWidget(splitter, 1)
+        self.splitter = splitter
+        layout.addStretch(0)
         self._show_item(None)
 
     # -- building ---------------------------------------------------------------------------
     def _item_list(self, parent: QWidget) -> QWidget:
         self.item_model = RowsModel(
-            [self.tr("Routine"), self.tr("Waiting for"), self.tr("Scheduled")], self
+            [self.tr("Routine"), self.tr("Planned for"), self.tr("Waiting for")], self
         )
-        self.item_view = table(self.item_model, parent, stretch=1)
+        self.item_view = table(self.item_model, parent, stretch=2)
         self.item_view.selectionModel().currentRowChanged.connect(
             lambda current, _previous: self._select(current.row())
         )
@@ -101,7 +105,7 @@ class Page(LivePage):
         self.changed_note = QLabel(detail)
         self.changed_note.setWordWrap(True)
         self.changed_note.hide()
-        self.evidence = QTabWidget(detail)
+        self.evidence = QSplitter(Qt.Orientation.Vertical, detail)
         self._evidence_tabs()
         layout.addWidget(self.summary)
         layout.addWidget(self.changed_note)
@@ -110,7 +114,8 @@ class Page(LivePage):
         return detail
 
     def _evidence_tabs(self) -> None:
-        tabs = self.evidence
+        """Attempts and processes always in view; the journal, output and engine steps in
+        tabs below them."""
         self.attempt_model = RowsModel(
             [
                 self.tr("#"),
@@ -119,7 +124,6 @@ class Page(LivePage):
                 self.tr("Claimed"),
                 self.tr("Started"),
                 self.tr("Exited"),
-                self.tr("Message"),
             ],
             self,
         )
@@ -137,14 +141,21 @@ class Page(LivePage):
             [self.tr("Attempt"), self.tr("Time"), self.tr("Record"), self.tr("Details")], self
         )
         self.tried_model = RowsModel([self.tr("Time"), self.tr("Step"), self.tr("Details")], self)
+        split = self.evidence
+        split.addWidget(table(self.attempt_model, split, stretch=2))
+        split.addWidget(table(self.process_model, split, stretch=3))
+        tabs = QTabWidget(split)
+        split.addWidget(tabs)
+        split.setSizes([70, 90, 300])
+        split.setStretchFactor(2, 1)
         self.output = QPlainTextEdit(tabs)
         self.output.setReadOnly(True)
         self.output.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        tabs.addTab(table(self.attempt_model, tabs), self.tr("Attempts"))
-        tabs.addTab(table(self.process_model, tabs), self.tr("Processes"))
-        tabs.addTab(table(self.journal_model, tabs, stretch=3), self.tr("Journal"))
+        tabs.addTab(table(self.journal_model, tabs, stretch=3, wrap=True), self.tr("Journal"))
         tabs.addTab(self.output, self.tr("Output"))
-        tabs.addTab(table(self.tried_model, tabs, stretch=2), self.tr("What Coven tried"))
+        tabs.addTab(
+            table(self.tried_model, tabs, stretch=2, wrap=True), self.tr("What Coven tried")
+        )
 
     def _decision_box(self, parent: QWidget) -> QGroupBox:
         box = QGroupBox(self.tr("Your decision"), parent)
@@ -153,6 +164,7 @@ class Page(LivePage):
         self.reason.setPlaceholderText(
             self.tr("Why? Say what you checked, e.g. “the backup is complete on the disk”")
         )
+        self.decision_error = error_label(box)
         self.reason.textChanged.connect(lambda _text: show_error(self.decision_error, None))
         self.verified = QCheckBox(self.tr("I verified it had no side effect"), box)
         self.succeeded_button = QPushButton(self.tr("It succeeded"), box)
@@ -162,7 +174,6 @@ class Page(LivePage):
         self.failed_button.clicked.connect(lambda: self.decide(Outcome.FAILED))
         self.retry_button.clicked.connect(lambda: self.decide(Outcome.RETRY))
         self.verified.toggled.connect(lambda _on: self._enable_actions())
-        self.decision_error = error_label(box)
         buttons = QHBoxLayout()
         for button in (self.succeeded_button, self.failed_button, self.retry_button):
             buttons.addWidget(button)
@@ -209,6 +220,7 @@ class Page(LivePage):
         self.items = items
         self._headline()
         self.item_model.set_rows([self._item_row(item) for item in items])
+        self.splitter.setVisible(bool(items))  # nothing to show: the headline says so
         keep = next((n for n, item in enumerate(items) if previous and _same(item, previous)), 0)
         if items:
             self.item_view.selectRow(keep)
@@ -237,7 +249,11 @@ class Page(LivePage):
 
     def _item_row(self, item: Item) -> Row:
         return Row(
-            [item.routine, self._kind(item.kind), moment_text(item.scheduled_utc, self.locale)],
+            [
+                item.routine,
+                moment_text(item.scheduled_utc, self.locale_name, seconds=False),
+                self._kind(item.kind),
+            ],
             tooltip=item.occurrence_id,
         )
 
@@ -281,7 +297,7 @@ class Page(LivePage):
         lines = [
             self.tr("<b>{routine}</b> — the run planned for {when} ({utc} UTC)").format(
                 routine=_html(item.routine),
-                when=moment_text(item.scheduled_utc, self.locale),
+                when=moment_text(item.scheduled_utc, self.locale_name),
                 utc=_html(item.scheduled_utc[:16].replace("T", " ")),
             ),
             self.tr("Run {run} · occurrence {occurrence}").format(
@@ -311,7 +327,7 @@ class Page(LivePage):
         ).format(error=item.delivery_error or "—")
 
     def _attempt_row(self, attempt: AttemptEvidence) -> Row:
-        locale = self.locale
+        locale = self.locale_name
         return Row(
             [
                 str(attempt.number),
@@ -320,7 +336,6 @@ class Page(LivePage):
                 moment_text(attempt.claimed_at, locale),
                 moment_text(attempt.started_at, locale),
                 moment_text(attempt.exited_at, locale),
-                attempt.message or "",
             ],
             tooltip=attempt.message,
         )
@@ -333,7 +348,7 @@ class Page(LivePage):
                     str(attempt.number),
                     roles[fact.role],
                     str(fact.pid or "—"),
-                    moment(fact.started_at, self.locale),
+                    moment(fact.started_at, self.locale_name),
                     self.tr("yes, still running") if fact.alive else self.tr("no"),
                 ],
                 colour="#1b5e20" if fact.alive else None,
@@ -351,7 +366,7 @@ class Page(LivePage):
                 Row(
                     [
                         str(attempt.number),
-                        moment_text(at if isinstance(at, str) else None, self.locale),
+                        moment_text(at if isinstance(at, str) else None, self.locale_name),
                         str(record.get("event", "?")),
                         _compact(details),
                     ]
@@ -367,7 +382,7 @@ class Page(LivePage):
         stamp, _, rest = line.partition(" ")
         step, _, data = rest.partition(" ")
         at = parse_instant(stamp)
-        return Row([moment(at, self.locale) if at else stamp, step, data], tooltip=line)
+        return Row([moment(at, self.locale_name) if at else stamp, step, data], tooltip=line)
 
     def _output(self, item: Item) -> str:
         with_output = [a for a in item.attempts if a.stdout_tail or a.stderr_tail]
@@ -456,7 +471,7 @@ class Page(LivePage):
             seq=entry.seq,
             action=entry.action,
             who=entry.who,
-            at=moment(entry.at, self.locale),
+            at=moment(entry.at, self.locale_name),
             digest=decision.evidence_digest[:12],
             result=entry.result,
             hash=entry.hash[:12],
@@ -504,3 +519,15 @@ def _compact(details: dict[str, object]) -> str:
 
 def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+async def _decided(page: Page) -> QWidget:
+    """The window right after a decision: the result, its audit entry, and Resume."""
+    page.reason.setText(page.tr("the digest was not sent: no mail in the outbox since 09:00"))
+    page.decide(Outcome.FAILED)
+    await page.settle()
+    return page.window()
+
+
+#: What the demo renderer draws besides the page itself (see :mod:`coven_desktop.demo`).
+DEMO_WINDOWS = (("reconciliation-decided", _decided),)

@@ -41,7 +41,8 @@ def test_sleep_clock_jumps_and_zone_changes_are_listed(engine: Engine) -> None:
     assert kinds[0] is EventKind.TIMEZONE_CHANGED
     assert {EventKind.SLEPT, EventKind.CLOCK_JUMPED, EventKind.REPLANNED} <= set(kinds)
     slept = next(
-        e for e in diagnostics(engine.store, engine.clock.now_utc()).host_events
+        e
+        for e in diagnostics(engine.store, engine.clock.now_utc()).host_events
         if e.kind is EventKind.SLEPT
     )
     assert slept.interval is not None
@@ -53,7 +54,9 @@ def test_the_data_directory_is_private_and_says_where_it_is(engine: Engine) -> N
     found = diagnostics(engine.store, engine.clock.now_utc()).data_directory
     assert found.directory.path == engine.store.data_dir
     assert (found.directory.mode, found.directory.private, found.directory.owned_by_you) == (
-        0o700, True, True,
+        0o700,
+        True,
+        True,
     )
     assert engine.store.path in [facts.path for facts in found.files]
     assert all(facts.private for facts in found.files)

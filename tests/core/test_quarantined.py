@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from coven_core.quarantined import quarantined
+from pathlib import Path
+
+from coven_core.quarantined import last_lines, quarantined
 from tests.core.conftest import T0, Engine, minutes
 
 
@@ -35,5 +37,16 @@ def test_a_routine_quarantined_by_hand_has_no_failures_to_show(engine: Engine) -
     engine.operator.quarantine("fetch", "the server is down")
     (found,) = quarantined(engine.store)
     assert (found.reason, found.failures, found.consecutive_failures) == (
-        "the server is down", [], 0,
+        "the server is down",
+        [],
+        0,
     )
+
+
+def test_what_the_command_said_last_prefers_stderr(tmp_path: Path) -> None:
+    (tmp_path / "stdout").write_text("fetching\n", encoding="utf-8")
+    (tmp_path / "stderr").write_text("a\nb\n\nc\nAuthorization failure\n", encoding="utf-8")
+    assert last_lines(tmp_path) == "b\nc\nAuthorization failure"
+    (tmp_path / "stderr").write_text("", encoding="utf-8")
+    assert last_lines(tmp_path) == "fetching"
+    assert last_lines(None) == last_lines(tmp_path / "gone") == ""

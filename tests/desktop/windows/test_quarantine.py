@@ -66,11 +66,13 @@ def test_probe_runs_once_and_stays_quarantined(
 def test_a_refusal_is_shown_inline(
     page: Page, desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot
 ) -> None:
+    desktop.overviewChanged.disconnect(page._on_news)  # the news has not reached it yet:
     deleted = desktop.service.call(lambda e: e.operator.delete_routine("fetch-mail"))
-    loop.run_until_complete(deleted)  # by another hand, while the window still shows it
+    loop.run_until_complete(deleted)  # deleted by another hand while the window shows it
     qtbot.mouseClick(page.release_button, Qt.MouseButton.LeftButton)
     loop.run_until_complete(page.settle())
     assert page.error.isVisible() and "fetch-mail" in page.error.text()
+    assert page.routine_model.rowCount() == 0  # and it shows what is true now
 
 
 def test_edit_opens_the_routines_window_and_its_editor(

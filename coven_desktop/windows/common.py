@@ -86,6 +86,19 @@ def duration(seconds: float | None, locale: str) -> str:
     return format_timedelta(timedelta(seconds=seconds), locale=locale)
 
 
+def span(seconds: float, locale: str, parts: int = 2) -> str:
+    """An exact length in its two largest units: "2 days 8 hours", "1 minute 35 seconds"."""
+    remaining, words = round(abs(seconds)), []
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1)):
+        count, remaining = divmod(remaining, size)
+        if count and len(words) < parts:
+            words.append(format_timedelta(timedelta(seconds=count * size), threshold=100,
+                                          granularity=unit, locale=locale))  # fmt: skip
+        elif words:
+            break  # "2 days 30 seconds" would hide the hours between: stop at a zero unit
+    return " ".join(words) or format_timedelta(timedelta(0), granularity="second", locale=locale)
+
+
 def relative(at: datetime, now: datetime, locale: str) -> str:
     """ "3 hours ago" / "vor 3 Stunden"."""
     return format_timedelta(at - now, add_direction=True, locale=locale)

@@ -35,6 +35,7 @@ from coven_desktop.windows.common import (
     RowsModel,
     duration,
     moment,
+    span,
     table,
 )
 
@@ -296,18 +297,21 @@ class Page(LivePage):
             return self.tr("from {start} to {end} ({length})").format(
                 start=moment(start, locale),
                 end=moment(end, locale),
-                length=duration((end - start).total_seconds(), locale),
+                length=span((end - start).total_seconds(), locale),
             )
         if event.kind is EventKind.CLOCK_JUMPED:
             seconds = float(data.get("seconds", 0))
             way = self.tr("forward") if seconds >= 0 else self.tr("back")
-            return self.tr("{way} by {length}").format(
-                way=way, length=duration(abs(seconds), locale)
-            )
+            return self.tr("{way} by {length}").format(way=way, length=span(seconds, locale))
         if event.kind is EventKind.TIMEZONE_CHANGED:
             return self.tr("from {old} to {new}").format(
                 old=data.get("old") or "?", new=data.get("new") or "?"
             )
+        if event.kind is EventKind.SHUTDOWN:
+            left = int(data.get("left_running") or 0)
+            if not left:
+                return self.tr("nothing was left running")
+            return self.tr("%n command(s) left running for the next start to adopt", "", left)
         return ", ".join(f"{key}: {value}" for key, value in data.items())
 
     # -- the doctor -------------------------------------------------------------------------
@@ -327,6 +331,10 @@ class Page(LivePage):
         self.show_report(report)
         return report
 
+    def _severity(self, severity: str) -> str:
+        words = {"error": self.tr("error"), "warning": self.tr("warning"), "info": self.tr("ok")}
+        return words.get(severity, severity)
+
     def show_report(self, report: Report) -> None:
         self.report = report
         counts = {"errors": report.count("error"), "warnings": report.count("warning")}
@@ -342,7 +350,7 @@ class Page(LivePage):
         self.finding_model.set_rows(
             [
                 Row(
-                    [f.check, f.severity, f.message],
+                    [f.check, self._severity(f.severity), f.message],
                     tooltip=f.message,
                     colour=_SEVERITY_COLOUR.get(f.severity),
                     bold=f.severity == "error",
@@ -369,5 +377,10 @@ async def _with_doctor(page: Page) -> QWidget:
     return page.window()
 
 
-#: What the demo renderer draws besides the page itself: the doctor's report.
-DEMO_WINDOWS = (("diagnostics-doctor", _with_doctor),)
+def _with_events(page: Page) -> QWidget:
+    page.tabs.setCurrentIndex(1)
+    return page.window()
+
+
+#: What the demo renderer draws besides the page itself: the machine's time, the doctor.
+DEMO_WINDOWS = (("diagnostics-events", _with_events), ("diagnostics-doctor", _with_doctor))

@@ -213,9 +213,9 @@ class Page(LivePage):
     async def reload(self) -> None:
         now = self.desktop.clock.now_utc()
         items = await self.desktop.service.call(lambda engine: attention(engine.store, now))
-        self._show_items(items)
+        self.show_items(items)
 
-    def _show_items(self, items: list[Item]) -> None:
+    def show_items(self, items: list[Item]) -> None:
         previous = self.shown
         self.items = items
         self._headline()

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from coven_core import audit
+from coven_core.attention import Item
 from coven_core.inspection import inspect
 from coven_core.model import RoutineState
 from coven_core.queries import show
@@ -139,3 +140,22 @@ def test_evidence_that_changed_since_it_was_shown_is_refused_and_shown_again(
     assert occurrence(desktop, loop, awaiting.run_id)["disposition"] == "recovery_required"
     assert "copying 2 of 3" in page.output.toPlainText()  # shown as it is now
     assert page.changed_note.isVisible()
+
+
+def test_a_failing_delivery_is_shown_but_not_for_a_decision(
+    desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    page = desktop.window.show_page("reconciliation")
+    loop.run_until_complete(desktop.window.settle())
+    assert isinstance(page, Page)
+    assert page.headline.text().startswith("Nothing needs your attention")
+    assert not page.splitter.isVisible()
+    item = Item(
+        "delivery_failing", "run1", "r1@20260301T120000Z", "backup", "r1",
+        "2026-03-01T12:00:00.000000Z", "succeeded", None, [], [],
+        delivery_error="No space left on device",
+    )  # fmt: skip
+    page.show_items([item])
+    assert "No space left on device" in page.summary.text()
+    assert not page.failed_button.isEnabled() and not page.reason.isEnabled()
+    assert page.item_model.row(0).cells[2] == "its output to be delivered"

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from babel.dates import (
     format_date,
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 Index = QModelIndex | QPersistentModelIndex
+Unit = Literal["day", "hour", "minute", "second"]
 ERROR_COLOUR = "#b00020"
 
 
@@ -88,8 +89,10 @@ def duration(seconds: float | None, locale: str) -> str:
 
 def span(seconds: float, locale: str, parts: int = 2) -> str:
     """An exact length in its two largest units: "2 days 8 hours", "1 minute 35 seconds"."""
-    remaining, words = round(abs(seconds)), []
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1)):
+    remaining, words = round(abs(seconds)), list[str]()
+    units: tuple[tuple[Unit, int], ...] = (("day", 86400), ("hour", 3600), ("minute", 60),
+                                            ("second", 1))  # fmt: skip
+    for unit, size in units:
         count, remaining = divmod(remaining, size)
         if count and len(words) < parts:
             words.append(format_timedelta(timedelta(seconds=count * size), threshold=100,

@@ -269,8 +269,8 @@ class Page(LivePage):
 
     # -- one item's evidence ----------------------------------------------------------------
     def _show_item(self, item: Item | None) -> None:
-        if item is not self.shown:
-            show_error(self.decision_error, None)
+        if item is None or self.shown is None or not _same(item, self.shown):
+            show_error(self.decision_error, None)  # a refusal was about the run shown before
         self.shown = item
         self.evidence.setVisible(item is not None)
         self.decision_box.setVisible(item is not None)

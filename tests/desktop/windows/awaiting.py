@@ -8,16 +8,15 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import qasync
 
-from coven_core.events import Event, EventKind
+from coven_core.events import EventKind
 from coven_core.inspection import inspect
-from coven_core.model import RevisionSpec
 from coven_desktop.desktop import Desktop
+from tests.desktop.helpers import add, wait_for_event
 
 
 @dataclass(frozen=True)
@@ -25,35 +24,6 @@ class Awaiting:
     run_id: str
     routine: str
     command_pid: int | None
-
-
-def add(
-    desktop: Desktop, loop: qasync.QEventLoop, name: str, *argv: str, **options: object
-) -> None:
-    spec = RevisionSpec(schedule="@yearly", timezone="UTC", argv=argv or ("/bin/true",), **options)  # type: ignore[arg-type]
-    loop.run_until_complete(desktop.service.call(lambda e: e.operator.add_routine(name, spec)))
-    loop.run_until_complete(desktop.refresh())
-
-
-def wait_for_event(
-    desktop: Desktop,
-    loop: qasync.QEventLoop,
-    predicate: Callable[[Event], bool],
-    timeout: float = 20.0,
-) -> Event:
-    """Resolve on the bridge's signal (never a fixed wait)."""
-    found: asyncio.Future[Event] = loop.create_future()
-
-    def look(events: list[Event]) -> None:
-        for event in events:
-            if predicate(event) and not found.done():
-                found.set_result(event)
-
-    desktop.service.eventsArrived.connect(look)
-    try:
-        return loop.run_until_complete(asyncio.wait_for(found, timeout))
-    finally:
-        desktop.service.eventsArrived.disconnect(look)
 
 
 def make_awaiting(desktop: Desktop, loop: qasync.QEventLoop, routine: str = "backup") -> Awaiting:

@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 from coven_core.host import record_zone_change
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.diagnostics import Page
-from tests.desktop.windows.awaiting import add
+from tests.desktop.helpers import add
 
 
 @pytest.fixture

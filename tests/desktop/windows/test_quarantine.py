@@ -11,7 +11,7 @@ from coven_core.model import RoutineState
 from coven_core.queries import show
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.quarantine import Page
-from tests.desktop.windows.awaiting import add
+from tests.desktop.helpers import add
 
 
 def quarantine(desktop: Desktop, loop: qasync.QEventLoop, name: str, reason: str) -> None:

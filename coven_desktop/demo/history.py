@@ -108,51 +108,13 @@ def _spec(schedule: str, zone: str, *argv: str, **options: object) -> RevisionSp
 
 
 def _routines(demo: Demo, node: Node) -> None:
-    backup = _spec(
-        "30 2 * * *",
-        "Europe/Berlin",
-        "/usr/bin/rsync",
-        "-a",
-        "/home/ada/Documents",
-        "/mnt/backup",
-        timeout=timedelta(hours=1),
-    )
-    demo.add(
-        node,
-        "backup",
-        backup,
-        lambda _at: Plan(
-            timedelta(minutes=4), stdout="sent 1,204 files (312 MB)\ntotal size is 48 GB\n"
-        ),
-    )
-    report = _spec("30 2 * * *", "America/New_York", "/usr/bin/python3", "report.py", "--daily")
-    demo.add(
-        node,
-        "nightly-report",
-        report,
-        lambda _at: Plan(_MIN, stdout="report written: reports/daily.html\n"),
-    )
-    notes = _spec("0 */2 * * *", "UTC", "/usr/bin/git", "-C", "/home/ada/notes", "pull")
-    demo.add(
-        node,
-        "sync-notes",
-        notes,
-        lambda _at: Plan(timedelta(seconds=20), stdout="Already up to date.\n"),
-    )
-    photos = _spec(
-        "0 20 * * *",
-        "Europe/Berlin",
-        "/usr/local/bin/import-photos",
-        "/media/camera",
-        timeout=timedelta(minutes=20),
-    )
-    demo.add(node, "photo-import", photos, _photo_plans)
-    agent = _spec("0 9 * * 1-5", "America/New_York", "/usr/local/bin/agent", "run", "weekly-digest")
-    demo.add(node, "agent-report", agent, _agent_plans)
-    cleanup = _spec(
-        "0 3 * * 0", "Europe/Berlin", "/usr/bin/find", "/home/ada/tmp", "-mtime", "+30", "-delete"
-    )
-    demo.add(node, "weekly-cleanup", cleanup, lambda _at: Plan(_MIN))
+    for name, spec, plans in ROUTINES:
+        demo.add(node, name, spec, plans)
+
+
+def _steady(takes: timedelta, stdout: str = "") -> PlanFor:
+    plan = Plan(takes, stdout=stdout)
+    return lambda _at: plan
 
 
 def _photo_plans(at: datetime) -> Plan:
@@ -172,6 +134,25 @@ def _agent_plans(at: datetime) -> Plan:
     if at >= datetime(2026, 3, 30, tzinfo=UTC):
         return Plan(hang=True, stdout="fetching 14 sources\nsummarising 9 of 14…\n")
     return Plan(timedelta(minutes=6), stdout="digest sent to ada@example.org\n")
+
+
+#: The person's routines, as they were created on the first day.
+ROUTINES: tuple[tuple[str, RevisionSpec, PlanFor], ...] = (
+    ("backup", _spec("30 2 * * *", "Europe/Berlin", "/usr/bin/rsync", "-a", "/home/ada/Documents",
+                     "/mnt/backup", timeout=timedelta(hours=1)),
+     _steady(timedelta(minutes=4), "sent 1,204 files (312 MB)\ntotal size is 48 GB\n")),
+    ("nightly-report", _spec("30 2 * * *", "America/New_York", "/usr/bin/python3", "report.py",
+                             "--daily"),
+     _steady(_MIN, "report written: reports/daily.html\n")),
+    ("sync-notes", _spec("0 */2 * * *", "UTC", "/usr/bin/git", "-C", "/home/ada/notes", "pull"),
+     _steady(timedelta(seconds=20), "Already up to date.\n")),
+    ("photo-import", _spec("0 20 * * *", "Europe/Berlin", "/usr/local/bin/import-photos",
+                           "/media/camera", timeout=timedelta(minutes=20)), _photo_plans),
+    ("agent-report", _spec("0 9 * * 1-5", "America/New_York", "/usr/local/bin/agent", "run",
+                           "weekly-digest"), _agent_plans),
+    ("weekly-cleanup", _spec("0 3 * * 0", "Europe/Berlin", "/usr/bin/find", "/home/ada/tmp",
+                             "-mtime", "+30", "-delete"), _steady(_MIN)),
+)  # fmt: skip
 
 
 def _four_weeks(demo: Demo, node: Node) -> None:

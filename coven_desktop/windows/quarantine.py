@@ -82,11 +82,18 @@ class Page(LivePage):
             self,
         )
         self.failure_view = table(self.failure_model, detail, stretch=4, wrap=True)
-        self.release_button = QPushButton(self.tr("Release"), detail)
+        layout.addWidget(self.why)
+        layout.addWidget(self.failure_view, 1)
+        layout.addLayout(self._buttons(detail))
+        self.detail = detail
+        return detail
+
+    def _buttons(self, parent: QWidget) -> QHBoxLayout:
+        self.release_button = QPushButton(self.tr("Release"), parent)
         self.release_button.setToolTip(self.tr("Plan again from now; the failure count resets"))
-        self.probe_button = QPushButton(self.tr("Probe once"), detail)
+        self.probe_button = QPushButton(self.tr("Probe once"), parent)
         self.probe_button.setToolTip(self.tr("One attempt now; it stays quarantined"))
-        self.edit_button = QPushButton(self.tr("Edit…"), detail)
+        self.edit_button = QPushButton(self.tr("Edit…"), parent)
         self.release_button.clicked.connect(self.release)
         self.probe_button.clicked.connect(self.probe)
         self.edit_button.clicked.connect(self.edit)
@@ -94,11 +101,7 @@ class Page(LivePage):
         for button in (self.release_button, self.probe_button, self.edit_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
-        layout.addWidget(self.why)
-        layout.addWidget(self.failure_view, 1)
-        layout.addLayout(buttons)
-        self.detail = detail
-        return detail
+        return buttons
 
     # -- loading ----------------------------------------------------------------------------
     async def reload(self) -> None:

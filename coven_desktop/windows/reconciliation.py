@@ -113,34 +113,20 @@ class Page(LivePage):
         layout.addWidget(self._decision_box(detail))
         return detail
 
+    def _evidence_models(self) -> None:
+        tr = self.tr
+        self.attempt_model = RowsModel([tr("#"), tr("State"), tr("Failure"), tr("Claimed"),
+                                        tr("Started"), tr("Exited")], self)  # fmt: skip
+        self.process_model = RowsModel([tr("Attempt"), tr("Process"), tr("PID"), tr("Started"),
+                                        tr("Running now")], self)  # fmt: skip
+        self.journal_model = RowsModel([tr("Attempt"), tr("Time"), tr("Record"), tr("Details")],
+                                       self)  # fmt: skip
+        self.tried_model = RowsModel([tr("Time"), tr("Step"), tr("Details")], self)
+
     def _evidence_tabs(self) -> None:
         """Attempts and processes always in view; the journal, output and engine steps in
         tabs below them."""
-        self.attempt_model = RowsModel(
-            [
-                self.tr("#"),
-                self.tr("State"),
-                self.tr("Failure"),
-                self.tr("Claimed"),
-                self.tr("Started"),
-                self.tr("Exited"),
-            ],
-            self,
-        )
-        self.process_model = RowsModel(
-            [
-                self.tr("Attempt"),
-                self.tr("Process"),
-                self.tr("PID"),
-                self.tr("Started"),
-                self.tr("Running now"),
-            ],
-            self,
-        )
-        self.journal_model = RowsModel(
-            [self.tr("Attempt"), self.tr("Time"), self.tr("Record"), self.tr("Details")], self
-        )
-        self.tried_model = RowsModel([self.tr("Time"), self.tr("Step"), self.tr("Details")], self)
+        self._evidence_models()
         split = self.evidence
         split.addWidget(table(self.attempt_model, split, stretch=2))
         split.addWidget(table(self.process_model, split, stretch=3))
@@ -151,11 +137,10 @@ class Page(LivePage):
         self.output = QPlainTextEdit(tabs)
         self.output.setReadOnly(True)
         self.output.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        tried = table(self.tried_model, tabs, stretch=2, wrap=True)
         tabs.addTab(table(self.journal_model, tabs, stretch=3, wrap=True), self.tr("Journal"))
         tabs.addTab(self.output, self.tr("Output"))
-        tabs.addTab(
-            table(self.tried_model, tabs, stretch=2, wrap=True), self.tr("What Coven tried")
-        )
+        tabs.addTab(tried, self.tr("What Coven tried"))
 
     def _decision_box(self, parent: QWidget) -> QGroupBox:
         box = QGroupBox(self.tr("Your decision"), parent)

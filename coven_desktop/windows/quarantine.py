@@ -4,7 +4,8 @@ failures, their classes and messages, and when — and Release, Probe once, Edit
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from coven_core.engine import Engine
 from coven_core.quarantined import Failure, Quarantined, quarantined
 from coven_core.runs import RunRef
 from coven_desktop.windows.common import (
@@ -31,6 +33,8 @@ from coven_desktop.windows.common import (
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
+
+T = TypeVar("T")
 
 
 class Page(LivePage):
@@ -183,40 +187,37 @@ class Page(LivePage):
             self.spawn(self._release(self.shown.name))
 
     async def _release(self, name: str) -> None:
-        done = await act(self.desktop, lambda engine: engine.operator.release(name))
-        if not done.ok:
-            await self.reload()  # show what is true now, then why nothing was done
-            show_error(self.error, done.refusal)
-            return
-        show_error(self.error, None)
-        self._say(
-            self.tr(
-                "Released {routine}: it plans again from now; %n moment(s) that passed "
-                "in quarantine were recorded as skipped.",
-                "",
-                done.result or 0,
-            ).format(routine=name)
-        )
-        await self.reload()
+        skipped = await self._operate(lambda engine: engine.operator.release(name))
+        if skipped is not None:
+            self._say(
+                self.tr(
+                    "Released {routine}: it plans again from now; %n moment(s) that "
+                    "passed in quarantine were recorded as skipped.",
+                    "",
+                    skipped,
+                ).format(routine=name)
+            )
 
     def probe(self) -> None:
         if self.shown is not None:
             self.spawn(self._probe(self.shown.name))
 
     async def _probe(self, name: str) -> None:
-        done = await act(self.desktop, lambda engine: engine.operator.probe(name))
-        if not done.ok or not isinstance(done.result, RunRef):
-            await self.reload()
-            show_error(self.error, done.refusal)
-            return
-        show_error(self.error, None)
-        self._say(
-            self.tr(
-                "Probing {routine}: run {run} tries once now; the routine stays in "
-                "quarantine until you release it."
-            ).format(routine=name, run=done.result.run_id)
-        )
+        ref = await self._operate(lambda engine: engine.operator.probe(name))
+        if isinstance(ref, RunRef):
+            self._say(
+                self.tr(
+                    "Probing {routine}: run {run} tries once now; the routine stays "
+                    "in quarantine until you release it."
+                ).format(routine=name, run=ref.run_id)
+            )
+
+    async def _operate(self, work: Callable[[Engine], T]) -> T | None:
+        """The operator call, then the list as it is now; a refusal is shown above it."""
+        done = await act(self.desktop, work)
         await self.reload()
+        show_error(self.error, done.refusal)
+        return done.result if done.ok else None
 
     def edit(self) -> None:
         """Open the routine in the Routines window's editor (when that window has one)."""

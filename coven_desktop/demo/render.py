@@ -8,6 +8,7 @@ as ``<name>.png`` after every page is drawn (an action may change the store).
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 from collections.abc import Iterable
@@ -33,7 +34,10 @@ async def render_pages(
     QLocale.setDefault(QLocale(locale))
     desktop = Desktop(data_dir, clock, runtime_factory=lambda _store: _runtime(clock))
     desktop.locale = locale
+    first_pass = _first_pass(desktop)
     await desktop.start()
+    await asyncio.wait_for(first_pass, 60)  # the app leads (not standby) before it is drawn
+    await desktop.refresh()
     desktop.window.resize(*WINDOW_SIZE)
     desktop.window.show()
     out.mkdir(parents=True, exist_ok=True)
@@ -54,6 +58,18 @@ async def render_pages(
     finally:
         await desktop.close(5)
         desktop.deleteLater()
+
+
+def _first_pass(desktop: Desktop) -> asyncio.Future[object]:
+    """Resolved by the app's scheduler's first pass (connected before it can happen)."""
+    done: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+
+    def seen(report: object) -> None:
+        if not done.done():
+            done.set_result(report)
+
+    desktop.service.passFinished.connect(seen)
+    return done
 
 
 def _runtime(clock: VirtualClock) -> InstantRuntime:

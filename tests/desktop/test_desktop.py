@@ -70,3 +70,11 @@ def test_a_second_launch_hands_over_and_exits(qtbot: QtBot, tmp_path: Path) -> N
     assert second.wait(20) == 0
     assert activated.args == [["--data-dir", str(data)]]
     server.close()
+
+
+def test_needs_attention_in_the_tray_opens_that_window(desktop: Desktop, loop) -> None:  # type: ignore[no-untyped-def]
+    desktop.tray.attentionRequested.emit()
+    loop.run_until_complete(desktop.window.settle())
+    window = desktop.window
+    assert window.stack.currentWidget() is window.pages["reconciliation"]
+    assert window.isVisible()

@@ -109,8 +109,15 @@ class _Words:
         return format_list(list(items), locale=self.locale)
 
     def weekdays(self, cron_days: Iterable[int]) -> str:
+        """ "Monday and Friday"; three or more days in a row as "Monday to Friday"."""
         # Monday first, as people list a week (cron counts from Sunday).
-        return self.listing(self.weekday(d) for d in sorted(cron_days, key=lambda d: (d - 1) % 7))
+        days = sorted(set(cron_days), key=lambda d: (d - 1) % 7)
+        positions = [(d - 1) % 7 for d in days]
+        if len(days) >= 3 and positions == list(range(positions[0], positions[-1] + 1)):
+            return self("{first} to {last}").format(
+                first=self.weekday(days[0]), last=self.weekday(days[-1])
+            )
+        return self.listing(self.weekday(d) for d in days)
 
     def months(self, months: Iterable[int]) -> str:
         return self.listing(self.month(m) for m in sorted(months))

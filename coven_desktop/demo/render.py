@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QLocale
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtCore import QCoreApplication, QEvent, QLocale
+from PySide6.QtWidgets import QWidget
 
 from coven_core.clock import VirtualClock
 from coven_core.runtime.instant import InstantRuntime
@@ -91,7 +91,10 @@ async def _settle(desktop: Desktop, page: QWidget | None) -> None:
     if settle is not None:
         await settle()
     await desktop.settle()
-    QApplication.processEvents()  # layouts and geometry before the grab
+    # Layouts and geometry before the grab. Only layout requests: a full processEvents()
+    # inside this coroutine would also run the loop's callbacks re-entrantly, and a page's
+    # task woken there ("Cannot enter into task …") would never finish.
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
 def _save(widget: QWidget, path: Path) -> Path:

@@ -114,8 +114,10 @@ class RoutinesModel(QAbstractTableModel):
         return self._last_result(row)
 
     def _tooltip(self, row: RoutineRow, column: Column) -> str | None:
-        if column is Column.SCHEDULE:
-            return row.view.revision.spec.schedule  # the spec as stored, for the precise
+        if column is Column.SCHEDULE:  # the whole sentence, and the spec as stored
+            return f"{row.words}\n{row.view.revision.spec.schedule}"
+        if column in (Column.NAME, Column.ZONE, Column.STATE):
+            return self._display(row, column)  # the column may be too narrow for it
         due = row.view.routine.next_due
         if column is Column.NEXT_RUN and due is not None and row.state is RoutineState.ACTIVE:
             return instant_text(due, row.zone_key, self.locale)

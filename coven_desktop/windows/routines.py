@@ -37,6 +37,10 @@ if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
 
 
+#: The widest a column of the list starts (pixels); a person can still drag it wider.
+WIDEST_COLUMN = 280
+
+
 class Page(QWidget):
     def __init__(self, desktop: Desktop, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -78,8 +82,9 @@ class Page(QWidget):
         table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         table.verticalHeader().hide()
-        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         table.horizontalHeader().setStretchLastSection(True)
+        table.setTextElideMode(Qt.TextElideMode.ElideRight)  # the tooltip has the whole text
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         table.doubleClicked.connect(lambda _index: self.edit_selected())
         table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
@@ -131,9 +136,18 @@ class Page(QWidget):
         chosen = self.selected()
         self.model.locale = locale
         self.model.set_rows(rows, self.desktop.clock.now_utc())
+        self._fit_columns()
         if chosen is not None:
             self.select(chosen.name)
         self._update_actions()
+
+    def _fit_columns(self) -> None:
+        """Each column as wide as its text, but none so wide that the next run and the last
+        result leave the window (a long reason, a long list of weekdays)."""
+        self.table.resizeColumnsToContents()
+        for column in range(self.model.columnCount()):
+            width = self.table.columnWidth(column)
+            self.table.setColumnWidth(column, min(width, WIDEST_COLUMN))
 
     def _on_news(self, _overview: object) -> None:
         """Reload once per burst of news: one in flight, at most one more after it."""

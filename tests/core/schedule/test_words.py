@@ -54,11 +54,18 @@ VECTORS = [
         "Every Saturday and Sunday at 9:00 AM",
         "Jeden Samstag und Sonntag um 09:00",
     ),
+    ("0 9 * * 1-5", "Every Monday to Friday at 9:00 AM", "Jeden Montag bis Freitag um 09:00"),
+    ("0 9 * * 5-7", "Every Friday to Sunday at 9:00 AM", "Jeden Freitag bis Sonntag um 09:00"),
+    (
+        "0 9 * * 0,1,2",  # Sunday to Tuesday wraps the week's end: listed, not a range
+        "Every Monday, Tuesday, and Sunday at 9:00 AM",
+        "Jeden Montag, Dienstag und Sonntag um 09:00",
+    ),
     ("0 9,17 * * *", "Every day at 9:00 AM and 5:00 PM", "Täglich um 09:00 und 17:00"),
     (
         "*/10 9-17 * * 1-5",
-        "Every 10 minutes from 9:00 AM to 5:50 PM on Monday, Tuesday, Wednesday, Thursday, and Friday",
-        "Alle 10 Minuten von 09:00 bis 17:50 am Montag, Dienstag, Mittwoch, Donnerstag und Freitag",
+        "Every 10 minutes from 9:00 AM to 5:50 PM on Monday to Friday",
+        "Alle 10 Minuten von 09:00 bis 17:50 am Montag bis Freitag",
     ),
     ("0 0 1 * *", "On day 1 of each month at 12:00 AM", "Am Tag 1 jedes Monats um 00:00"),
     (

@@ -6,41 +6,16 @@ import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
 import qasync
 from pytestqt.qtbot import QtBot
 
 from coven_core import audit
-from coven_core.clock import VirtualClock
 from coven_core.events import Event, EventKind
 from coven_core.model import RevisionSpec
 from coven_desktop.desktop import Desktop
 from coven_desktop.instance import InstanceServer, server_name
-
-T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def loop(qapp) -> Iterator[qasync.QEventLoop]:  # type: ignore[no-untyped-def]
-    event_loop = qasync.QEventLoop(qapp, already_running=False)
-    asyncio.set_event_loop(event_loop)
-    yield event_loop
-    event_loop.close()  # while the QApplication still exists
-    asyncio.set_event_loop(None)
-
-
-@pytest.fixture
-def desktop(tmp_path: Path, loop: qasync.QEventLoop) -> Iterator[Desktop]:
-    built = Desktop(tmp_path / "data", VirtualClock(T0, autojump=False))
-    loop.run_until_complete(built.start())
-    yield built
-    loop.run_until_complete(built.close(5))
-    built.deleteLater()
-    loop.run_until_complete(asyncio.sleep(0))  # let Qt run the deferred deletes
 
 
 def add(desktop: Desktop, loop: qasync.QEventLoop, name: str, *argv: str) -> None:

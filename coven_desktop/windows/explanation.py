@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
@@ -40,8 +41,13 @@ def open_explanation(
     desktop: Desktop, routine: str, occurrence_id: str | None = None, parent: QWidget | None = None
 ) -> QWidget:
     """Open a non-modal explanation window for ``routine`` (or one of its occurrences) and
-    start loading it; ``await window.reload()`` to load again, ``window.loaded`` says when."""
-    window = ExplanationWindow(desktop, routine, occurrence_id, parent)
+    start loading it; ``await window.reload()`` to load again, ``window.loaded`` says when.
+
+    The window is its own top-level window but always has a Qt parent (the main window when
+    none is given) and is deleted when closed: Qt owns it, so it is never freed by Python's
+    garbage collector on the engine's threads.
+    """
+    window = ExplanationWindow(desktop, routine, occurrence_id, parent or desktop.window)
     window.show()
     window.start_loading()
     return window
@@ -58,9 +64,10 @@ class ExplanationWindow(QWidget):
     failed = Signal(str)
 
     def __init__(
-        self, desktop: Desktop, routine: str, occurrence_id: str | None, parent: QWidget | None
+        self, desktop: Desktop, routine: str, occurrence_id: str | None, parent: QWidget
     ) -> None:
         super().__init__(parent, Qt.WindowType.Window)  # its own window, never modal
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.desktop, self.routine, self.occurrence_id = desktop, routine, occurrence_id
         self.setWindowTitle(self.tr("Explanation: {routine}").format(routine=routine))
         self.resize(620, 520)
@@ -104,12 +111,16 @@ class ExplanationWindow(QWidget):
             return _Loaded(about, one)
 
         try:
-            self.result = await self.desktop.service.call(read)
+            result = await self.desktop.service.call(read)
         except CovenError as error:
-            self.sentence.setText(str(error))
-            self.failed.emit(str(error))
+            if isValid(self):
+                self.sentence.setText(str(error))
+                self.failed.emit(str(error))
             return
-        self._show(self.result)
+        if not isValid(self):
+            return  # closed (and deleted) while it was reading
+        self.result = result
+        self._show(result)
         self.loaded.emit()
 
     def _show(self, result: _Loaded) -> None:

@@ -65,7 +65,6 @@ class Page(QWidget):
         self.canvas = TimelineCanvas(desktop.locale, display_zone(), self)
         self.canvas.set_view(*default_view(desktop.clock.now_utc()))
         self.range_label = QLabel(self)
-        self.inspectors: list[QWidget] = []
         self.data: Timeline | None = None
         self._loaded: tuple[float, float] | None = None
         self._reloading: asyncio.Future[None] | None = None
@@ -140,7 +139,6 @@ class Page(QWidget):
     # -- inspecting -----------------------------------------------------------------------
     def inspect(self, routine: str, occurrence_id: str | None) -> QWidget:
         window = open_explanation(self.desktop, routine, occurrence_id, parent=self)
-        self.inspectors = [w for w in self.inspectors if w.isVisible()] + [window]
         self.inspectorOpened.emit(window)
         return window
 

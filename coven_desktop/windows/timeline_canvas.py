@@ -352,13 +352,19 @@ def tooltip_text(
         text = tr("{routine}: {count} runs from {first} to {last} not run ({cause})")
         cause = item.cause or item.reason
         return text.format(routine=routine, count=item.count, first=first, last=last, cause=cause)
-    when = _when(item.utc, zone, locale)
+    when = _wall(item.local, locale) if item.local is not None else _when(item.utc, zone, locale)
     if isinstance(item, PlannedMoment):
         state = tr("skipped: the time does not exist") if item.skipped else tr("planned")
         return f"{routine} · {when} · {state}"
     state = item.disposition or item.state
     reason = f" ({item.reason})" if item.reason else ""
     return f"{routine} · {when} · {tr(state)}{reason}"
+
+
+def _wall(wall: datetime, locale: str) -> str:
+    """A stored wall time as it was planned: formatted naive, since a wall time in a DST gap
+    read through its zone would show as the hour after it."""
+    return str(format_datetime(wall, "medium", locale=locale))
 
 
 def _when(instant: datetime, zone: tzinfo, locale: str) -> str:

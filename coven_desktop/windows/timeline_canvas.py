@@ -17,9 +17,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, tzinfo
 
 from babel.dates import format_datetime, format_skeleton
-from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import (
-    QBrush,
     QColor,
     QFont,
     QHelpEvent,
@@ -43,11 +42,13 @@ from coven_core.tz import tzdb
 from coven_desktop.windows.timeline_geometry import (
     CATEGORIES,
     IN_PROGRESS,
+    MARK_HEIGHT,
+    MARK_WIDTH,
     PLANNED,
     PLANNED_SKIPPED,
     LaneGeometry,
+    Palette,
     View,
-    runs,
     span_rect,
 )
 
@@ -56,7 +57,6 @@ MIN_SPAN, MAX_SPAN = HOUR, 31 * DAY  # zoom: an hour to a month
 ZOOM_STEP = 1.25
 PAN_FRACTION = 0.1  # of the visible span, per arrow key
 LABEL_WIDTH, AXIS_HEIGHT, LANE_HEIGHT = 150.0, 26.0, 30.0
-MARK_WIDTH, MARK_HEIGHT = 3.0, 16.0
 DRAG_THRESHOLD = 4  # pixels the pointer must move before a press becomes a pan
 
 COLOURS: dict[str, QColor] = {
@@ -72,8 +72,11 @@ COLOURS: dict[str, QColor] = {
     PLANNED_SKIPPED: QColor("#e0e0e0"),
 }
 WINDOW_COLOUR = QColor(158, 158, 158, 110)
-BAND_COLOURS = {BAND_ASLEEP: QColor(100, 150, 230, 45), "app_not_running": QColor(240, 150, 40, 45)}
+#: Opaque (pale) rather than translucent: the raster engine blends a translucent fill many
+#: times slower, and these are painted first, on the plain background, anyway.
+BAND_COLOURS = {BAND_ASLEEP: QColor("#e4edfa"), "app_not_running": QColor("#fcedd9")}
 TRANSITION_COLOUR, NOW_COLOUR = QColor("#6a1b9a"), QColor("#d50000")
+GRID_COLOUR = QColor("#dadada")
 
 #: Axis steps, in seconds: the first that leaves this many pixels between two labels wins.
 _STEPS = (300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400)
@@ -152,9 +155,11 @@ class TimelineCanvas(QWidget):
         painter.fillRect(self.rect(), self.palette().base())
         painter.setFont(self._font)
         self._paint_bands(painter, view)
+        step = _axis_step(view.scale)
+        self._paint_grid(painter, view, step)
         for row, lane in enumerate(self.lanes):
             self._paint_lane(painter, view, lane, AXIS_HEIGHT + row * LANE_HEIGHT)
-        self._paint_axis(painter, view)
+        self._paint_axis(painter, view, step)
         self._paint_now(painter, view)
 
     def _paint_bands(self, painter: QPainter, view: View) -> None:
@@ -165,22 +170,23 @@ class TimelineCanvas(QWidget):
                 painter.fillRect(rect, BAND_COLOURS[kind])
 
     def _paint_lane(self, painter: QPainter, view: View, lane: LaneGeometry, top: float) -> None:
-        painter.setPen(self._pens.grid)
-        painter.drawLine(QPointF(0, top + LANE_HEIGHT), QPointF(self.width(), top + LANE_HEIGHT))
+        painter.fillRect(QRect(0, int(top + LANE_HEIGHT), self.width(), 1), GRID_COLOUR)
         painter.setPen(self._pens.text)
         painter.drawText(QRectF(6, top, LABEL_WIDTH - 12, LANE_HEIGHT),
                          Qt.AlignmentFlag.AlignVCenter, lane.lane.name)  # fmt: skip
         mark_top = top + (LANE_HEIGHT - MARK_HEIGHT) / 2
         painter.setClipRect(QRectF(view.left, top, view.width, LANE_HEIGHT))
         self._paint_windows(painter, view, lane, mark_top)
-        painter.setPen(Qt.PenStyle.NoPen)
-        for key in CATEGORIES:
-            instants = lane.marks.get(key)
-            if instants:
-                painter.setBrush(self._pens.brushes[key])
-                painter.drawRects(runs(instants, view, mark_top, MARK_HEIGHT, MARK_WIDTH))
+        self._paint_marks(painter, view, lane, mark_top)
         self._paint_transitions(painter, view, lane, top)
         painter.setClipping(False)
+
+    def _paint_marks(self, painter: QPainter, view: View, lane: LaneGeometry, top: float) -> None:
+        """The row's marks: one blit from its strip (rendered per zoom, reused while panning)."""
+        if lane.marks:
+            strip = lane.strip_for(view, self._pens.palette)
+            target = QRectF(view.left, top, view.width, MARK_HEIGHT)
+            painter.drawImage(target, strip.image, strip.source(view))
 
     def _paint_windows(self, painter: QPainter, view: View, lane: LaneGeometry, top: float) -> None:
         painter.setPen(self._pens.text)
@@ -195,24 +201,23 @@ class TimelineCanvas(QWidget):
     def _paint_transitions(
         self, painter: QPainter, view: View, lane: LaneGeometry, top: float
     ) -> None:
-        painter.setPen(self._pens.transition)
         for instant, _is_gap in lane.transitions:
             if view.start <= instant <= view.end:
-                x = view.x(instant)
-                painter.drawLine(QPointF(x, top + 1), QPointF(x, top + LANE_HEIGHT - 1))
+                x = int(view.x(instant))
+                for dash in range(int(top) + 2, int(top + LANE_HEIGHT) - 2, 6):  # a dashed line
+                    painter.fillRect(QRect(x - 1, dash, 2, 4), TRANSITION_COLOUR)
 
-    def _paint_axis(self, painter: QPainter, view: View) -> None:
+    def _paint_grid(self, painter: QPainter, view: View, step: int) -> None:
+        for tick in _ticks(view, step):
+            painter.fillRect(QRect(int(view.x(tick)), 0, 1, self.height()), GRID_COLOUR)
+
+    def _paint_axis(self, painter: QPainter, view: View, step: int) -> None:
         painter.fillRect(QRectF(0, 0, self.width(), AXIS_HEIGHT), self.palette().window())
-        painter.setPen(self._pens.grid)
-        step = _axis_step(view.scale)
-        tick = (view.start // step + 1) * step
-        while tick < view.end:
+        painter.setPen(self._pens.text)
+        for tick in _ticks(view, step):
             x = view.x(tick)
-            painter.drawLine(QPointF(x, AXIS_HEIGHT - 5), QPointF(x, self.height()))
-            painter.setPen(self._pens.text)
+            painter.fillRect(QRect(int(x), int(AXIS_HEIGHT) - 5, 1, 5), GRID_COLOUR)
             painter.drawText(QPointF(x + 3, AXIS_HEIGHT - 8), self._label(tick, step))
-            painter.setPen(self._pens.grid)
-            tick += step
 
     def _label(self, tick: float, step: int) -> str:
         key = (tick, step)
@@ -226,9 +231,8 @@ class TimelineCanvas(QWidget):
 
     def _paint_now(self, painter: QPainter, view: View) -> None:
         if self.now is not None and view.start <= self.now <= view.end:
-            painter.setPen(self._pens.now)
-            x = view.x(self.now)
-            painter.drawLine(QPointF(x, 0), QPointF(x, self.height()))
+            x = int(view.x(self.now))
+            painter.fillRect(QRect(x - 1, 0, 2, self.height()), NOW_COLOUR)
 
     # -- hit testing ------------------------------------------------------------------------
     def item_at(self, pos: QPointF) -> tuple[LaneGeometry, Activated] | None:
@@ -318,14 +322,19 @@ class TimelineCanvas(QWidget):
 
 
 class _Pens:
-    """Pens and brushes built once (not per paint)."""
+    """Pens and brushes built once (not per paint). Lines are drawn as 1–2 px filled
+    rectangles on whole pixels: the raster engine strokes a pen (above all a dashed one)
+    many times slower."""
 
     def __init__(self) -> None:
-        self.grid = QPen(QColor(0, 0, 0, 40))
         self.text = QPen(QColor("#212121"))
-        self.transition = QPen(TRANSITION_COLOUR, 2, Qt.PenStyle.DashLine)
-        self.now = QPen(NOW_COLOUR, 2)
-        self.brushes = {key: QBrush(colour) for key, colour in COLOURS.items()}
+        colours = (COLOURS[key] for key in CATEGORIES)
+        self.palette = Palette([(c.red(), c.green(), c.blue()) for c in colours])
+
+
+def _ticks(view: View, step: int) -> list[float]:
+    first = (view.start // step + 1) * step
+    return [first + n * step for n in range(int((view.end - first) // step) + 1)]
 
 
 def _axis_step(scale: float) -> int:

@@ -4,7 +4,6 @@ hovering shows the occurrence, a click opens its inspector with the DST explanat
 from __future__ import annotations
 
 import asyncio
-from array import array
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -15,16 +14,18 @@ from PySide6.QtGui import QHelpEvent, QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication, QToolTip, QWidget
 from pytestqt.qtbot import QtBot
 
+from coven_core.timeline import Lane, RecordedOccurrence
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.timeline import Page
 from coven_desktop.windows.timeline_canvas import (
     AXIS_HEIGHT,
+    COLOURS,
     LANE_HEIGHT,
     MAX_SPAN,
     MIN_SPAN,
     TimelineCanvas,
 )
-from coven_desktop.windows.timeline_geometry import View, runs
+from coven_desktop.windows.timeline_geometry import CATEGORIES, LaneGeometry, Palette, Strip, View
 from tests.desktop.windows.conftest import NOW, on_signal
 
 
@@ -158,16 +159,57 @@ def test_panning_past_what_was_read_reads_again(page: Page, loop: qasync.QEventL
     assert canvas.start + canvas.span <= page.data.end.timestamp()
 
 
-def test_ten_thousand_marks_in_view_become_one_run_per_touching_stretch() -> None:
-    minutes = array("d", (i * 60.0 for i in range(10_000)))
-    month = View(start=0.0, span=10_000 * 60.0, left=150.0, width=1000.0)
-    [run] = runs(minutes, month, 10.0, 16.0, 3.0)  # every mark touches the next
-    assert run.left() == pytest.approx(150 - 1.5)
-    assert run.right() == pytest.approx(month.x(minutes[-1]) + 1.5)
-    sparse = array("d", (i * 3600.0 for i in range(10)))
-    rects = runs(sparse, View(0.0, 36_000.0, 0.0, 1000.0), 0.0, 16.0, 3.0)
-    assert [round(r.center().x()) for r in rects] == [i * 100 for i in range(10)]
-    daily = array("d", (i * 86_400.0 for i in range(0, 60, 2)))  # a gap between each
-    gappy = runs(daily, View(0.0, 60 * 86_400.0, 0.0, 600.0), 0.0, 16.0, 3.0)
-    assert len(gappy) == 30
-    assert runs(minutes, View(-10_000.0, 5_000.0, 0.0, 500.0), 0.0, 16.0, 3.0) == []
+def lane_of(*marks: tuple[float, str]) -> LaneGeometry:
+    """A row with one recorded occurrence per (POSIX seconds, disposition)."""
+    recorded = tuple(occurrence(f"o{n}", at, kind) for n, (at, kind) in enumerate(marks))
+    return LaneGeometry.of(Lane("r", "r", "UTC", "active", recorded, (), (), (), False))
+
+
+def occurrence(oid: str, at: float, disposition: str) -> RecordedOccurrence:
+    when = datetime.fromtimestamp(at, UTC)
+    return RecordedOccurrence(oid, "scheduled", when, None, 0, "regular", "settled", disposition,
+                              None)  # fmt: skip
+
+
+PALETTE = Palette([(c.red(), c.green(), c.blue()) for c in (COLOURS[k] for k in CATEGORIES)])
+
+
+def colour_at(strip: Strip, view: View, x: float) -> str:
+    """The colour a view's pixel column shows, as #rrggbb ("transparent" where none)."""
+    pixel = strip.image.pixelColor(int(strip.source(view).x() + x), 0)
+    return pixel.name() if pixel.alpha() else "transparent"
+
+
+def test_ten_thousand_marks_a_minute_apart_fill_the_row_at_a_wide_zoom() -> None:
+    row = lane_of(*((n * 60.0, "succeeded") for n in range(10_000)))
+    view = View(start=0.0, span=10_000 * 60.0, left=0.0, width=1000.0)
+    strip = row.strip_for(view, PALETTE)
+    green = COLOURS["succeeded"].name()
+    assert [colour_at(strip, view, x) for x in (2, 250, 500, 997)] == [green] * 4
+    assert strip.width < 2 * view.width  # the view and a margin, not every loaded mark
+
+
+def test_sparse_marks_each_get_their_own_columns_and_the_rest_stays_clear() -> None:
+    row = lane_of(*((n * 3600.0, "failed") for n in range(11)))
+    view = View(start=0.0, span=36_000.0, left=0.0, width=1000.0)
+    strip = row.strip_for(view, PALETTE)
+    red = COLOURS["failed"].name()
+    assert [colour_at(strip, view, x) for x in (99, 100, 101, 300)] == [red, red, red, red]
+    assert [colour_at(strip, view, x) for x in (97, 103, 150, 250)] == ["transparent"] * 4
+
+
+def test_in_a_shared_column_the_colour_that_needs_attention_shows() -> None:
+    row = lane_of((1000.0, "failed"), (1001.0, "succeeded"), (5000.0, "succeeded"))
+    view = View(start=0.0, span=100_000.0, left=0.0, width=1000.0)  # 100 s per pixel
+    strip = row.strip_for(view, PALETTE)
+    assert colour_at(strip, view, 10) == COLOURS["failed"].name()
+    assert colour_at(strip, view, 50) == COLOURS["succeeded"].name()
+
+
+def test_a_pan_inside_the_strip_reuses_it_and_a_zoom_renders_anew() -> None:
+    row = lane_of(*((n * 60.0, "succeeded") for n in range(1_000)))
+    view = View(start=0.0, span=60_000.0, left=0.0, width=1000.0)
+    strip = row.strip_for(view, PALETTE)
+    assert row.strip_for(View(600.0, 60_000.0, 0.0, 1000.0), PALETTE) is strip  # 10 px on
+    assert row.strip_for(View(0.0, 30_000.0, 0.0, 1000.0), PALETTE) is not strip
+    assert row.strip_for(View(59_000.0, 30_000.0, 0.0, 1000.0), PALETTE).start > strip.start

@@ -33,5 +33,6 @@ bench:  ## run the benchmarks (side by side with their baselines)
 	$(PY) benchmarks/bench_dispatch.py
 	$(PY) benchmarks/bench_retention.py
 	$(PY) benchmarks/bench_idle.py
+	QT_QPA_PLATFORM=offscreen $(PY) benchmarks/bench_timeline.py
 
 check: lint types test  ## everything CI should be happy with

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -72,7 +73,7 @@ class Page(QWidget):
         self._build()
         self.canvas.viewChanged.connect(self._on_view)
         self.canvas.activated.connect(self.inspect)
-        desktop.overviewChanged.connect(lambda _overview: self.request_reload())
+        desktop.overviewChanged.connect(self._on_overview)  # a slot: dropped with the page
         self._on_view(self.canvas.start, self.canvas.start + self.canvas.span)
 
     def _build(self) -> None:
@@ -87,7 +88,10 @@ class Page(QWidget):
         bar.addStretch(1)
         bar.addWidget(self.range_label)
         layout.addLayout(bar)
-        layout.addWidget(self.canvas, 1)
+        rows = QScrollArea(self)  # with many routines the rows scroll
+        rows.setWidgetResizable(True)
+        rows.setWidget(self.canvas)
+        layout.addWidget(rows, 1)
         layout.addWidget(Legend(self))
 
     # -- loading --------------------------------------------------------------------------
@@ -102,6 +106,9 @@ class Page(QWidget):
         self.data, self._loaded = data, (start.timestamp(), end.timestamp())
         self.canvas.set_timeline(data)
         self.loaded.emit()
+
+    def _on_overview(self, _overview: object) -> None:
+        self.request_reload()
 
     def request_reload(self) -> None:
         """Reload once now, and once more afterwards if asked again meanwhile."""

@@ -3,17 +3,19 @@ from occurrences the scheduler really planned under virtual time."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from coven_core.clock import VirtualClock, WakeReason
+from coven_core.clock import VirtualClock
 from coven_core.errors import ValidationError
 from coven_core.routines import UnknownRoutine
 from coven_core.tz import tzdb
 from coven_core.tz.binding import LocalTimeKind
 from coven_core.tz.explain import explain_occurrence, explain_routine, offset_label
 from tests.core.conftest import T0, Engine, make_engine
+from tests.core.test_timeline import slept_engine
 
 NNBSP = "\u202f"  # CLDR puts a narrow no-break space before AM/PM
 
@@ -26,24 +28,28 @@ def occurrence(engine: Engine, where: str) -> str:
     return engine.store.conn.execute(f"SELECT id FROM occurrences WHERE {where}").fetchone()[0]
 
 
+def new_york(tmp_path, name: str, schedule: str, start: datetime, end: datetime) -> Engine:
+    """One routine in New York, planned and run from ``start`` to ``end`` under virtual time."""
+    engine = make_engine(tmp_path / name, VirtualClock(start))
+    engine.add(name, schedule, tz="America/New_York")
+    engine.run_until(end)
+    return engine
+
+
 @pytest.fixture
-def spring(tmp_path) -> Engine:
+def spring(tmp_path) -> Iterator[Engine]:
     """Nightly at 02:30 in New York across the spring change of 8 March 2026."""
-    clock = VirtualClock(datetime(2026, 3, 7, 12, tzinfo=UTC))
-    engine = make_engine(tmp_path / "spring", clock)
-    engine.add("nightly", "30 2 * * *", tz="America/New_York")
-    engine.run_until(datetime(2026, 3, 10, 12, tzinfo=UTC))
+    engine = new_york(tmp_path, "nightly", "30 2 * * *", datetime(2026, 3, 7, 12, tzinfo=UTC),
+                      datetime(2026, 3, 10, 12, tzinfo=UTC))  # fmt: skip
     yield engine
     engine.store.close()
 
 
 @pytest.fixture
-def autumn(tmp_path) -> Engine:
+def autumn(tmp_path) -> Iterator[Engine]:
     """Nightly at 01:30 in New York across the autumn change of 1 November 2026."""
-    clock = VirtualClock(datetime(2026, 10, 31, 12, tzinfo=UTC))
-    engine = make_engine(tmp_path / "autumn", clock)
-    engine.add("early", "30 1 * * *", tz="America/New_York")
-    engine.run_until(datetime(2026, 11, 1, 12, tzinfo=UTC))
+    engine = new_york(tmp_path, "early", "30 1 * * *", datetime(2026, 10, 31, 12, tzinfo=UTC),
+                      datetime(2026, 11, 1, 12, tzinfo=UTC))  # fmt: skip
     yield engine
     engine.store.close()
 
@@ -102,11 +108,7 @@ def test_an_ordinary_run_says_no_rule_was_involved(spring: Engine) -> None:
 
 
 def test_a_coalesced_window_names_its_count_and_cause(engine: Engine) -> None:
-    engine.add("every5", "*/5 * * * *")
-    engine.run_until(T0 + timedelta(minutes=2))
-    engine.clock.suspend(timedelta(hours=3), notify=False)
-    engine.wake.set(WakeReason.SYSTEM_RESUMED)
-    engine.run_until(T0 + timedelta(hours=3, minutes=3))
+    slept_engine(engine)
     found = explain_occurrence(engine.store, occurrence(engine, "kind = 'coalesced'"), "en_US")
     assert plain(found.facts.sentence) == (
         "35 runs from 3/1/26, 12:05 PM to 3/1/26, 2:55 PM did not happen because the computer "

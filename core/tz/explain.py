@@ -226,7 +226,11 @@ def explain_occurrence(store: Store, occurrence_id: str, locale: str) -> Occurre
         sentence = moment_sentence(moment, row["zone"], absolute, _tense(row), locale)
     facts = _facts(moment, row["zone"], row["tzdb_version"], sentence, locale)
     return OccurrenceExplanation(
-        routine.name, row["id"], facts, outcome_sentence(row, locale), found
+        routine.name,
+        row["id"],
+        facts,
+        outcome_sentence(row["disposition"], row["reason"], row["state"], locale),
+        found,
     )
 
 
@@ -263,7 +267,7 @@ _CAUSES = {
 def window_sentence(row: dict[str, Any], locale: str) -> str:
     first, last = instant_from(row["window_first"]), instant_from(row["window_last"])
     zone = tzdb.zone(row["zone"])
-    cause = _(_CAUSES.get(row["cause"] or row["reason"], "nothing could run them"), locale)
+    cause = cause_text(row["cause"] or row["reason"], locale)
     text = _("{count} runs from {first} to {last} did not happen because {cause}. Coven "
              "recorded them as one skipped window instead of one row each.", locale)  # fmt: skip
     wall = [format_datetime(i.astimezone(zone), "short", tzinfo=zone, locale=locale)
@@ -295,12 +299,17 @@ _REASONS = {
 }
 
 
-def outcome_sentence(row: dict[str, Any], locale: str) -> str:
-    disposition = row["disposition"]
+def outcome_sentence(disposition: str | None, reason: str | None, state: str, locale: str) -> str:
+    """What became of an occurrence: "It succeeded.", "It was skipped (missed)." …"""
     if disposition is None:
-        return _(_STATES.get(row["state"], "It is planned and has not run yet."), locale)
-    reason = _(_REASONS.get(row["reason"] or "", row["reason"] or ""), locale)
-    return _(_OUTCOMES[disposition], locale).format(reason=reason)
+        return _(_STATES.get(state, "It is planned and has not run yet."), locale)
+    why = _(_REASONS.get(reason or "", reason or ""), locale)
+    return _(_OUTCOMES[disposition], locale).format(reason=why)
+
+
+def cause_text(cause: str | None, locale: str) -> str:
+    """Why a window of moments did not run: "the computer was asleep" …"""
+    return _(_CAUSES.get(cause or "", "nothing could run them"), locale)
 
 
 # -- one routine ---------------------------------------------------------------------------
@@ -384,16 +393,21 @@ def _affected(table: Timetable, change: Transition) -> int:
 
 
 def _transition_sentence(table: Timetable, change: Transition, affected: int, locale: str) -> str:
+    head = change_sentence(table.zone_key, change, locale)
+    return f"{head} {_effect(table, change, affected, locale)}"
+
+
+def change_sentence(zone_key: str, change: Transition, locale: str) -> str:
+    """ "On Sunday, March 8, 2026 clocks in New York jump forward from 2:00 AM to 3:00 AM." """
     date = wall_text(change.wall_before, locale)[1]
     jump_from, jump_to = wall_text(change.wall_before, locale)[0], wall_text(
         change.wall_after, locale)[0]  # fmt: skip
-    place = zone_place(table.zone_key, locale)
     if change.is_gap:
         text = _("On {date} clocks in {place} jump forward from {jump_from} to {jump_to}.", locale)
     else:
         text = _("On {date} clocks in {place} go back from {jump_from} to {jump_to}.", locale)
-    head = text.format(date=date, place=place, jump_from=jump_from, jump_to=jump_to)
-    return f"{head} {_effect(table, change, affected, locale)}"
+    place = zone_place(zone_key, locale)
+    return text.format(date=date, place=place, jump_from=jump_from, jump_to=jump_to)
 
 
 def _effect(table: Timetable, change: Transition, affected: int, locale: str) -> str:

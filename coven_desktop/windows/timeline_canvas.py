@@ -39,6 +39,7 @@ from coven_core.timeline import (
     Timeline,
 )
 from coven_core.tz import tzdb
+from coven_core.tz.explain import cause_text, change_sentence, outcome_sentence
 from coven_desktop.windows.timeline_geometry import (
     CATEGORIES,
     IN_PROGRESS,
@@ -201,7 +202,7 @@ class TimelineCanvas(QWidget):
     def _paint_transitions(
         self, painter: QPainter, view: View, lane: LaneGeometry, top: float
     ) -> None:
-        for instant, _is_gap in lane.transitions:
+        for instant, _change in lane.transitions:
             if view.start <= instant <= view.end:
                 x = int(view.x(instant))
                 for dash in range(int(top) + 2, int(top + LANE_HEIGHT) - 2, 6):  # a dashed line
@@ -249,11 +250,33 @@ class TimelineCanvas(QWidget):
         return None if item is None else (lane, item)
 
     def tooltip_at(self, pos: QPointF) -> str | None:
+        """An occurrence or window under the pointer, else a DST change, else a band."""
         hit = self.item_at(pos)
-        if hit is None:
+        if hit is not None:
+            routine = hit[0].lane
+            zone = tzdb.zone(routine.zone)
+            return tooltip_text(routine.name, hit[1], zone, self.locale_name, self.tr)
+        view = self.view()
+        if pos.y() < AXIS_HEIGHT or pos.x() < view.left:
             return None
-        lane = hit[0].lane
-        return tooltip_text(lane.name, hit[1], tzdb.zone(lane.zone), self.locale_name, self.tr)
+        instant, row = view.instant(pos.x()), int((pos.y() - AXIS_HEIGHT) // LANE_HEIGHT)
+        if 0 <= row < len(self.lanes):
+            row_geometry = self.lanes[row]
+            change = row_geometry.transition_at(instant, 3 / view.scale)
+            if change is not None:
+                return change_sentence(row_geometry.lane.zone, change, self.locale_name)
+        return self._band_text(instant)
+
+    def _band_text(self, instant: float) -> str | None:
+        for first, last, kind in self.bands:
+            if first <= instant <= last:
+                text = self.tr("Computer asleep") if kind == BAND_ASLEEP else self.tr(
+                    "Coven not running")  # fmt: skip
+                span = (datetime.fromtimestamp(t, UTC) for t in (first, last))
+                start, end = (_when(t, self.zone, self.locale_name) for t in span)
+                return self.tr("{what} from {start} to {end}").format(
+                    what=text, start=start, end=end)  # fmt: skip
+        return None
 
     # -- input ------------------------------------------------------------------------------
     def event(self, event: QEvent) -> bool:
@@ -355,19 +378,19 @@ def axis_label(tick: float, step: int, zone: tzinfo, locale: str) -> str:
 def tooltip_text(
     routine: str, item: Activated, zone: tzinfo, locale: str, tr: Callable[[str], str]
 ) -> str:
-    """The tooltip: the routine, when (in its own zone), and what became of it."""
+    """The tooltip: the routine, when (in its own zone), and what became of it — in the
+    engine's words (:mod:`coven_core.tz.explain`), so the timeline and explain agree."""
     if isinstance(item, CoalescedWindow):
         first, last = (_when(i, zone, locale) for i in (item.first, item.last))
-        text = tr("{routine}: {count} runs from {first} to {last} not run ({cause})")
-        cause = item.cause or item.reason
+        text = tr("{routine}: {count} runs from {first} to {last} did not run: {cause}")
+        cause = cause_text(item.cause or item.reason, locale)
         return text.format(routine=routine, count=item.count, first=first, last=last, cause=cause)
     when = _wall(item.local, locale) if item.local is not None else _when(item.utc, zone, locale)
     if isinstance(item, PlannedMoment):
-        state = tr("skipped: the time does not exist") if item.skipped else tr("planned")
-        return f"{routine} · {when} · {state}"
-    state = item.disposition or item.state
-    reason = f" ({item.reason})" if item.reason else ""
-    return f"{routine} · {when} · {tr(state)}{reason}"
+        skipped = tr("Will be skipped: the time does not exist.")
+        return f"{routine} · {when} · {skipped if item.skipped else tr('Planned.')}"
+    outcome = outcome_sentence(item.disposition, item.reason, item.state, locale)
+    return f"{routine} · {when} · {outcome}"
 
 
 def _wall(wall: datetime, locale: str) -> str:

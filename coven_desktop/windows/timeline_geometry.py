@@ -25,6 +25,7 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QImage
 
 from coven_core.timeline import CoalescedWindow, Lane, PlannedMoment, RecordedOccurrence
+from coven_core.tz.transitions import Transition
 
 PLANNED, PLANNED_SKIPPED, IN_PROGRESS = "planned", "planned_skipped", "in_progress"
 DISPOSITIONS = (
@@ -58,7 +59,7 @@ class LaneGeometry:
     lane: Lane
     marks: dict[str, array[float]] = field(default_factory=dict)
     windows: list[tuple[float, float, CoalescedWindow]] = field(default_factory=list)
-    transitions: list[tuple[float, bool]] = field(default_factory=list)  # (instant, is_gap)
+    transitions: list[tuple[float, Transition]] = field(default_factory=list)
     instants: array[float] = field(default_factory=lambda: array("d"))  # every mark, sorted
     items: list[Mark] = field(default_factory=list)
     _strip: Strip | None = None
@@ -76,7 +77,7 @@ class LaneGeometry:
         built.items = everything
         built.marks = {key: array("d", per_colour[key]) for key in CATEGORIES if key in per_colour}
         built.windows = [(w.first.timestamp(), w.last.timestamp(), w) for w in lane.windows]
-        built.transitions = [(t.utc.timestamp(), t.is_gap) for t in lane.transitions]
+        built.transitions = [(t.utc.timestamp(), t) for t in lane.transitions]
         return built
 
     def nearest(
@@ -112,6 +113,12 @@ class LaneGeometry:
                 mask = (mask & ~_bytes_int(cover.translate(_ALL_SET))) | _bytes_int(
                     cover.translate(_VALUE[index]))  # fmt: skip
         return Strip(start, scale, width, palette.pixels(mask.to_bytes(width, "little")))
+
+    def transition_at(self, instant: float, tolerance: float) -> Transition | None:
+        for at, change in self.transitions:
+            if abs(at - instant) <= tolerance:
+                return change
+        return None
 
     def window_at(self, instant: float, tolerance: float) -> CoalescedWindow | None:
         for first, last, window in self.windows:

@@ -127,12 +127,23 @@ def test_hovering_an_occurrence_shows_it_in_a_tooltip(page: Page) -> None:
     at = point_of(canvas, "nightly", GAP)
     QApplication.sendEvent(canvas, QHelpEvent(QEvent.Type.ToolTip, at, canvas.mapToGlobal(at)))
     text = QToolTip.text()
-    assert text.startswith("nightly · ") and "skipped (nonexistent_local_time)" in text
+    assert text.startswith("nightly · ")
+    assert text.endswith(" · It was skipped (the time does not exist).")
     assert "2:30" in text  # the wall time in the routine's own zone
     assert (
         canvas.tooltip_at(QPointF(canvas.view().left + 1, AXIS_HEIGHT + 2 * LANE_HEIGHT + 5))
         is None
     )
+
+
+def test_hovering_a_dst_change_or_a_sleep_says_what_it_was(page: Page) -> None:
+    canvas = page.canvas
+    change = point_of(canvas, "nightly", datetime(2026, 3, 8, 7, tzinfo=UTC))
+    assert canvas.tooltip_at(QPointF(change)).replace("\u202f", " ") == (
+        "On Sunday, March 8, 2026 clocks in New York jump forward from 2:00 AM to 3:00 AM."
+    )
+    asleep = point_of(canvas, "nightly", datetime(2026, 3, 8, 3, 30, tzinfo=UTC))
+    assert canvas.tooltip_at(QPointF(asleep)).startswith("Computer asleep from Mar 8, 2026")
 
 
 def test_a_click_opens_the_inspector_with_its_explanation(

@@ -5,7 +5,8 @@ an occurrence to open its inspector and DST explanation (:func:`.explanation.ope
 
 The page loads a range wider than the view (one view's width on either side), so panning and
 zooming paint from memory; it reads again when the view leaves what it has, and when the
-engine has news (``desktop.overviewChanged``).
+engine has news (``desktop.overviewChanged``). The rows' geometry is built with the read, on
+the operator thread; the GUI thread only paints.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.timeline import MAX_RANGE, Timeline, timeline
 from coven_core.tz import tzdb
@@ -41,6 +43,7 @@ from coven_desktop.windows.timeline_canvas import (
     TimelineCanvas,
     default_view,
 )
+from coven_desktop.windows.timeline_geometry import LaneGeometry
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -102,9 +105,14 @@ class Page(QWidget):
         start = datetime.fromtimestamp(view_start - margin, UTC)
         end = datetime.fromtimestamp(view_start + span + margin, UTC)
         now = self.desktop.clock.now_utc()
-        data = await self.desktop.service.call(lambda e: timeline(e.store, start, end, now))
+
+        def read(engine: Engine) -> tuple[Timeline, list[LaneGeometry]]:
+            found = timeline(engine.store, start, end, now)
+            return found, [LaneGeometry.of(lane) for lane in found.lanes]  # plain Python
+
+        data, rows = await self.desktop.service.call(read)
         self.data, self._loaded = data, (start.timestamp(), end.timestamp())
-        self.canvas.set_timeline(data)
+        self.canvas.set_timeline(data, rows)
         self.loaded.emit()
 
     def _on_overview(self, _overview: object) -> None:

@@ -110,8 +110,11 @@ class TimelineCanvas(QWidget):
         self._pens = _Pens()
 
     # -- data and view --------------------------------------------------------------------
-    def set_timeline(self, timeline: Timeline) -> None:
-        self.lanes = [LaneGeometry.of(lane) for lane in timeline.lanes]
+    def set_timeline(self, timeline: Timeline, rows: list[LaneGeometry] | None = None) -> None:
+        """Show ``timeline``; ``rows`` is its geometry when already built (off this thread)."""
+        self.lanes = (
+            rows if rows is not None else [LaneGeometry.of(lane) for lane in timeline.lanes]
+        )
         self.bands = [(b.start.timestamp(), b.end.timestamp(), b.kind) for b in timeline.bands]
         self.now = timeline.now.timestamp()
         self.setMinimumHeight(int(AXIS_HEIGHT + LANE_HEIGHT * max(len(self.lanes), 1) + 4))

@@ -9,12 +9,12 @@ install:  ## install with every extra, editable
 	$(PY) -m pip install -e '.[dev]'
 
 format:  ## format the code
-	$(PY) -m ruff format core coven_desktop tests benchmarks
-	$(PY) -m ruff check --fix core coven_desktop tests benchmarks
+	$(PY) -m ruff format core coven_desktop tests benchmarks packaging
+	$(PY) -m ruff check --fix core coven_desktop tests benchmarks packaging
 
 lint:  ## lint (ruff) and check formatting
-	$(PY) -m ruff check core coven_desktop tests benchmarks
-	$(PY) -m ruff format --check core coven_desktop tests benchmarks
+	$(PY) -m ruff check core coven_desktop tests benchmarks packaging
+	$(PY) -m ruff format --check core coven_desktop tests benchmarks packaging
 
 types:  ## type-check (strict for the engine)
 	@# core/ is installed as coven_core; give mypy that name through a symlink.
@@ -34,5 +34,10 @@ bench:  ## run the benchmarks (side by side with their baselines)
 	$(PY) benchmarks/bench_retention.py
 	$(PY) benchmarks/bench_idle.py
 	QT_QPA_PLATFORM=offscreen $(PY) benchmarks/bench_timeline.py
+
+.PHONY: bundle
+bundle:  ## the self-contained Linux bundle in dist/coven (pip install -e '.[packaging]' first)
+	QT_QPA_PLATFORM=offscreen $(PY) -m PyInstaller packaging/coven.spec --noconfirm \
+		--distpath dist --workpath build/pyinstaller
 
 check: lint types test  ## everything CI should be happy with

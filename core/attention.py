@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,17 @@ from coven_core.store.store import Store
 OUTPUT_TAIL_BYTES = 4096
 #: A cancel not acknowledged within this (beyond the routine's stop grace) is "stuck".
 CANCEL_PATIENCE = timedelta(minutes=2)
+
+
+@dataclass(frozen=True)
+class ProcessFact:
+    """The runner or the command of an attempt: pid, when it started, whether it still runs
+    (the same pid *and* start time)."""
+
+    role: str  # runner | command
+    pid: int | None
+    started_at: datetime | None
+    alive: bool
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,32 @@ class AttemptEvidence:
     journal_problems: list[str] = field(default_factory=list)
     stdout_tail: str = ""
     stderr_tail: str = ""
+
+    def processes(self) -> list[ProcessFact]:
+        """The runner and the command, with their start times from the journal."""
+        runner = _journal_value(self.journal, "runner_started", "runner_start")
+        command = _journal_value(self.journal, "spawned", "pid_start")
+        return [
+            ProcessFact("runner", self.runner_pid, _epoch(runner), self.runner_alive),
+            ProcessFact("command", self.command_pid, _epoch(command), self.command_alive),
+        ]
+
+
+def _journal_value(records: list[dict[str, Any]], event: str, key: str) -> object:
+    for record in records:
+        if record.get("event") == event:
+            return record.get(key)
+    return None
+
+
+def _epoch(value: object) -> datetime | None:
+    """A process start time as the journal holds it (seconds since the epoch)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        return datetime.fromtimestamp(float(value), UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -143,7 +180,7 @@ def _attempt(
         number, attempt_id, state, failure, message, claimed, started, exited, runner_pid,
         _alive(runner_pid, runner_start), command_pid, _alive(command_pid, command_start),
         cancel, _journal_records(directory), list(journal.problems) if journal else [],
-        _tail(directory, "stdout"), _tail(directory, "stderr"),
+        output_tail(directory, "stdout"), output_tail(directory, "stderr"),
     )  # fmt: skip
 
 
@@ -167,7 +204,8 @@ def _journal_records(directory: Path | None) -> list[dict[str, Any]]:
     return records
 
 
-def _tail(directory: Path | None, name: str) -> str:
+def output_tail(directory: Path | None, name: str) -> str:
+    """The last :data:`OUTPUT_TAIL_BYTES` of an attempt's captured ``stdout`` or ``stderr``."""
     if directory is None:
         return ""
     try:

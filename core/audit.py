@@ -29,6 +29,7 @@ import apsw
 from coven_core.errors import CovenError
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.errors import StoreBug
+from coven_core.store.store import Store
 
 GENESIS = "0" * 64
 """The ``prev_hash`` of the first entry ever written."""
@@ -396,6 +397,12 @@ def entries(
             f"{_SELECT} WHERE target = ? ORDER BY seq DESC LIMIT ?", (target, limit)
         )
     return [_entry(_Row(*found)) for found in cursor]
+
+
+def recent(store: Store, *, limit: int = 20, target: str | None = None) -> list[AuditEntry]:
+    """:func:`entries` in a read snapshot of its own (for the GUI's operator thread)."""
+    with store.read() as conn:
+        return entries(conn, limit=limit, target=target)
 
 
 def _entry(row: _Row) -> AuditEntry:

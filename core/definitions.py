@@ -70,17 +70,18 @@ def edit(
         anchor = current.anchor if spec.schedule == current.spec.schedule else now
     table = Timetable.build(spec.schedule, spec.timezone, anchor)
     number = current.number + 1
-    # Revisions govern consecutive stretches of time; after a backward clock jump "now" can
-    # lie before the current revision's start, which must not make two revisions overlap.
-    effective = max(now, current.effective_from)
+    # In force from now, but never over moments already decided (a backward clock jump can
+    # put "now" before the planning cursor). It may start before the current revision was
+    # due to take effect (an edit, a jump back, another edit): that one is then superseded
+    # whole and decides nothing (planning.segments).
+    effective = max(now, routine.planned_through)
     routines.insert_revision(
         conn, replace(routines.new_revision(routine.id, number, spec, anchor, now),
                       effective_from=effective),
     )  # fmt: skip
-    start = max(now, routine.planned_through)
     conn.execute(
         "UPDATE routines SET next_due = ? WHERE id = ?",
-        (maybe_instant_text(first_due(table, start)), routine.id),
+        (maybe_instant_text(first_due(table, effective)), routine.id),
     )
     events.record(conn, now, EventKind.ROUTINE_EDITED, routine_id=routine.id, revision=number)
     return number

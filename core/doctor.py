@@ -35,7 +35,8 @@ The checks, in report order:
 ``attempts``
     At most one attempt of an occurrence is unsettled, it is the latest, and only a
     ``claimed``/``running`` occurrence has one; attempt n+1 was not claimed before attempt n
-    settled (no two attempts overlapped).
+    settled (no two attempts overlapped) — judged by the event sequence stamped on each claim
+    and settlement, never by wall-clock stamps, which a backward clock jump sends back.
 ``evidence``
     Every ``succeeded`` occurrence's last attempt exited 0, and when it has an attempt
     directory, its journal has an ``exited`` record with exit code 0 (not cancelled, not timed
@@ -568,13 +569,15 @@ class _Attempt(NamedTuple):
     claimed_at: str
     settled_at: str | None
     occurrence_state: str
+    claimed_seq: int | None  # the event sequence at its claim and its settlement
+    settled_seq: int | None  # (None on attempts written before schema 1.4)
 
 
 def _attempts(context: _Context) -> Iterator[Finding]:
     rows = context.conn.execute(
-        "SELECT a.occurrence_id, a.id, a.number, a.state, a.claimed_at, a.settled_at, o.state "
-        "FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id "
-        "ORDER BY a.occurrence_id, a.number"
+        "SELECT a.occurrence_id, a.id, a.number, a.state, a.claimed_at, a.settled_at, o.state, "
+        "a.claimed_seq, a.settled_seq FROM attempts a JOIN occurrences o "
+        "ON o.id = a.occurrence_id ORDER BY a.occurrence_id, a.number"
     )
     for _, run in groupby((_Attempt(*row) for row in rows), key=lambda a: a.occurrence_id):
         yield from _one_run(list(run))
@@ -583,13 +586,26 @@ def _attempts(context: _Context) -> Iterator[Finding]:
 def _one_run(attempts: list[_Attempt]) -> Iterator[Finding]:
     yield from _in_flight(attempts)
     for earlier, later in pairwise(attempts):
-        if earlier.settled_at is not None and later.claimed_at < earlier.settled_at:
+        if _claimed_before_settled(earlier, later):
             yield _finding(
-                ERROR, f"attempt {later.id} was claimed at {_shown(later.claimed_at)}, before "
-                f"attempt {earlier.id} settled at {_shown(earlier.settled_at)}: two attempts of "
-                f"occurrence {later.occurrence_id} overlapped",
+                ERROR, f"attempt {later.id} was claimed (at {_shown(later.claimed_at)}) before "
+                f"attempt {earlier.id} settled (at {_shown(str(earlier.settled_at))}): two "
+                f"attempts of occurrence {later.occurrence_id} overlapped",
                 occurrence_id=later.occurrence_id, attempt_id=later.id, earlier=earlier.id,
             )  # fmt: skip
+
+
+def _claimed_before_settled(earlier: _Attempt, later: _Attempt) -> bool:
+    """Judged by the event sequence, which only grows: a backward clock jump sends the wall
+    stamps back, so a retry claimed after its first attempt settled can carry an earlier
+    time. A settlement stamps the newest sequence number then, a claim its own event's, so
+    the later claim came first exactly when its number is not greater. Attempts from before
+    schema 1.4 have no sequence numbers: only their wall stamps can tell."""
+    if earlier.settled_at is None:
+        return False
+    if earlier.settled_seq is not None and later.claimed_seq is not None:
+        return later.claimed_seq <= earlier.settled_seq
+    return later.claimed_at < earlier.settled_at
 
 
 def _in_flight(attempts: list[_Attempt]) -> Iterator[Finding]:

@@ -55,6 +55,12 @@ class Event:
     data: dict[str, Any]
 
 
+LAST_SEQ = "(SELECT seq FROM sqlite_sequence WHERE name = 'events')"
+"""SQL for the newest event's sequence number, pruned events included (AUTOINCREMENT never
+reuses one). It only grows, whatever the wall clock does: stamped on a row in the transaction
+that changes it, it orders changes as they happened (an attempt's claim and settlement)."""
+
+
 def record(
     conn: apsw.Connection,
     at: datetime,

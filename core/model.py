@@ -129,7 +129,7 @@ class Revision:
     anchor: datetime  # aware UTC: RRULE DTSTART / interval origin
     tzdb_version: str
     dst_policy: str
-    effective_from: datetime  # moments before this instant belong to the previous revision
+    effective_from: datetime  # in force from here until a later revision is (planning.segments)
     created_at: datetime
 
 

@@ -206,15 +206,15 @@ def claim(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp
         "UPDATE occurrences SET state = 'claimed', run_id = ? WHERE id = ? AND state = 'planned'",
         (run_id, item.id),
     )
-    conn.execute(
-        "INSERT INTO attempts (id, occurrence_id, number, state, generation, claimed_at) "
-        "VALUES (?, ?, ?, 'claimed', ?, ?)",
-        (attempt, item.id, number, stamp.generation, instant_text(stamp.now)),
-    )
     events.record(
         conn, stamp.now, EventKind.CLAIMED, routine_id=item.routine_id, occurrence_id=item.id,
         run_id=run_id,
     )  # fmt: skip
+    conn.execute(  # claimed_seq: this claim's event, to order it against settlements
+        "INSERT INTO attempts (id, occurrence_id, number, state, generation, claimed_at, "
+        f"claimed_seq) VALUES (?, ?, ?, 'claimed', ?, ?, {events.LAST_SEQ})",
+        (attempt, item.id, number, stamp.generation, instant_text(stamp.now)),
+    )
     spec = revision.spec
     return Launch(
         attempt, item.id, item.routine_id, spec.argv, spec.cwd, spec.env, spec.timeout,

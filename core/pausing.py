@@ -40,9 +40,7 @@ def resume(conn: apsw.Connection, now: datetime, name: str) -> int:
     if routine.state is RoutineState.ACTIVE:
         return 0
     require_state(routine, RoutineState.PAUSED, "resumed")
-    occurrences.refuse_while_awaiting(conn, routine.id, name, "resume")
-    since = _state_changed_at(conn, routine)
-    routines.set_state(conn, routine.id, RoutineState.ACTIVE, None, now)
+    since = activate(conn, routine, now, "resume")
     skipped = close_window(conn, routine, since, now)
     events.record(conn, now, EventKind.RESUMED, routine_id=routine.id, skipped=skipped)
     return skipped
@@ -91,12 +89,22 @@ def release(conn: apsw.Connection, now: datetime, name: str) -> int:
     if routine.state is RoutineState.ACTIVE:
         return 0
     require_state(routine, RoutineState.QUARANTINED, "released")
-    since = _state_changed_at(conn, routine)
-    routines.set_state(conn, routine.id, RoutineState.ACTIVE, None, now)
+    since = activate(conn, routine, now, "release")
     conn.execute("UPDATE routines SET consecutive_failures = 0 WHERE id = ?", (routine.id,))
     skipped = close_window(conn, routine, since, now, SkipReason.QUARANTINED)
     events.record(conn, now, EventKind.RELEASED, routine_id=routine.id, skipped=skipped)
     return skipped
+
+
+def activate(conn: apsw.Connection, routine: Routine, now: datetime, verb: str) -> datetime:
+    """The one way a routine becomes active again (resume, release): never while one of its
+    runs awaits a person's decision — an active routine plans and starts new work, and
+    nothing new may start before that decision (CONTRACT §5.2, issue #5). Returns when the
+    routine stopped being active."""
+    occurrences.refuse_while_awaiting(conn, routine.id, routine.name, verb)
+    since = _state_changed_at(conn, routine)
+    routines.set_state(conn, routine.id, RoutineState.ACTIVE, None, now)
+    return since
 
 
 def require_state(routine: Routine, state: RoutineState, verb: str) -> None:

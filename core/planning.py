@@ -34,15 +34,21 @@ def scheduling_paused(conn: apsw.Connection) -> bool:
 
 def segments(revisions: list[Revision], start: datetime, end: datetime) -> list[Segment]:
     """Split ``[start, end)`` at revision boundaries: each moment is decided under the
-    revision that was in force at its time (an edit re-plans only the future)."""
-    result = []
-    for index, revision in enumerate(revisions):
-        following = revisions[index + 1].effective_from if index + 1 < len(revisions) else end
-        low, high = max(start, revision.effective_from), min(end, following)
+    revision that was in force at its time (an edit re-plans only the future).
+
+    A revision is in force from its ``effective_from`` until a *later* revision takes effect
+    — the earliest start of any later one, not merely the next one's: after a backward clock
+    jump an edit can take effect before its predecessor was due to, and then the predecessor
+    is superseded whole and governs nothing. So the windows never overlap."""
+    result: list[Segment] = []
+    superseded_at = end
+    for revision in reversed(revisions):
+        low, high = max(start, revision.effective_from), min(end, superseded_at)
         if low < high:
             table = routines.timetable(revision)
             result.append(Segment(revision.number, revision.spec, table, low, high))
-    return result
+        superseded_at = min(superseded_at, revision.effective_from)
+    return result[::-1]
 
 
 def plan_routine(

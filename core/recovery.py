@@ -54,7 +54,8 @@ def recover(conn: apsw.Connection, attempt: Unfinished, runtime: Runtime, stamp:
 
 def _replan(conn: apsw.Connection, attempt: Unfinished, stamp: Stamp) -> None:
     conn.execute(
-        "UPDATE attempts SET state = 'settled', settled_at = ?, failure_class = ?, "
+        f"UPDATE attempts SET state = 'settled', settled_at = ?, settled_seq = {events.LAST_SEQ}, "
+        "failure_class = ?, "
         "message = 'never dispatched: the scheduler stopped first' WHERE id = ?",
         (instant_text(stamp.now), FailureClass.RUNTIME_UNAVAILABLE.value, attempt.attempt_id),
     )

@@ -26,7 +26,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -39,6 +39,7 @@ from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.errors import StoreEnvironmentError, translate_errors
 from coven_core.store.query import scalar
 from coven_core.store.store import Store
+from coven_core.store.wal import checkpoints_deferred
 
 log = logging.getLogger(__name__)
 
@@ -140,24 +141,13 @@ def sweep(
     if batch < 1:
         raise ValueError("retention: batch must be at least 1")
     run = _Sweep(store, now, policy, batch, budget, pause)
-    with translate_errors(path=store.path), _checkpoints_between_transactions(store.conn):
+    # The sweep checkpoints on its own schedule, between its transactions, so that what it
+    # reports as a transaction's lock hold is only that and each checkpoint is timed apart.
+    with translate_errors(path=store.path), checkpoints_deferred(store.conn):
         run.all_phases()
         run.checkpoint()
     run.report.duration = time.perf_counter() - run.started
     return run.report
-
-
-@contextmanager
-def _checkpoints_between_transactions(conn: apsw.Connection) -> Iterator[None]:
-    """SQLite runs the automatic WAL checkpoint inside COMMIT, after the write lock is released;
-    a sweep checkpoints between its transactions instead, so that what it reports as a
-    transaction's lock hold is only that, and each checkpoint is timed on its own."""
-    previous = int(scalar(conn, "PRAGMA wal_autocheckpoint"))
-    conn.execute("PRAGMA wal_autocheckpoint = 0")
-    try:
-        yield
-    finally:
-        conn.execute(f"PRAGMA wal_autocheckpoint = {previous}")
 
 
 # --- what may go ------------------------------------------------------------------------------

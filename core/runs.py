@@ -71,7 +71,7 @@ def run_now(
         if existing is not None:
             return _same_routine(existing, routine, key)
     _may_run_now(routine, probe)
-    refuse_while_awaiting(conn, routine.id, routine.name, "run")
+    refuse_while_awaiting(conn, routine.id, routine.name, "probe" if probe else "run")
     return _insert_manual(conn, routine, key or secrets.token_hex(8), now, probe)
 
 

@@ -84,7 +84,8 @@ def _record_attempt(
 ) -> None:
     race = _race_note(attempt, exit_, failure)
     conn.execute(
-        "UPDATE attempts SET state = 'settled', exited_at = ?, settled_at = ?, exit_code = ?, "
+        "UPDATE attempts SET state = 'settled', exited_at = ?, settled_at = ?, "
+        f"settled_seq = {events.LAST_SEQ}, exit_code = ?, "
         "exit_signal = ?, failure_class = ?, message = ?, command_pid = coalesce(?, command_pid), "
         "race_note = ?, cancel_acknowledged_at = CASE WHEN ? THEN ? ELSE cancel_acknowledged_at "
         "END WHERE id = ?",

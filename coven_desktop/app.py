@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from collections.abc import Sequence
 
@@ -25,6 +26,11 @@ __all__ = ["APP_NAME", "MainWindow", "main"]
 def _arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="coven-desktop", description=APP_NAME)
     parser.add_argument("--data-dir", metavar="DIR", help="where the store lives")
+    parser.add_argument(
+        "--quit-after-ready", action="store_true",
+        help="start fully, print what is running as one JSON line, then quit (a smoke test "
+        "for installed bundles)",
+    )  # fmt: skip
     return parser.parse_args(list(argv))
 
 
@@ -42,20 +48,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = server_name(data_dir)
     if hand_over(name, list(sys.argv[1:])):
         return 0  # the running instance shows its window
-    return _run(app, data_dir, name)
+    return _run(app, data_dir, name, quit_after_ready=args.quit_after_ready)
 
 
-def _run(app: QApplication, data_dir: object, name: str) -> int:
+def _run(app: QApplication, data_dir: object, name: str, *, quit_after_ready: bool) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     desktop = Desktop(data_dir, SystemClock(offset=clock_offset_for_tests()))  # type: ignore[arg-type]
     instance = InstanceServer(name, desktop)
     instance.activated.connect(lambda _arguments: desktop.show_window())
     with loop:
-        loop.run_until_complete(desktop.start())
-        loop.run_until_complete(_until_quit(app))
+        loop.run_until_complete(_serve(app, desktop, quit_after_ready=quit_after_ready))
     instance.close()
     return 0
+
+
+async def _serve(app: QApplication, desktop: Desktop, *, quit_after_ready: bool) -> None:
+    """Start, then run until quit, in one run of the loop: a task the start left behind
+    would otherwise take its next step between two runs, where there is no running loop."""
+    await desktop.start()
+    if quit_after_ready:
+        print(json.dumps(readiness(desktop)), flush=True)
+        await desktop.close()
+        return
+    await _until_quit(app)
+
+
+def readiness(desktop: Desktop) -> dict[str, object]:
+    """What a started app shows: its state, its window, and whether its icons render (an
+    installation without the SVG plugin or the icon files shows blank icons)."""
+    state = desktop.overview.state.value if desktop.overview is not None else None
+    return {
+        "ready": True,
+        "state": state,
+        "window_shown": desktop.window.isVisible(),
+        "tray_icon_renders": not desktop.tray.icon.icon().pixmap(22, 22).isNull(),
+        "window_icon_renders": not desktop.window.windowIcon().pixmap(64, 64).isNull(),
+        "data_dir": str(desktop.data_dir),
+    }
 
 
 async def _until_quit(app: QApplication) -> None:

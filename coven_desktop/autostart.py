@@ -22,6 +22,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from coven_desktop.resources import icon
+
 ENTRY_NAME = "coven-desktop.desktop"
 
 #: Characters that make the Desktop Entry spec require an argument to be double-quoted.
@@ -92,7 +94,9 @@ def desktop_entry(command: Sequence[str]) -> str:
         "Name=Coven Desktop",
         "Comment=Personal scheduler in the system tray that keeps its promises",
         f"Exec={exec_value(command)}",
-        "Icon=coven",
+        # An absolute path: it resolves in an editable install, a wheel and the bundle alike,
+        # where a theme name would need the icon installed into an icon theme first.
+        f"Icon={icon('coven')}",
         "Terminal=false",
         "NoDisplay=false",
         "X-GNOME-Autostart-enabled=true",

@@ -79,7 +79,7 @@ class Desktop(QObject):
         tray.pauseAllRequested.connect(lambda: self.act(lambda e: e.operator.pause_all()))
         tray.resumeAllRequested.connect(lambda: self.act(lambda e: e.operator.resume_all()))
         tray.windowRequested.connect(self.show_window)
-        tray.attentionRequested.connect(self.show_window)
+        tray.attentionRequested.connect(lambda: self.show_window("reconciliation"))
         tray.quitRequested.connect(self.quit)
         tray.autostartToggled.connect(self.start_at_login)
 
@@ -160,10 +160,14 @@ class Desktop(QObject):
             self.tray.show_autostart(autostart.is_enabled())
             self.failed.emit(str(error))
 
-    def show_window(self) -> None:
-        if not self.window.pages:  # the first time: a welcome until there is a routine
+    def show_window(self, page: str | None = None) -> None:
+        """Show the main window, on ``page`` if given; the first time on the Routines page, or
+        a welcome while there are no routines yet."""
+        if page is None and not self.window.pages:
             has_routines = self.overview is not None and bool(self.overview.routines)
-            self.window.show_page("routines" if has_routines else "welcome")
+            page = "routines" if has_routines else "welcome"
+        if page is not None:
+            self.window.show_page(page)
         self.window.show()
         self.window.raise_()
         self.window.activateWindow()

@@ -1,7 +1,8 @@
 """The one connection factory: every connection to the store gets the same pragmas.
 
 Like ``apsw.bestpractice``, but explicit and checked: WAL (verified), ``synchronous=FULL``,
-foreign keys on, untrusted schema, no double-quoted string literals, a 5 s busy timeout. A file
+foreign keys on, untrusted schema, no double-quoted string literals, a 5 s busy timeout, and
+the log checkpointed after COMMIT rather than inside it (:mod:`coven_core.store.wal`). A file
 that is not a Coven store is refused before anything is written to it, and a new store file and
 its ``-wal``/``-shm`` companions are private (0600) from the start.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import apsw
 
+from coven_core.store import wal
 from coven_core.store.errors import (
     ForeignFileError,
     StoreBug,
@@ -84,7 +86,9 @@ def write_transaction(conn: apsw.Connection) -> Iterator[apsw.Connection]:
     """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` if the block raises.
 
     The write lock is taken at ``BEGIN``, so a busy store fails there (after the busy timeout)
-    rather than halfway through. apsw errors come out as :class:`StoreError`. Never hold a write
+    rather than halfway through. apsw errors come out as :class:`StoreError`; an error means
+    the transaction did not commit (the log is checkpointed afterwards, where a failure
+    cannot be mistaken for the commit's: :mod:`coven_core.store.wal`). Never hold a write
     transaction across a wait on a process or on the disk of a command (CONTRACT §11): every
     other writer, the scheduler included, waits for it.
     """
@@ -98,6 +102,7 @@ def write_transaction(conn: apsw.Connection) -> Iterator[apsw.Connection]:
         except BaseException as exc:
             _rollback_keeping(conn, exc)
             raise
+    wal.after_commit(conn)  # outside the transaction: its failure cannot unsay the commit
 
 
 def _refuse_non_sqlite_file(path: Path) -> None:
@@ -152,7 +157,7 @@ def _connect(path: Path, *, readonly: bool, vfs: str | None) -> apsw.Connection:
         flags = apsw.SQLITE_OPEN_READONLY
     else:
         flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
-    return apsw.Connection(str(path), flags=flags, vfs=vfs)
+    return wal.StoreConnection(str(path), flags=flags, vfs=vfs)
 
 
 def _configure(

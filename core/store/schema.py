@@ -261,6 +261,13 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_log_target ON audit_log (target, seq)
 """
 
+# Issue #6: the order of claims and settlements, independent of the wall clock (which a
+# backward jump sends back): the event sequence at each (coven_core.events.LAST_SEQ).
+_ATTEMPT_ORDER = """
+ALTER TABLE attempts ADD COLUMN claimed_seq INTEGER;
+ALTER TABLE attempts ADD COLUMN settled_seq INTEGER
+"""
+
 # Issue #8: the timeline reads sleep and downtime intervals by time, over a bounded range.
 _TIMELINE = """
 CREATE INDEX events_intervals ON events (at) WHERE kind IN ('slept', 'downtime')
@@ -271,7 +278,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0002_runtime", 1, 1, _statements(_RUNTIME)),
     Migration("0003_reconciliation", 1, 2, _statements(_RECONCILIATION)),
     Migration("0004_audit", 1, 3, _statements(_AUDIT)),
-    Migration("0005_timeline", 1, 4, _statements(_TIMELINE)),
+    Migration("0005_attempt_order", 1, 4, _statements(_ATTEMPT_ORDER)),
+    Migration("0006_timeline", 1, 5, _statements(_TIMELINE)),
 )
 
 CURRENT = MIGRATIONS[-1]

@@ -1,20 +1,386 @@
-"""The Diagnostics window (placeholder: replaced by its issue's work)."""
+"""The Diagnostics window: is the scheduler doing its job, and is the store safe? (CONTRACT
+§3.1, §3.4, §9.1, §11, §13; issue #8, and issue #10's data directory location.)
+
+Scheduler status — leader, generation, standby or not — the last passes with durations and
+counts, lags and queue depth, what happened to the machine's time (sleep, downtime, clock
+jumps, time-zone changes), where the data directory is and whether it is private, the tz
+database, and **Run doctor**, whose report is computed on the operator thread.
+"""
 
 from __future__ import annotations
 
+import stat
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from babel.numbers import format_decimal
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from coven_core.diagnostics import DataDirectory, Diagnostics, HostEvent, PassLine, diagnostics
+from coven_core.doctor import Report, doctor
+from coven_core.events import EventKind
+from coven_core.status import Status
+from coven_desktop.windows.common import (
+    ERROR_COLOUR,
+    LivePage,
+    Row,
+    RowsModel,
+    duration,
+    moment,
+    span,
+    table,
+)
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
 
+_SEVERITY_COLOUR = {"error": ERROR_COLOUR, "warning": "#9a6700"}
 
-class Page(QWidget):
+
+class Page(LivePage):
     def __init__(self, desktop: Desktop, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.desktop = desktop
-        QVBoxLayout(self).addWidget(QLabel(self.tr("Diagnostics"), self))
+        super().__init__(desktop, parent)
+        self.shown: Diagnostics | None = None
+        self.report: Report | None = None
+        layout = QVBoxLayout(self)
+        top = QHBoxLayout()
+        top.addWidget(self._scheduler_box(), 1)
+        top.addWidget(self._store_box(), 1)
+        layout.addLayout(top)
+        self.tabs = QTabWidget(self)
+        self._tables()
+        layout.addWidget(self.tabs, 1)
 
+    # -- building ---------------------------------------------------------------------------
+    def _form(self, title: str, names: list[tuple[str, str]]) -> QGroupBox:
+        box = QGroupBox(title, self)
+        form = QFormLayout(box)
+        for key, label in names:
+            value = QLabel("—", box)
+            value.setWordWrap(True)
+            value.setObjectName(key)
+            form.addRow(label, value)
+            self.values[key] = value
+        return box
+
+    def _scheduler_box(self) -> QGroupBox:
+        self.values: dict[str, QLabel] = {}
+        return self._form(
+            self.tr("Scheduler"),
+            [
+                ("role", self.tr("This app")),
+                ("leader", self.tr("Leader")),
+                ("last_pass", self.tr("Last pass")),
+                ("next", self.tr("Next deadline")),
+                ("queue", self.tr("Queue")),
+                ("lags", self.tr("Lags")),
+            ],
+        )
+
+    def _store_box(self) -> QGroupBox:
+        return self._form(
+            self.tr("Store"),
+            [
+                ("data_dir", self.tr("Data directory")),
+                ("permissions", self.tr("Permissions")),
+                ("size", self.tr("Size")),
+                ("tzdb", self.tr("Time zones")),
+            ],
+        )
+
+    def _tables(self) -> None:
+        tabs = self.tabs
+        self.pass_model = RowsModel(
+            [
+                self.tr("Started"),
+                self.tr("Why"),
+                self.tr("Role"),
+                self.tr("Took"),
+                self.tr("Late"),
+                self.tr("Planned"),
+                self.tr("Claimed"),
+                self.tr("Dispatched"),
+                self.tr("Recovered"),
+                self.tr("Settled"),
+                self.tr("Error"),
+            ],
+            self,
+        )
+        self.event_model = RowsModel([self.tr("When"), self.tr("What"), self.tr("Details")], self)
+        self.finding_model = RowsModel(
+            [self.tr("Check"), self.tr("Severity"), self.tr("Finding")], self
+        )
+        tabs.addTab(table(self.pass_model, tabs, stretch=10), self.tr("Recent passes"))
+        tabs.addTab(table(self.event_model, tabs, stretch=2), self.tr("Sleep, clock and zones"))
+        tabs.addTab(self._doctor_tab(tabs), self.tr("Doctor"))
+
+    def _doctor_tab(self, parent: QWidget) -> QWidget:
+        tab = QWidget(parent)
+        layout = QVBoxLayout(tab)
+        row = QHBoxLayout()
+        self.doctor_button = QPushButton(self.tr("Run doctor"), tab)
+        self.doctor_button.clicked.connect(self.ask_doctor)
+        self.doctor_summary = QLabel(
+            self.tr(
+                "The doctor checks the store's integrity, its permissions and that every "
+                "promise holds: one disposition per moment, nothing ran twice, no success "
+                "without evidence."
+            ),
+            tab,
+        )
+        self.doctor_summary.setWordWrap(True)
+        row.addWidget(self.doctor_button)
+        row.addWidget(self.doctor_summary, 1)
+        layout.addLayout(row)
+        layout.addWidget(table(self.finding_model, tab, stretch=2), 1)
+        return tab
+
+    # -- loading ----------------------------------------------------------------------------
     async def reload(self) -> None:
-        pass
+        now = self.desktop.clock.now_utc()
+        found = await self.desktop.service.call(lambda engine: diagnostics(engine.store, now))
+        self.show_diagnostics(found)
+
+    def show_diagnostics(self, found: Diagnostics) -> None:
+        self.shown = found
+        values = self.values
+        values["role"].setText(self._role())
+        values["leader"].setText(self._leader(found.status))
+        values["last_pass"].setText(self._last_pass(found.passes))
+        values["next"].setText(moment(found.status.next_deadline, self.locale_name))
+        values["queue"].setText(self._queue(found.status))
+        values["lags"].setText(self._lags(found.status))
+        self._show_store(found)
+        self.pass_model.set_rows([self._pass_row(line) for line in found.passes])
+        self.event_model.set_rows([self._event_row(event) for event in found.host_events])
+
+    def _role(self) -> str:
+        overview = self.desktop.overview
+        if overview is not None and overview.standby:
+            return self.tr(
+                "standby: another Coven process (coven daemon) schedules this store; "
+                "every action still works"
+            )
+        return self.tr("scheduling this store")
+
+    def _leader(self, status: Status) -> str:
+        held = status.leader
+        if held is None:
+            return self.tr("none: no scheduler has run here yet")
+        alive = self.tr("alive") if status.leader_alive else self.tr("not answering")
+        return self.tr("{holder}, generation {generation}, {alive}; lease until {expires}").format(
+            holder=held.fingerprint(),
+            generation=held.generation,
+            alive=alive,
+            expires=moment(held.expires_at, self.locale_name),
+        )
+
+    def _last_pass(self, passes: list[PassLine]) -> str:
+        if not passes:
+            return self.tr("none yet")
+        last = passes[0]
+        return self.tr("{when} ({why}), took {took}").format(
+            when=moment(last.started_at, self.locale_name),
+            why=self._trigger(last.trigger),
+            took=_milliseconds(last.duration_ms, self.locale_name),
+        )
+
+    def _queue(self, status: Status) -> str:
+        paused = self.tr(" · all scheduling paused") if status.paused_all else ""
+        return self.tr("{due} planned, {active} running{paused}").format(
+            due=status.queue_depth, active=status.active, paused=paused
+        )
+
+    def _lags(self, status: Status) -> str:
+        lags, locale = status.lags, self.locale_name
+        return self.tr(
+            "oldest due waiting {oldest} · planning {planning} · start p50 {p50}, "
+            "p99 {p99} ({samples} start(s) in the last hour)"
+        ).format(
+            oldest=duration(lags.oldest_eligible_age, locale),
+            planning=duration(lags.planning_lag, locale),
+            p50=duration(lags.start_lag_p50, locale),
+            p99=duration(lags.start_lag_p99, locale),
+            samples=lags.start_lag_samples,
+        )
+
+    def _show_store(self, found: Diagnostics) -> None:
+        place = found.data_directory
+        self.values["data_dir"].setText(str(place.directory.path))
+        self.values["data_dir"].setToolTip(
+            self.tr("Filesystem: {fs}").format(fs=place.filesystem or "?")
+        )
+        self.values["permissions"].setText(self._permissions(place))
+        self.values["permissions"].setStyleSheet("" if place.safe else f"color: {ERROR_COLOUR};")
+        self.values["size"].setText(_size(found.status.store_bytes, self.locale_name))
+        db = found.tzdb
+        source = self.tr("the system's") if db.source == "system" else self.tr("bundled (tzdata)")
+        self.values["tzdb"].setText(
+            self.tr("tz database {version}, {source}").format(version=db.version, source=source)
+        )
+
+    def _permissions(self, place: DataDirectory) -> str:
+        if not place.safe:
+            return " ".join(place.problems)
+        facts = place.directory
+        mode = stat.filemode(stat.S_IFDIR | (facts.mode or 0))
+        files = ", ".join(f"{f.path.name} {f.mode or 0:04o}" for f in place.files)
+        return self.tr("private to you ({mode} {octal}); files: {files}").format(
+            mode=mode, octal=f"{facts.mode or 0:04o}", files=files or "—"
+        )
+
+    def _pass_row(self, line: PassLine) -> Row:
+        locale = self.locale_name
+        late = None if line.late_ms is None else _milliseconds(line.late_ms, locale)
+        counts = (line.planned, line.claimed, line.dispatched, line.recovered, line.settled)
+        error = line.error_class or ""
+        return Row(
+            [
+                moment(line.started_at, locale),
+                self._trigger(line.trigger),
+                line.role,
+                _milliseconds(line.duration_ms, locale),
+                late or "—",
+                *[str(n) for n in counts],
+                error,
+            ],
+            tooltip=line.error,
+            colour=ERROR_COLOUR if error else None,
+        )
+
+    def _trigger(self, trigger: str) -> str:
+        """Why a pass ran, in words (the wake reasons of CONTRACT §3.1)."""
+        return {
+            "startup": self.tr("start"),
+            "shutdown": self.tr("stop"),
+            "deadline": self.tr("its time"),
+            "safety_cap": self.tr("safety check"),
+            "run_finished": self.tr("a run ended"),
+            "definition_changed": self.tr("a routine changed"),
+            "operator_command": self.tr("your command"),
+            "system_resumed": self.tr("woke from sleep"),
+            "clock_jumped": self.tr("clock set"),
+            "timezone_changed": self.tr("time zone changed"),
+        }.get(trigger, trigger)
+
+    def _event_row(self, event: HostEvent) -> Row:
+        words = {
+            EventKind.SLEPT: self.tr("the machine slept"),
+            EventKind.DOWNTIME: self.tr("Coven was not running"),
+            EventKind.CLOCK_JUMPED: self.tr("the clock was set"),
+            EventKind.REPLANNED: self.tr("replanned after a clock change"),
+            EventKind.TIMEZONE_CHANGED: self.tr("the time zone changed"),
+            EventKind.LEADER_CHANGED: self.tr("a new scheduler took over"),
+            EventKind.SHUTDOWN: self.tr("the scheduler stopped"),
+        }
+        return Row(
+            [
+                moment(event.at, self.locale_name),
+                words.get(event.kind, event.kind.value),
+                self._event_details(event),
+            ]
+        )
+
+    def _event_details(self, event: HostEvent) -> str:
+        data, locale = event.data, self.locale_name
+        interval = event.interval
+        if interval is not None:
+            start, end = interval
+            return self.tr("from {start} to {end} ({length})").format(
+                start=moment(start, locale),
+                end=moment(end, locale),
+                length=span((end - start).total_seconds(), locale),
+            )
+        if event.kind is EventKind.CLOCK_JUMPED:
+            seconds = float(data.get("seconds", 0))
+            way = self.tr("forward") if seconds >= 0 else self.tr("back")
+            return self.tr("{way} by {length}").format(way=way, length=span(seconds, locale))
+        if event.kind is EventKind.TIMEZONE_CHANGED:
+            return self.tr("from {old} to {new}").format(
+                old=data.get("old") or "?", new=data.get("new") or "?"
+            )
+        if event.kind is EventKind.SHUTDOWN:
+            left = int(data.get("left_running") or 0)
+            if not left:
+                return self.tr("nothing was left running")
+            return self.tr("%n command(s) left running for the next start to adopt", "", left)
+        return ", ".join(f"{key}: {value}" for key, value in data.items())
+
+    # -- the doctor -------------------------------------------------------------------------
+    def ask_doctor(self) -> None:
+        self.doctor_button.setEnabled(False)  # at once: one report at a time
+        self.spawn(self.run_doctor())
+
+    async def run_doctor(self) -> Report:
+        """Run the doctor on the operator thread (it reads the whole store) and show it."""
+        self.doctor_button.setEnabled(False)
+        self.doctor_summary.setText(self.tr("The doctor is examining the store…"))
+        now = self.desktop.clock.now_utc()
+        try:
+            report = await self.desktop.service.call(lambda engine: doctor(engine.store, now))
+        finally:
+            self.doctor_button.setEnabled(True)
+        self.show_report(report)
+        return report
+
+    def _severity(self, severity: str) -> str:
+        words = {"error": self.tr("error"), "warning": self.tr("warning"), "info": self.tr("ok")}
+        return words.get(severity, severity)
+
+    def show_report(self, report: Report) -> None:
+        self.report = report
+        counts = {"errors": report.count("error"), "warnings": report.count("warning")}
+        if report.ok and not counts["warnings"]:
+            text = self.tr("All clear at {when}: every check passed.")
+        elif report.ok:
+            text = self.tr("No errors at {when}, {warnings} warning(s) worth a look.")
+        else:
+            text = self.tr("{errors} error(s) and {warnings} warning(s) at {when}: see below.")
+        self.doctor_summary.setText(
+            text.format(when=moment(report.checked_at, self.locale_name), **counts)
+        )
+        self.finding_model.set_rows(
+            [
+                Row(
+                    [f.check, self._severity(f.severity), f.message],
+                    tooltip=f.message,
+                    colour=_SEVERITY_COLOUR.get(f.severity),
+                    bold=f.severity == "error",
+                )
+                for f in report.findings
+            ]
+        )
+        self.tabs.setCurrentIndex(self.tabs.count() - 1)
+
+
+def _milliseconds(value: float, locale: str) -> str:
+    return f"{format_decimal(round(value, 1), locale=locale)} ms"
+
+
+def _size(size: int, locale: str) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{format_decimal(round(size / scale, 1), locale=locale)} {unit}"
+    return f"{format_decimal(size, locale=locale)} B"
+
+
+async def _with_doctor(page: Page) -> QWidget:
+    await page.run_doctor()
+    return page.window()
+
+
+def _with_events(page: Page) -> QWidget:
+    page.tabs.setCurrentIndex(1)
+    return page.window()
+
+
+#: What the demo renderer draws besides the page itself: the machine's time, the doctor.
+DEMO_WINDOWS = (("diagnostics-events", _with_events), ("diagnostics-doctor", _with_doctor))

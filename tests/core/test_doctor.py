@@ -297,21 +297,55 @@ def test_two_unsettled_attempts_of_one_occurrence(engine: Engine, realistic: Ids
     assert "at most one attempt may be in flight" in error.message
 
 
-def test_a_retry_claimed_before_its_first_attempt_settled_overlapped(
-    engine: Engine, realistic: Ids
-) -> None:
-    first, settled = engine.store.conn.execute(
-        "SELECT id, settled_at FROM attempts WHERE occurrence_id IN "
+def first_and_retry(engine: Engine) -> tuple[str, str, str, int]:
+    """A run with a retry: its first attempt, its settlement time and sequence, the retry."""
+    first, settled, seq = engine.store.conn.execute(
+        "SELECT id, settled_at, settled_seq FROM attempts WHERE occurrence_id IN "
         "(SELECT occurrence_id FROM attempts WHERE number = 2) AND number = 1"
     ).fetchone()
-    second = first.removesuffix(".1") + ".2"
-    earlier = instant_text(datetime.strptime(settled, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
-        tzinfo=UTC) - timedelta(minutes=1))  # fmt: skip
-    inject(engine, "UPDATE attempts SET claimed_at = ? WHERE id = ?", earlier, second)
+    return first, settled, first.removesuffix(".1") + ".2", seq
+
+
+def assert_overlap_found(engine: Engine, first: str, second: str) -> None:
     error = the_error(checked(engine))
     assert error.check == "attempts" and (error.details["attempt_id"], error.details["earlier"]) \
         == (second, first)  # fmt: skip
     assert "overlapped" in error.message
+
+
+def test_a_retry_claimed_before_its_first_attempt_settled_overlapped(
+    engine: Engine, realistic: Ids
+) -> None:
+    """The claim's event came before the first attempt's settlement: whatever the stamps say."""
+    first, _, second, settled_seq = first_and_retry(engine)
+    inject(engine, "UPDATE attempts SET claimed_seq = ? WHERE id = ?", settled_seq, second)
+    assert_overlap_found(engine, first, second)
+
+
+def test_an_overlap_is_judged_by_sequence_not_by_the_wall_clock(
+    engine: Engine, realistic: Ids
+) -> None:
+    """A backward clock jump can stamp a retry before its first attempt settled."""
+    _, settled, second, _ = first_and_retry(engine)
+    inject(engine, "UPDATE attempts SET claimed_at = ? WHERE id = ?", minute_before(settled),
+           second)  # fmt: skip
+    assert checked(engine).ok
+
+
+def test_attempts_from_before_the_sequence_are_judged_by_their_stamps(
+    engine: Engine, realistic: Ids
+) -> None:
+    first, settled, second, _ = first_and_retry(engine)
+    inject(engine, "UPDATE attempts SET claimed_seq = NULL, settled_seq = NULL")
+    assert checked(engine).ok
+    inject(engine, "UPDATE attempts SET claimed_at = ? WHERE id = ?", minute_before(settled),
+           second)  # fmt: skip
+    assert_overlap_found(engine, first, second)
+
+
+def minute_before(stamp: str) -> str:
+    at = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    return instant_text(at - timedelta(minutes=1))
 
 
 def test_a_run_fenced_by_an_old_generation_under_an_expired_lease_is_unwatched(

@@ -29,22 +29,17 @@ from coven_core.clock import VirtualClock
 from coven_core.errors import CovenError
 from coven_core.lease import LEASE_TTL
 from coven_core.model import FailureClass
+from coven_core.reconcile import Outcome
 from coven_core.runtime.base import Exit, Launch, LaunchError, Started
 from coven_core.store.codec import instant_text
 from coven_core.store.store import Store
-from tests.core.conftest import T0, ScriptedRuntime, make_engine, minutes
+from tests.core.conftest import T0, Engine, ScriptedRuntime, make_engine, minutes
 from tests.core.simulation import KnownBug, SimResult, audit_store, describe, run_simulation
 
 #: Engine bugs the simulation found. Their violations are counted instead of failing the run
 #: (unless COVEN_SIM_STRICT=1), so that the seeds go on looking for others; each has a strict
 #: xfail test below that starts passing once the bug is fixed — then delete its entry here.
-KNOWN_BUGS: tuple[KnownBug, ...] = (
-    # The doctor's, not the engine's: it orders attempts by wall-clock stamps, which a
-    # backward clock jump makes go back, and reports attempts that never overlapped.
-    KnownBug("doctor-overlap-by-wall-clock", r"doctor \[attempts\]: .* two attempts of .* overlapped"),
-    # Release ignores a run awaiting a decision (test_a_release_waits_for_the_decision_on_a_run).
-    KnownBug("release-while-awaiting", r"routine .* is active while a run awaits a decision"),
-)  # fmt: skip
+KNOWN_BUGS: tuple[KnownBug, ...] = ()  # none known
 
 
 def _env_int(name: str, default: int) -> int:
@@ -123,7 +118,7 @@ def test_a_rerun_after_an_ambiguous_attempt_is_caught(tmp_path: Path, monkeypatc
     assert "attempted again after" in result.violation
 
 
-# --- bugs the simulation found (strict xfail: each passes once its bug is fixed) --------------
+# --- bugs the simulation found, each fixed and kept as a regression test ------------------------
 
 
 def replay_for(bug: str, seed: int, steps: int, data_dir: Path) -> SimResult:
@@ -137,13 +132,11 @@ def test_seed_25_edit_after_a_backward_jump(tmp_path: Path) -> None:
     assert result.violation is None, describe(result)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a superseded revision still decides "
-                   "moments after a later revision took effect")  # fmt: skip
 def test_a_superseded_revision_decides_nothing_after_an_edit(tmp_path: Path) -> None:
     """Paused at 12:30; edited at 13:30 to :30 (revision 2); the wall clock steps back an
     hour and the routine is edited again at 12:30 to :15 (revision 3), then resumed. From
-    12:30 on only revision 3 (:15) is in force, yet revision 1 (:00) still governs up to
-    revision 2's 13:30 in ``planning.segments``: 13:00 is recorded as a missed moment."""
+    12:30 on only revision 3 (:15) is in force. Found by the simulation: revision 3 took
+    effect only at revision 2's 13:30, so revision 1 (:00) still decided 13:00."""
     clock = VirtualClock(T0)
     engine = make_engine(tmp_path / "data", clock)
     rid = engine.add("r", "cron:0 * * * *")
@@ -160,11 +153,10 @@ def test_a_superseded_revision_decides_nothing_after_an_edit(tmp_path: Path) -> 
     assert decided == ["12:00", "13:15", "14:15"]
 
 
-@pytest.mark.xfail(strict=True, reason="doctor bug: attempts ordered by wall-clock stamps; "
-                   "after a backward clock jump it reports an overlap that never happened")  # fmt: skip
 def test_a_retry_after_a_backward_jump_is_no_overlap(tmp_path: Path) -> None:
     """A manual run fails at 12:40; the wall clock steps back to 12:10 and a person retries
-    it: attempt 2 is claimed at 12:10 by the clock, after attempt 1 settled in fact."""
+    it: attempt 2 is claimed at 12:10 by the clock, after attempt 1 settled in fact. Found by
+    the simulation: the doctor judged by those stamps and reported an overlap."""
     engine = make_engine(tmp_path / "data", VirtualClock(T0))
     engine.runtime.auto_exit = None
     engine.add("r", "0 13 * * *")
@@ -231,11 +223,9 @@ def test_no_retry_starts_while_a_run_of_the_routine_awaits_a_decision(tmp_path: 
         crashed.operator.retry(failed.run_id)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: release is not refused while a run of the "
-                   "routine awaits a decision (resume is); the routine becomes active")  # fmt: skip
-def test_a_release_waits_for_the_decision_on_a_run(tmp_path: Path) -> None:
+def quarantined_while_awaiting(tmp_path: Path) -> tuple[Engine, str]:
     """Quarantined while its 13:00 run is in flight; the engine dies; recovery makes the run
-    recovery_required but leaves the routine quarantined — and release makes it active."""
+    recovery_required and leaves the routine quarantined (only an active one is paused)."""
     engine = make_engine(tmp_path / "data", VirtualClock(T0))
     engine.runtime.auto_exit = None
     engine.add("r", "0 13 * * *")
@@ -244,8 +234,36 @@ def test_a_release_waits_for_the_decision_on_a_run(tmp_path: Path) -> None:
     restarted = make_engine(tmp_path / "data", engine.clock)
     engine.clock.advance(LEASE_TTL + timedelta(seconds=1))
     restarted.run_until(engine.clock.now_utc())  # recovery: 13:00 is recovery_required
+    (run,) = restarted.store.conn.execute(
+        "SELECT run_id FROM occurrences WHERE disposition = 'recovery_required'"
+    ).fetchone()
+    return restarted, run
+
+
+def test_a_release_waits_for_the_decision_on_a_run(tmp_path: Path) -> None:
+    """Found by the simulation: release made the routine active (resume was refused)."""
+    engine, run = quarantined_while_awaiting(tmp_path)
     try:
-        with pytest.raises(CovenError, match="awaits your decision"):
-            restarted.operator.release("r")
+        with pytest.raises(CovenError, match=f"cannot release 'r': run {run} awaits your decision"):
+            engine.operator.release("r")
+        with pytest.raises(CovenError, match=f"cannot probe 'r': run {run} awaits your decision"):
+            engine.operator.probe("r")
+        assert routine_state(engine) == "quarantined"
+        assert audit_store(engine.store, engine.clock.now_utc()) == []
     finally:
-        assert audit_store(restarted.store, restarted.clock.now_utc()) == []
+        engine.store.close()
+
+
+def test_after_the_decision_a_release_makes_the_routine_active(tmp_path: Path) -> None:
+    engine, run = quarantined_while_awaiting(tmp_path)
+    engine.operator.reconcile(run, Outcome.FAILED, "checked the target: it did not run")
+    assert routine_state(engine) == "quarantined"  # a decision keeps the routine's state
+    engine.operator.release("r")
+    state = routine_state(engine)
+    found = audit_store(engine.store, engine.clock.now_utc())
+    engine.store.close()
+    assert (state, found) == ("active", [])
+
+
+def routine_state(engine: Engine) -> str:
+    return str(engine.store.conn.execute("SELECT state FROM routines").fetchone()[0])

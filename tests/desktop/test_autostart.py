@@ -70,7 +70,7 @@ def test_enable_writes_a_valid_entry(tmp_path: Path) -> None:
     assert entry["Type"] == "Application"
     assert entry["Name"] == "Coven Desktop"
     assert entry["Exec"] == "/usr/bin/coven-desktop"
-    assert entry["Icon"] == "coven"
+    assert Path(entry["Icon"]).is_file() and entry["Icon"].endswith("coven.svg")
     assert entry["X-GNOME-Autostart-enabled"] == "true"
     assert entry["NoDisplay"] == "false"
     assert entry["Comment"]

@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-import qasync
 from pytestqt.qtbot import QtBot
 
 from coven_core import audit
-from coven_core.events import Event, EventKind
-from coven_core.model import RevisionSpec
+from coven_core.events import EventKind
 from coven_desktop.desktop import Desktop
 from coven_desktop.instance import InstanceServer, server_name
-
-
-def add(desktop: Desktop, loop: qasync.QEventLoop, name: str, *argv: str) -> None:
-    spec = RevisionSpec(schedule="@yearly", timezone="UTC", argv=argv or ("/bin/true",))
-    loop.run_until_complete(desktop.service.call(lambda e: e.operator.add_routine(name, spec)))
-    loop.run_until_complete(desktop.refresh())
+from tests.desktop.helpers import add, wait_for_event
 
 
 def menu_action(desktop: Desktop, text: str, submenu: str | None = None):  # type: ignore[no-untyped-def]
@@ -29,22 +21,6 @@ def menu_action(desktop: Desktop, text: str, submenu: str | None = None):  # typ
     if submenu is not None:
         menu = next(a.menu() for a in menu.actions() if a.menu() and a.text() == submenu)
     return next(a for a in menu.actions() if a.text() == text)
-
-
-def wait_for_event(desktop: Desktop, loop, predicate, timeout: float = 20.0) -> Event:  # type: ignore[no-untyped-def]
-    """Resolve on the bridge's signal (never a fixed wait)."""
-    found: asyncio.Future[Event] = loop.create_future()
-
-    def look(events: list[Event]) -> None:
-        for event in events:
-            if predicate(event) and not found.done():
-                found.set_result(event)
-
-    desktop.service.eventsArrived.connect(look)
-    try:
-        return loop.run_until_complete(asyncio.wait_for(found, timeout))
-    finally:
-        desktop.service.eventsArrived.disconnect(look)
 
 
 def test_no_tray_offscreen_so_the_window_opens(desktop: Desktop) -> None:
@@ -94,3 +70,11 @@ def test_a_second_launch_hands_over_and_exits(qtbot: QtBot, tmp_path: Path) -> N
     assert second.wait(20) == 0
     assert activated.args == [["--data-dir", str(data)]]
     server.close()
+
+
+def test_needs_attention_in_the_tray_opens_that_window(desktop: Desktop, loop) -> None:  # type: ignore[no-untyped-def]
+    desktop.tray.attentionRequested.emit()
+    loop.run_until_complete(desktop.window.settle())
+    window = desktop.window
+    assert window.stack.currentWidget() is window.pages["reconciliation"]
+    assert window.isVisible()

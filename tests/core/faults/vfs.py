@@ -12,8 +12,12 @@ real second connection instead.
 
 from __future__ import annotations
 
+import itertools
+import os
 import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -102,3 +106,17 @@ class FaultFile(apsw.VFSFile):
         if self.role in ("db", "wal"):
             self._vfs.on_write(self.role)
         super().xWrite(data, offset)
+
+
+_names = itertools.count()
+
+
+@contextmanager
+def registered_vfs() -> Iterator[FaultVFS]:
+    """A fault VFS under a name of its own (unarmed), unregistered afterwards: a fixture body."""
+    built = FaultVFS(f"coven-faults-{os.getpid()}-{next(_names)}")
+    try:
+        yield built
+    finally:
+        built.clear()
+        built.unregister()

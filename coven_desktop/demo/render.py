@@ -1,0 +1,101 @@
+"""Render every page of the main window, over the demo store, to PNG files (offscreen).
+
+Every page in :data:`coven_desktop.windows.PAGES` becomes ``<key>.png``. A page module may
+list extra states in ``DEMO_WINDOWS``: pairs ``(name, make)`` where ``make(page)`` returns the
+widget to draw (or an awaitable of it) — a dialog it opened, the page after an action — drawn
+as ``<name>.png`` after every page is drawn (an action may change the store).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QLocale
+from PySide6.QtWidgets import QApplication, QWidget
+
+from coven_core.clock import VirtualClock
+from coven_core.runtime.instant import InstantRuntime
+from coven_desktop.desktop import Desktop
+from coven_desktop.windows import PAGES
+
+WINDOW_SIZE = (1180, 760)
+
+
+async def render_pages(
+    data_dir: Path, now_clock: VirtualClock, out: Path, locale: str
+) -> list[Path]:
+    """Start the app on ``data_dir`` at the demo's instant, draw each page, stop the app."""
+    clock = VirtualClock(now_clock.now_utc(), autojump=False)
+    QLocale.setDefault(QLocale(locale))
+    desktop = Desktop(data_dir, clock, runtime_factory=lambda _store: _runtime(clock))
+    desktop.locale = locale
+    first_pass = _first_pass(desktop)
+    await desktop.start()
+    await asyncio.wait_for(first_pass, 60)  # the app leads (not standby) before it is drawn
+    await desktop.refresh()
+    desktop.window.resize(*WINDOW_SIZE)
+    desktop.window.show()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        written, extras = [], []
+        for info in PAGES:
+            page = desktop.window.show_page(info.key)
+            await _settle(desktop, page)
+            written.append(_save(desktop.window, out / f"{info.key}.png"))
+            extras += [(page, name, make) for name, make in _demo_windows(info.module)]
+        for page, name, make in extras:
+            desktop.window.show_page(_key_of(desktop, page))
+            widget = make(page)
+            widget = await widget if inspect.isawaitable(widget) else widget
+            await _settle(desktop, page)
+            written.append(_save(widget, out / f"{name}.png"))
+        return written
+    finally:
+        await desktop.close(5)
+        desktop.deleteLater()
+
+
+def _first_pass(desktop: Desktop) -> asyncio.Future[object]:
+    """Resolved by the app's scheduler's first pass (connected before it can happen)."""
+    done: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+
+    def seen(report: object) -> None:
+        if not done.done():
+            done.set_result(report)
+
+    desktop.service.passFinished.connect(seen)
+    return done
+
+
+def _runtime(clock: VirtualClock) -> InstantRuntime:
+    return InstantRuntime(clock)  # nothing runs for real in a demo
+
+
+def _demo_windows(module: str) -> Iterable[tuple[str, Any]]:
+    found = getattr(importlib.import_module(module), "DEMO_WINDOWS", ())
+    return list(found.items()) if isinstance(found, dict) else list(found)
+
+
+def _key_of(desktop: Desktop, page: QWidget | None) -> str:
+    return next(key for key, built in desktop.window.pages.items() if built is page)
+
+
+async def _settle(desktop: Desktop, page: QWidget | None) -> None:
+    await desktop.window.settle()
+    settle = getattr(page, "settle", None)
+    if settle is not None:
+        await settle()
+    await desktop.settle()
+    QApplication.processEvents()  # layouts and geometry before the grab
+
+
+def _save(widget: QWidget, path: Path) -> Path:
+    image = widget.grab()
+    if image.isNull() or not image.save(str(path), "PNG"):
+        raise OSError(f"could not write {path}")
+    return path

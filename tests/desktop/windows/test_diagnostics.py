@@ -1,0 +1,81 @@
+"""The Diagnostics window, driven through its widgets (issue #8; the data directory: #10)."""
+
+from __future__ import annotations
+
+import pytest
+import qasync
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from coven_core.host import record_zone_change
+from coven_desktop.desktop import Desktop
+from coven_desktop.windows.diagnostics import Page
+from tests.desktop.helpers import add
+
+
+@pytest.fixture
+def page(desktop: Desktop, loop: qasync.QEventLoop) -> Page:
+    add(desktop, loop, "backup")
+    now = desktop.clock.now_utc()
+    loop.run_until_complete(
+        desktop.service.call(
+            lambda e: record_zone_change(e.store, now, "Europe/Berlin", "America/New_York")
+        )
+    )
+    shown = desktop.window.show_page("diagnostics")
+    loop.run_until_complete(desktop.window.settle())
+    assert isinstance(shown, Page)
+    return shown
+
+
+def test_scheduler_status_and_passes(page: Page, qtmodeltester) -> None:  # type: ignore[no-untyped-def]
+    assert page.values["role"].text() == "scheduling this store"
+    assert (
+        "generation 1" in page.values["leader"].text() and "alive" in page.values["leader"].text()
+    )
+    assert page.pass_model.rowCount() >= 1
+    triggers = {page.pass_model.row(n).cells[1] for n in range(page.pass_model.rowCount())}
+    assert "start" in triggers  # the startup pass, in words
+    assert "planned" in page.values["queue"].text()
+    qtmodeltester.check(page.pass_model)
+    qtmodeltester.check(page.event_model)
+
+
+def test_the_data_directory_and_its_permissions(page: Page, desktop: Desktop) -> None:
+    assert page.values["data_dir"].text() == str(desktop.data_dir)
+    assert page.values["permissions"].text().startswith("private to you (drwx------ 0700)")
+    assert "coven.db 0600" in page.values["permissions"].text()
+    assert "tz database 20" in page.values["tzdb"].text()
+    assert "bundled" in page.values["tzdb"].text()  # the tests pin the tzdata package
+
+
+def test_time_zone_changes_are_listed(page: Page) -> None:
+    rows = [page.event_model.row(n).cells for n in range(page.event_model.rowCount())]
+    assert ["the time zone changed", "from Europe/Berlin to America/New_York"] in [
+        r[1:] for r in rows
+    ]
+
+
+def test_run_doctor_shows_a_clean_report(
+    page: Page, loop: qasync.QEventLoop, qtbot: QtBot, qtmodeltester
+) -> None:  # type: ignore[no-untyped-def]
+    qtbot.mouseClick(page.doctor_button, Qt.MouseButton.LeftButton)
+    assert not page.doctor_button.isEnabled()  # running, off the GUI thread
+    loop.run_until_complete(page.settle())
+    assert page.doctor_button.isEnabled()
+    assert page.report is not None and page.report.ok
+    assert page.doctor_summary.text().startswith("All clear at ")
+    checks = {page.finding_model.row(n).cells[0] for n in range(page.finding_model.rowCount())}
+    assert {"integrity", "location", "audit"} <= checks
+    assert page.tabs.currentIndex() == page.tabs.count() - 1
+    qtmodeltester.check(page.finding_model)
+
+
+def test_a_standby_app_says_so(page: Page, desktop: Desktop) -> None:
+    from dataclasses import replace
+
+    assert desktop.overview is not None
+    desktop.overview = replace(desktop.overview, standby=True)
+    assert page.shown is not None
+    page.show_diagnostics(page.shown)
+    assert page.values["role"].text().startswith("standby: another Coven process")

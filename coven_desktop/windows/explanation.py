@@ -156,9 +156,11 @@ class ExplanationWindow(QWidget):
     def _show_details(self, one: OccurrenceExplanation | None, about: RoutineExplanation) -> None:
         self.details.clear()
         if one is not None:
+            self.details.setHeaderLabels([self.tr("Field"), self.tr("Value")])
             for key, value in one.inspection.items():
                 self.details.addTopLevelItem(_tree_item(key, value))
         else:
+            self.details.setHeaderLabels([self.tr("Next occurrences"), self.tr("What happens")])
             for moment in about.upcoming:
                 self.details.addTopLevelItem(QTreeWidgetItem([moment.local, moment.sentence]))
         self.details.expandToDepth(0)

@@ -101,6 +101,11 @@ class ExplanationWindow(QWidget):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def settle(self) -> None:
+        """Wait for the loading in flight (tests, the demo renderer)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
     async def reload(self) -> None:
         routine, oid = self.routine, self.occurrence_id
         locale, now = self.desktop.locale, self.desktop.clock.now_utc()

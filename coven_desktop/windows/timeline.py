@@ -212,9 +212,10 @@ async def _demo_explanation(page: Page) -> QWidget:
 
 
 async def _loaded(window: QWidget) -> QWidget:
-    reload = getattr(window, "reload", None)
-    if reload is not None:
-        await reload()
+    """The window once its own loading has finished (never a second, overlapping load)."""
+    settle = getattr(window, "settle", None)
+    if settle is not None:
+        await settle()
     return window
 
 

@@ -33,6 +33,7 @@ bench:  ## run the benchmarks (side by side with their baselines)
 	$(PY) benchmarks/bench_dispatch.py
 	$(PY) benchmarks/bench_retention.py
 	$(PY) benchmarks/bench_idle.py
+	QT_QPA_PLATFORM=offscreen $(PY) benchmarks/bench_timeline.py
 
 .PHONY: bundle
 bundle:  ## the self-contained Linux bundle in dist/coven (pip install -e '.[packaging]' first)

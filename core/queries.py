@@ -153,6 +153,8 @@ class Explanation:
     view: RoutineView
     upcoming: Preview
     verdict: str  # why it would or would not run next, in one sentence
+    next_run: BoundTime | None = None  # the first moment that will really run
+    paused_all: bool = False  # all scheduling is paused
 
 
 def explain(store: Store, name: str, now: datetime, count: int = 10) -> Explanation:
@@ -163,7 +165,7 @@ def explain(store: Store, name: str, now: datetime, count: int = 10) -> Explanat
     upcoming = preview(routines.timetable(view.revision), start, None, count)
     next_run = _next_run(view, start)
     verdict = _verdict(view, paused_all, next_run, bool(upcoming.moments))
-    return Explanation(view, upcoming, verdict)
+    return Explanation(view, upcoming, verdict, next_run, paused_all)
 
 
 def _next_run(view: RoutineView, start: datetime) -> BoundTime | None:

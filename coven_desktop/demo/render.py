@@ -87,10 +87,10 @@ def _key_of(desktop: Desktop, page: QWidget | None) -> str:
 
 async def _settle(desktop: Desktop, page: QWidget | None) -> None:
     await desktop.window.settle()
+    await desktop.settle()  # first: its refreshes can start a page's reload…
     settle = getattr(page, "settle", None)
     if settle is not None:
-        await settle()
-    await desktop.settle()
+        await settle()  # …which must be done before processEvents, or it is re-entered there
     QApplication.processEvents()  # layouts and geometry before the grab
 
 

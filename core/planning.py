@@ -27,11 +27,6 @@ from coven_core.runtime.base import Launch
 _JUST_AFTER = timedelta(microseconds=1)
 
 
-def scheduling_paused(conn: apsw.Connection) -> bool:
-    row = conn.execute("SELECT paused FROM scheduler_state WHERE id = 1").fetchone()
-    return bool(row and row[0])
-
-
 def segments(revisions: list[Revision], start: datetime, end: datetime) -> list[Segment]:
     """Split ``[start, end)`` at revision boundaries: each moment is decided under the
     revision that was in force at its time (an edit re-plans only the future)."""

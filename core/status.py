@@ -15,7 +15,7 @@ from typing import Any
 import apsw
 
 from coven_core import lease, routines
-from coven_core.planning import scheduling_paused
+from coven_core.routines import scheduling_paused
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import scalar
 from coven_core.store.store import Store

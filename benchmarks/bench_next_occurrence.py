@@ -8,6 +8,12 @@ Both sides work in America/New_York with aware datetimes. Ours follows Coven's D
 (gaps skipped and reported, folds resolved to the first instant); cronsim shifts gap times
 forward, which we must not, so the comparison is for speed only.
 
+RRULE floor: dateutil's part of our cold RRULE alone — one ``dateutil.rrule.rrule`` built
+      from the current month (as Coven restarts a rule near now) and its first moment after
+      now taken (naive, no zone) — against cronsim's whole cold path. RRULE expansion is dateutil's job in Coven (README, "Choices"); when this floor
+      is already slower than cronsim, a cold RRULE cannot reach 1.0× without replacing
+      dateutil. Our own share (validation, normalising, the zone binding) is the rest.
+
 Run: python3 benchmarks/bench_next_occurrence.py [--rounds N] [--json PATH]
 """
 
@@ -21,10 +27,18 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from cronsim import CronSim
+from dateutil.rrule import MONTHLY, rrule
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.harness import Figure, print_table, side_by_side, speed_figure, write_json
+from benchmarks.harness import (
+    Figure,
+    info_figure,
+    print_table,
+    side_by_side,
+    speed_figure,
+    write_json,
+)
 from coven_core.schedule.timetable import Timetable
 from coven_core.tz import tzdb
 
@@ -66,6 +80,24 @@ def warm_pair(spec: str, expr: str) -> tuple[object, object]:
     return ours, theirs
 
 
+def dateutil_floor(rounds: int) -> Figure:
+    """dateutil alone, cold, for the monthly RRULE case (see the module's docstring)."""
+    local_now = NOW.astimezone(ZoneInfo(ZONE)).replace(tzinfo=None)
+    # Started at the current period, as Coven restarts it: no walk through a year of months.
+    start = local_now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+    def floor() -> object:
+        rule = rrule(MONTHLY, dtstart=start, bymonthday=1, byhour=9, byminute=0, bysecond=0)
+        return next(rule.xafter(local_now, inc=True))
+
+    def theirs() -> object:
+        return next(CronSim("0 9 1 * *", NOW.astimezone(ZoneInfo(ZONE))))
+
+    mine, base = side_by_side(floor, theirs, rounds=rounds, repeat=200)
+    return info_figure("  cold RRULE floor: dateutil alone", "µs", mine * 1e6, base * 1e6,
+                       base / mine, baseline_name="cronsim (best reachable with dateutil)")
+
+
 def run(rounds: int) -> list[Figure]:
     figures = []
     for label, spec, expr in CASES:
@@ -79,6 +111,8 @@ def run(rounds: int) -> list[Figure]:
             speed_figure(f"next occurrence warm, per item of {WARM_COUNT:,}, {label}",
                          mine / WARM_COUNT, base / WARM_COUNT, 1.0, baseline_name="cronsim")
         )  # fmt: skip
+        if spec.startswith("rrule:"):
+            figures.insert(-1, dateutil_floor(rounds))
     return figures
 
 

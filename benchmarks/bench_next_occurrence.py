@@ -10,9 +10,10 @@ forward, which we must not, so the comparison is for speed only.
 
 RRULE floor: dateutil's part of our cold RRULE alone — one ``dateutil.rrule.rrule`` built
       from the current month (as Coven restarts a rule near now) and its first moment after
-      now taken (naive, no zone) — against cronsim's whole cold path. RRULE expansion is dateutil's job in Coven (README, "Choices"); when this floor
-      is already slower than cronsim, a cold RRULE cannot reach 1.0× without replacing
-      dateutil. Our own share (validation, normalising, the zone binding) is the rest.
+      now taken (naive, no zone) — against cronsim's whole cold path. RRULE expansion is
+      dateutil's job in Coven (README, "Choices"); when this floor is already slower than
+      cronsim, a cold RRULE cannot reach 1.0× without replacing dateutil. Our own share
+      (validation, normalising, the zone binding) is the rest.
 
 Run: python3 benchmarks/bench_next_occurrence.py [--rounds N] [--json PATH]
 """
@@ -94,8 +95,14 @@ def dateutil_floor(rounds: int) -> Figure:
         return next(CronSim("0 9 1 * *", NOW.astimezone(ZoneInfo(ZONE))))
 
     mine, base = side_by_side(floor, theirs, rounds=rounds, repeat=200)
-    return info_figure("  cold RRULE floor: dateutil alone", "µs", mine * 1e6, base * 1e6,
-                       base / mine, baseline_name="cronsim (best reachable with dateutil)")
+    return info_figure(
+        "  cold RRULE floor: dateutil alone",
+        "µs",
+        mine * 1e6,
+        base * 1e6,
+        base / mine,
+        baseline_name="cronsim (best reachable with dateutil)",
+    )
 
 
 def run(rounds: int) -> list[Figure]:

@@ -174,9 +174,7 @@ class RRuleSchedule:
     _expansion: _Expansion
     _base: rrule | None  # built on first use: most callers restart at a later period
 
-    def __init__(
-        self, rule: _Rule, dtstart: datetime, expansion: _Expansion | None = None
-    ) -> None:
+    def __init__(self, rule: _Rule, dtstart: datetime, expansion: _Expansion | None = None) -> None:
         """Use :meth:`parse`; this takes an already validated rule and a whole-minute start
         (and, from ``parse``, the expansion it already made)."""
         object.__setattr__(self, "_rule", rule)

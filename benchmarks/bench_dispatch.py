@@ -95,7 +95,8 @@ def floor(directory: Path, count: int) -> None:
         with open(attempt / "stdout", "wb") as out, open(attempt / "stderr", "wb") as err:
             code = subprocess.run(TRUE, stdout=out, stderr=err, check=False).returncode
             _append(journal, {"event": "spawned", "pid": 0})
-            os.fsync(out.fileno()), os.fsync(err.fileno())
+            os.fsync(out.fileno())
+            os.fsync(err.fileno())
         _fsync_directory(attempt)
         _append(journal, {"event": "exited", "exit_code": code})
         os.close(journal)

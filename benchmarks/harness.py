@@ -80,7 +80,8 @@ class Figure:
         if self.kind == COST:
             return f"≤ {self.target:.2f}×"
         if self.kind == DELTA:
-            return f"≤ {self.target:+g}"
+            whole = float(self.target).is_integer()
+            return f"≤ {self.target:+.0f}" if whole else f"≤ {self.target:+.2f}"
         if self.kind == BOUND:
             return "≤ bound"
         return "—"
@@ -94,12 +95,15 @@ class Figure:
         return f"{self.ratio:.2f}×"
 
     def to_json(self) -> dict[str, object]:
-        return {**asdict(self), "passed": self.passed, "target_text": self.target_text}
+        """Strict JSON: what was not measured (NaN) is null."""
+        row = {k: None if v != v else v for k, v in asdict(self).items()}
+        return {**row, "passed": self.passed, "target_text": self.target_text}
 
     @classmethod
     def from_json(cls, row: dict[str, object]) -> Figure:
         names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in row.items() if k in names})  # type: ignore[arg-type]
+        values = {k: _NAN if v is None else v for k, v in row.items() if k in names}
+        return cls(**values)  # type: ignore[arg-type]
 
 
 # -- measuring ------------------------------------------------------------------------------
@@ -236,4 +240,4 @@ def print_notes(figures: list[Figure]) -> None:
 def write_json(figures: list[Figure], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = [f.to_json() for f in figures]
-    path.write_text(json.dumps(rows, indent=2, allow_nan=True) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(rows, indent=2, allow_nan=False) + "\n", encoding="utf-8")

@@ -97,7 +97,7 @@ def child(name: str, out: Path, quick: bool) -> int:
     if not callable(produce):
         raise SystemExit(f"benchmarks/{name}.py has no figures(quick: bool) -> list[Figure]")
     rows = [normalised(figure).to_json() for figure in produce(quick)]
-    out.write_text(json.dumps(rows, allow_nan=True), encoding="utf-8")
+    out.write_text(json.dumps(rows, allow_nan=False), encoding="utf-8")
     return 0
 
 
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
 def write(table: list[Figure], path: Path, machine: dict[str, object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     document = {"machine": machine, "figures": [f.to_json() for f in table]}
-    path.write_text(json.dumps(document, indent=2, allow_nan=True) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from coven_core.schedule.timetable import ScheduleKind, Timetable
 from coven_core.tz import tzdb
 from coven_core.tz.binding import BoundTime
 from coven_core.tz.notes import format_offset, localized_note, note
-from coven_core.utc import utc_text
+from coven_core.utc import utc_text as utc_text  # re-exported: its old home
 
 DEFAULT_COUNT = 10
 

@@ -15,7 +15,8 @@ from datetime import datetime
 import apsw
 
 from coven_core import events, ids, routines
-from coven_core.errors import Conflict, ValidationError
+from coven_core.errors import Conflict as Conflict  # re-exported: its old home
+from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import (
     Disposition,

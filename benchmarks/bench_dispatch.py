@@ -44,7 +44,7 @@ from benchmarks.harness import (
 from coven_core.clock import SystemClock, VirtualClock, WakeReason, WakeSignal
 from coven_core.model import RevisionSpec
 from coven_core.operator import Operator
-from coven_core.runner.journal import read_journal
+from coven_core.runner.journal import fsync_directory, read_journal
 from coven_core.runtime.runner import RunnerRuntime
 from coven_core.scheduler import Limits, Scheduler
 from coven_core.store.connection import open_connection
@@ -97,7 +97,7 @@ def floor(directory: Path, count: int) -> None:
             _append(journal, {"event": "spawned", "pid": 0})
             os.fsync(out.fileno())
             os.fsync(err.fileno())
-        _fsync_directory(attempt)
+        fsync_directory(attempt)
         _append(journal, {"event": "exited", "exit_code": code})
         os.close(journal)
         _commit(conn, "UPDATE attempts SET state = 'settled', code = ? WHERE id = ?", (code, index))
@@ -107,21 +107,13 @@ def floor(directory: Path, count: int) -> None:
 def _create_journal(attempt: Path) -> int:
     fd = os.open(attempt / "journal.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND)
     _append(fd, {"event": "runner_started", "runner_pid": os.getpid()})
-    _fsync_directory(attempt)
+    fsync_directory(attempt)
     return fd
 
 
 def _append(fd: int, record: dict[str, object]) -> None:
     os.write(fd, (json.dumps(record) + "\n").encode())
     os.fsync(fd)
-
-
-def _fsync_directory(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _commit(conn, statement: str, params: tuple[object, ...]) -> None:  # type: ignore[no-untyped-def]

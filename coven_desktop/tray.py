@@ -19,7 +19,6 @@ from coven_core.overview import Overview, RoutineLine, TrayState
 from coven_desktop import texts
 from coven_desktop.resources import icon
 
-
 #: Routines listed in the menu itself (the next due); the rest are one submenu away.
 DIRECT_ROUTINES = 10
 

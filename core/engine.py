@@ -18,7 +18,6 @@ from coven_core.clock import Clock, SystemClock, WakeReason, WakeSignal
 from coven_core.store.location import resolve_data_dir
 from coven_core.store.store import Store
 from coven_core.tz import tzdb
-from coven_core.wakeup import WakeListener, notify
 
 # The scheduler, the runner runtime and the operator API are imported where they are used:
 # ``coven status`` opens an engine to read, and must not pay for what it never runs.
@@ -64,6 +63,8 @@ def open_engine(data_dir: str | Path | None = None, clock: Clock | None = None) 
 
     def wake_everyone(reason: WakeReason) -> None:
         wake.set(reason)  # this process's scheduler, if it runs one
+        from coven_core.wakeup import notify  # sockets: only when something is changed
+
         notify(wake_dir, reason)  # and every other scheduler on this store
 
     return Engine(store, clock, wake, wake_everyone)
@@ -103,6 +104,7 @@ class SchedulerThread(threading.Thread):
 
     def run(self) -> None:
         from coven_core.scheduler import Scheduler
+        from coven_core.wakeup import WakeListener
 
         store = Store.open(resolve_data_dir(self._data_dir), self._clock.now_utc())
         runtime = (self._factory or self._runner_runtime)(store)
@@ -132,6 +134,8 @@ def run_daemon(engine: Engine, limits: Limits | None = None) -> int:
     """The headless scheduler in the foreground until SIGTERM or SIGINT, then a drain."""
     scheduler = engine.scheduler(limits=limits)
     stop = _on_stop_signals(engine.wake)
+    from coven_core.wakeup import WakeListener
+
     with WakeListener.start(engine.store.wake_dir, engine.wake):
         try:
             scheduler.run()

@@ -14,7 +14,6 @@ a restart after a crash does not wait for the expiry.
 from __future__ import annotations
 
 import os
-import socket
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -43,6 +42,7 @@ class Holder:
     @classmethod
     def of_this_process(cls) -> Holder:
         import secrets
+        import socket
 
         import psutil
 
@@ -130,12 +130,15 @@ def holder_is_alive(token: str) -> bool:
 
 def _liveness(token: str) -> bool | None:
     """Alive, gone, or None when it cannot be known (another host, no permission)."""
+    # Here, not at the top: a reader such as `coven status` needs process checks only when a
+    # lease is live, and socket and psutil are a good part of its start-up.
+    import socket
+
+    import psutil
+
     holder = Holder.parse(token)
     if holder is None or holder.host != socket.gethostname():
         return None
-    # Here, not at the top: a reader such as `coven status` needs process checks only when a
-    # lease is live, and psutil is a good part of its start-up.
-    import psutil
 
     from coven_core.runner.process import START_TIME_TOLERANCE
 

@@ -75,10 +75,11 @@ def run_module(name: str, quick: bool) -> list[Figure]:
         out = Path(directory) / "figures.json"
         command = [sys.executable, "-m", "benchmarks.suite", "--child", name, str(out)]
         command += ["--quick"] if quick else []
+        env = with_bytecode()
+        env.setdefault("QT_QPA_PLATFORM", "offscreen")  # Qt benchmarks need no display
         try:
             done = subprocess.run(command, cwd=ROOT, timeout=MODULE_TIMEOUT, check=False,
-                                  stderr=subprocess.PIPE, text=True,
-                                  env=with_bytecode())  # fmt: skip
+                                  stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
         except subprocess.TimeoutExpired:
             return [error_figure(name, f"timed out after {MODULE_TIMEOUT:.0f} s")]
         if done.returncode != 0 or not out.exists():

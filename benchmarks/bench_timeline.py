@@ -187,6 +187,14 @@ def run(rounds: int) -> list[Figure]:
     return figures
 
 
+def figures(quick: bool) -> list[Figure]:
+    """The suite's entry point (``python -m benchmarks``)."""
+    app = QApplication.instance() or QApplication([])
+    result = run(5 if quick else 15)
+    del app
+    return result
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)

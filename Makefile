@@ -1,7 +1,7 @@
 # The developer command surface. `make help` lists the targets.
 PY ?= python3
 
-.PHONY: help install format lint types test test-slow bench check
+.PHONY: help install format lint types test test-slow bench bench-quick check
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -27,12 +27,11 @@ test:  ## the README's test command
 test-slow:  ## include the slow tests
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest --run-slow
 
-bench:  ## run the benchmarks (side by side with their baselines)
-	$(PY) benchmarks/bench_next_occurrence.py
-	$(PY) benchmarks/bench_bookkeeping.py
-	$(PY) benchmarks/bench_dispatch.py
-	$(PY) benchmarks/bench_retention.py
-	$(PY) benchmarks/bench_idle.py
+bench:  ## the benchmark suite: one table, build/bench/suite.json
+	QT_QPA_PLATFORM=offscreen $(PY) -m benchmarks
+
+bench-quick:  ## the benchmark suite, a fast pass
+	QT_QPA_PLATFORM=offscreen $(PY) -m benchmarks --quick
 
 .PHONY: bundle
 bundle:  ## the self-contained Linux bundle in dist/coven (pip install -e '.[packaging]' first)

@@ -2,15 +2,21 @@
 
 context switches: voluntary context switches of each process tree, summed over every thread,
           over a window (default 60 s) while the app holds 1,000 routines whose next deadline
-          is hours away; goal: no more than the bare app's plus one per 30 s.
-RSS:      resident memory of each process tree once both have settled; goal ≤ 1.3×.
+          is hours away; goal: no more than the bare app's plus one per 30 s (≤ +2 in 60 s).
+RSS:      resident memory once all have settled (the app's, plus the unique memory of any
+          helper process — the runner fork server appears once a command has run); ≤ 1.3×.
 launch:   process start → "ready" (start done, event loop idle); median of N launches each,
-          interleaved A B A B after one unmeasured launch each; goal ≤ 1.5×.
+          interleaved A B C D after one unmeasured launch each; goal ≤ 1.5×.
+floors:   the bare app with qasync and the engine imported (``idle_bare --with-engine``):
+          what the contract's design (the engine in the app's process, on a qasync loop)
+          costs before the app does anything — the best ratio any app of this design reaches.
 
 The app is ``benchmarks/idle_app.py`` (the real Desktop, real clock, qasync), the baseline
-``benchmarks/idle_bare.py`` (a QSystemTrayIcon shown, nothing else). Both run under
-QT_QPA_PLATFORM=offscreen, where there is no system tray: the app opens its main window
-instead, the bare app's icon is shown nowhere. Ratios are ours / baseline (lower is better).
+``benchmarks/idle_bare.py`` (a QSystemTrayIcon shown, nothing else). All run under
+QT_QPA_PLATFORM=offscreen, which has no system tray. The app is told there is one
+(``--as-if-tray``), so it shows its tray icon and no window, as on a desktop and as the bare
+app does; the app without that (its fallback: the main window with the routines page for
+1,000 routines) is measured too and shown as info. Ratios: ours / baseline, lower is better.
 
 Linux note: psutil's ``num_ctx_switches()`` reads /proc/PID/status, which counts the main
 thread only; the figure here sums /proc/PID/task/*/status over every thread instead.
@@ -37,28 +43,31 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.harness import Figure, print_table, write_json
+from benchmarks.harness import (
+    Figure,
+    compile_sources,
+    cost_figure,
+    delta_figure,
+    info_figure,
+    print_table,
+    with_bytecode,
+    write_json,
+)
 from coven_core.engine import open_engine
 from coven_core.model import RevisionSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 APP, BARE = "benchmarks.idle_app", "benchmarks.idle_bare"
+FLOOR_ARGS = ["--with-engine"]  # the bare app with qasync and the engine imported
+TRAY = "--as-if-tray"  # the app's desktop path (tray icon, no window): see idle_app
 READY_TIMEOUT = 120.0
 QUIT_TIMEOUT = 30.0
 WAKE_ALLOWANCE_SECONDS = 30.0  # the goal allows one extra wakeup per this many seconds
 RSS_TARGET, LAUNCH_TARGET = 1.3, 1.5
-OFFSCREEN_NOTE = "offscreen: no system tray, so the app shows its main window instead"
-
-
-@dataclass(frozen=True)
-class CostFigure(Figure):
-    """A cost: ``ratio`` is ours / baseline and passes at or under ``target``."""
-
-    note: str = ""
-
-    @property
-    def passed(self) -> bool:
-        return self.ratio <= self.target
+OFFSCREEN_NOTE = (
+    "offscreen has no tray: the app is told one exists (--as-if-tray), so it "
+    "shows its tray icon as on a desktop; the window fallback is shown below it"
+)
 
 
 @dataclass
@@ -91,7 +100,7 @@ def create_routines(data_dir: Path, count: int) -> str:
 
 def child_environment(home: Path) -> dict[str, str]:
     """Offscreen, and every standard directory inside the benchmark's temp dir."""
-    env = {k: v for k, v in os.environ.items() if k != "COVEN_DATA_DIR"}
+    env = with_bytecode({k: v for k, v in os.environ.items() if k != "COVEN_DATA_DIR"})
     env["QT_QPA_PLATFORM"] = "offscreen"
     for name, sub in (("HOME", ""), ("XDG_CONFIG_HOME", ".config"),
                       ("XDG_CACHE_HOME", ".cache"), ("XDG_DATA_HOME", ".local/share"),
@@ -154,19 +163,19 @@ def stop(launched: Launched) -> int:
 # -- measurements ---------------------------------------------------------------------------
 def launch_seconds(
     env: dict[str, str], data_dir: Path, log: Path, rounds: int
-) -> tuple[float, float]:
-    """Median seconds from start to ready, app and bare, interleaved A B A B."""
-    app_args = [str(data_dir)]
-    stop(launch(APP, app_args, env, log))  # warm both up (caches, the first pass's planning)
-    stop(launch(BARE, [], env, log))
-    mine: list[float] = []
-    theirs: list[float] = []
+) -> tuple[float, float, float, float]:
+    """Median seconds from start to ready: app, bare, the floor and the app without a tray
+    (its window), interleaved A B C D A B C D."""
+    sides = ((APP, [str(data_dir), TRAY]), (BARE, []), (BARE, FLOOR_ARGS), (APP, [str(data_dir)]))
+    for module, arguments in sides:  # warm up (caches, the first pass's planning)
+        stop(launch(module, arguments, env, log))
+    times: list[list[float]] = [[], [], [], []]
     for _ in range(rounds):
-        for module, arguments, times in ((APP, app_args, mine), (BARE, [], theirs)):
+        for (module, arguments), samples in zip(sides, times, strict=True):
             launched = launch(module, arguments, env, log)
-            times.append(launched.seconds_to_ready)
+            samples.append(launched.seconds_to_ready)
             stop(launched)
-    return statistics.median(mine), statistics.median(theirs)
+    return tuple(statistics.median(samples) for samples in times)  # type: ignore[return-value]
 
 
 def cpu_seconds(processes: list[psutil.Process]) -> float:
@@ -187,7 +196,11 @@ def settle(launched: list[Launched], quiet: float = 0.01, longest: float = 120.0
 
 
 def rss_bytes(launched: Launched) -> int:
-    return sum(process.memory_info().rss for process in launched.tree)
+    """The process's RSS and the memory its helpers (the runner fork server and its spare,
+    once a command has run) add: their unique set, since forked processes share most pages,
+    which summed RSS would count twice."""
+    root, *helpers = launched.tree
+    return root.memory_info().rss + sum(p.memory_full_info().uss for p in helpers)
 
 
 def voluntary_switches(launched: Launched) -> dict[tuple[int, int], int]:
@@ -241,13 +254,20 @@ class IdleSample:
     cpu: tuple[float, float]
     settled_after: float
     threads: list[tuple[str, int]]
+    floor_rss: int  # the bare app with qasync and the engine imported
+    windowed_rss: int  # the app without a tray: its main window open
 
 
 def measure_idle(env: dict[str, str], data_dir: Path, log: Path, seconds: float) -> IdleSample:
-    app, bare = launch(APP, [str(data_dir)], env, log), launch(BARE, [], env, log)
+    app, bare = launch(APP, [str(data_dir), TRAY], env, log), launch(BARE, [], env, log)
+    floor = launch(BARE, FLOOR_ARGS, env, log)
+    windowed = launch(APP, [str(data_dir)], env, log)
     try:
-        settled_after = settle([app, bare])
+        settled_after = settle([app, bare, floor, windowed])
         rss = rss_bytes(app), rss_bytes(bare)
+        floor_rss, windowed_rss = rss_bytes(floor), rss_bytes(windowed)
+        stop(floor)  # before the window: the idle figures compare the app and bare only
+        stop(windowed)
         cpu0 = cpu_seconds(app.tree), cpu_seconds(bare.tree)
         app0, bare0 = voluntary_switches(app), voluntary_switches(bare)
         time.sleep(seconds)
@@ -256,25 +276,42 @@ def measure_idle(env: dict[str, str], data_dir: Path, log: Path, seconds: float)
         growth = rss_bytes(app) - rss[0], rss_bytes(bare) - rss[1]
         threads = per_thread(app, app0, app1)
     finally:
+        for extra in (floor, windowed):
+            if extra.process.poll() is None:
+                stop(extra)
         exits = stop(app), stop(bare)
     if exits != (0, 0):
         print(f"warning: exit codes app {exits[0]}, bare {exits[1]} (see the log)")
     switches = sum(app1.values()) - sum(app0.values()), sum(bare1.values()) - sum(bare0.values())
-    return IdleSample(switches, rss, growth, cpu, settled_after, threads)
+    return IdleSample(switches, rss, growth, cpu, settled_after, threads, floor_rss, windowed_rss)
 
 
-def figures(sample: IdleSample, launches: tuple[float, float], seconds: float) -> list[Figure]:
+def idle_figures(
+    sample: IdleSample, launches: tuple[float, float, float, float], seconds: float
+) -> list[Figure]:
     allowance = seconds / WAKE_ALLOWANCE_SECONDS
     app_sw, bare_sw = sample.switches
-    base = max(bare_sw, 1)  # a bare app that never woke still allows the extra wakeups
     return [
-        CostFigure(f"voluntary ctx switches / {seconds:g} s", "", app_sw, bare_sw,
-                   app_sw / base, (bare_sw + allowance) / base,
-                   f"goal: bare + {allowance:g}; summed over every thread"),
-        CostFigure("RSS after settling", "MiB", sample.rss[0] / 2**20, sample.rss[1] / 2**20,
-                   sample.rss[0] / sample.rss[1], RSS_TARGET, OFFSCREEN_NOTE),
-        CostFigure("launch to ready (median)", "ms", launches[0] * 1e3, launches[1] * 1e3,
-                   launches[0] / launches[1], LAUNCH_TARGET, OFFSCREEN_NOTE),
+        delta_figure(f"idle engine: voluntary ctx switches / {seconds:g} s", "", app_sw, bare_sw,
+                     allowance, note="summed over every thread of each process tree",
+                     baseline_name="bare PySide6 tray app"),
+        cost_figure("idle tray app: RSS, 1,000 routines", "MiB", sample.rss[0] / 2**20,
+                    sample.rss[1] / 2**20, RSS_TARGET, note=OFFSCREEN_NOTE,
+                    baseline_name="bare PySide6 tray app"),
+        info_figure("  RSS floor: bare + qasync and the engine imported", "MiB",
+                    sample.floor_rss / 2**20, sample.rss[1] / 2**20,
+                    sample.floor_rss / sample.rss[1], baseline_name="bare (best reachable ratio)"),
+        info_figure("  RSS without a tray (main window open)", "MiB",
+                    sample.windowed_rss / 2**20, sample.rss[1] / 2**20,
+                    sample.windowed_rss / sample.rss[1], baseline_name="bare PySide6 tray app"),
+        cost_figure("launch to tray ready (median)", "ms", launches[0] * 1e3, launches[1] * 1e3,
+                    LAUNCH_TARGET, note=OFFSCREEN_NOTE, baseline_name="bare PySide6 tray app"),
+        info_figure("  launch floor: bare + qasync and the engine imported", "ms",
+                    launches[2] * 1e3, launches[1] * 1e3, launches[2] / launches[1],
+                    baseline_name="bare (best reachable ratio)"),
+        info_figure("  launch without a tray (main window shown)", "ms", launches[3] * 1e3,
+                    launches[1] * 1e3, launches[3] / launches[1],
+                    baseline_name="bare PySide6 tray app"),
     ]  # fmt: skip
 
 
@@ -290,6 +327,28 @@ def report(sample: IdleSample, table: list[Figure], seconds: float) -> None:
         print(f"  {count:>6}  {label}")
 
 
+def measure(seconds: float, routines: int, launches: int) -> tuple[IdleSample, list[Figure]]:
+    (ROOT / "build").mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=ROOT / "build", prefix="idle-") as directory:
+        temp = Path(directory)
+        env, log, data_dir = child_environment(temp / "home"), temp / "stderr.log", temp / "data"
+        schedule = create_routines(data_dir, routines)
+        compile_sources()
+        print(f"{routines} routines on '{schedule}' (UTC), next due in about 6 hours")
+        launch_times = launch_seconds(env, data_dir, log, launches)
+        sample = measure_idle(env, data_dir, log, seconds)
+    return sample, idle_figures(sample, launch_times, seconds)
+
+
+def figures(quick: bool) -> list[Figure]:
+    """The suite's entry point (``benchmarks/suite.py``). The quick pass idles 20 s instead
+    of the issue's 60 s; the allowance (one wakeup per 30 s) scales with the window."""
+    seconds = 20.0 if quick else 60.0
+    sample, table = measure(seconds, 1000, 3 if quick else 5)
+    report(sample, table, seconds)
+    return table
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="the idle window")
@@ -297,15 +356,7 @@ def main() -> int:
     parser.add_argument("--launches", type=int, default=5, help="measured launches per side")
     parser.add_argument("--json", type=Path, default=ROOT / "benchmarks/results/idle.json")
     args = parser.parse_args()
-    (ROOT / "build").mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=ROOT / "build", prefix="idle-") as directory:
-        temp = Path(directory)
-        env, log, data_dir = child_environment(temp / "home"), temp / "stderr.log", temp / "data"
-        schedule = create_routines(data_dir, args.routines)
-        print(f"{args.routines} routines on '{schedule}' (UTC), next due in about 6 hours")
-        launches = launch_seconds(env, data_dir, log, args.launches)
-        sample = measure_idle(env, data_dir, log, args.seconds)
-    table = figures(sample, launches, args.seconds)
+    sample, table = measure(args.seconds, args.routines, args.launches)
     report(sample, table, args.seconds)
     write_json(table, args.json)
     return 0

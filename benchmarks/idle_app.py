@@ -7,7 +7,12 @@ Python threads as ``threads {native id: name}`` and ``ready`` once ``start()`` h
 and the loop has been idle once. A line on standard input (or its closing) quits through
 :meth:`Desktop.quit`, which drains the engine. The hooks live here, not in the app.
 
-Run: python3 -m benchmarks.idle_app DATA_DIR   (from the repository root)
+With ``--as-if-tray`` the app is told a system tray exists (``isSystemTrayAvailable``
+answers True), so it takes the path it takes on a desktop — the tray icon shown, no window —
+as the bare baseline does; offscreen has no tray, and without the flag the app falls back
+to its main window. Nothing else changes.
+
+Run: python3 -m benchmarks.idle_app DATA_DIR [--as-if-tray]   (from the repository root)
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import traceback
 from pathlib import Path
 
 import qasync
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from benchmarks.idle_bare import announce_ready, quit_on_stdin, when_idle
 from coven_core.clock import SystemClock
@@ -52,6 +57,8 @@ async def start(desktop: Desktop) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if "--as-if-tray" in argv:
+        QSystemTrayIcon.isSystemTrayAvailable = staticmethod(lambda: True)  # type: ignore[method-assign]
     tzdb.activate()
     data_dir = prepare_data_dir(Path(argv[0]))
     app = QApplication(sys.argv[:1])

@@ -4,7 +4,11 @@ It prints ``ready`` once its event loop is about to block for the first time, an
 line arrives on its standard input or it closes. The two helpers that do this are shared with
 ``idle_app`` so that both sides announce and stop the same way.
 
-Run: python3 -m benchmarks.idle_bare   (from the repository root)
+With ``--with-engine`` it first imports what the contract puts in the app's process and
+the app cannot do without — qasync (and asyncio) and the engine's scheduler, runner runtime
+and operator API — and does nothing with them: the floor the real app is measured against.
+
+Run: python3 -m benchmarks.idle_bare [--with-engine]   (from the repository root)
 """
 
 from __future__ import annotations
@@ -50,8 +54,18 @@ def announce_ready() -> None:
     print("ready", flush=True)
 
 
-def main() -> int:
+#: What ``--with-engine`` imports (see the module's docstring).
+ENGINE_MODULES = ("qasync", "coven_core.engine", "coven_core.scheduler",
+                  "coven_core.runtime.runner", "coven_core.operator")  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
     app = QApplication(sys.argv[:1])
+    if "--with-engine" in argv:
+        import importlib
+
+        for module in ENGINE_MODULES:
+            importlib.import_module(module)
     app.setQuitOnLastWindowClosed(False)
     tray = QSystemTrayIcon(QIcon(str(ICON)), app)
     tray.show()
@@ -63,4 +77,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -4,6 +4,7 @@ so the loop they run is the same loop, not a copy."""
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import threading
@@ -11,18 +12,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from coven_core.clock import Clock, SystemClock, WakeReason, WakeSignal
-from coven_core.lease import Holder
-from coven_core.operator import Operator
-from coven_core.passes import PassReport
-from coven_core.runtime.base import Runtime
-from coven_core.runtime.runner import RunnerRuntime
-from coven_core.scheduler import Limits, Scheduler
 from coven_core.store.location import resolve_data_dir
 from coven_core.store.store import Store
 from coven_core.tz import tzdb
-from coven_core.wakeup import WakeListener, notify
+
+# The scheduler, the runner runtime and the operator API are imported where they are used:
+# ``coven status`` opens an engine to read, and must not pay for what it never runs.
+if TYPE_CHECKING:
+    from coven_core.operator import Operator
+    from coven_core.passes import PassReport
+    from coven_core.runtime.base import Runtime
+    from coven_core.scheduler import Limits, Scheduler
 
 
 @dataclass
@@ -30,9 +33,19 @@ class Engine:
     store: Store
     clock: Clock
     wake: WakeSignal
-    operator: Operator
+    wake_everyone: Callable[[WakeReason], None]  # this process's scheduler and every other
+
+    @functools.cached_property
+    def operator(self) -> Operator:
+        """Built on first use: a command that only reads never loads the operator API."""
+        from coven_core.operator import Operator
+
+        return Operator(self.store, self.clock, self.wake_everyone)
 
     def scheduler(self, runtime: Runtime | None = None, limits: Limits | None = None) -> Scheduler:
+        from coven_core.runtime.runner import RunnerRuntime
+        from coven_core.scheduler import Scheduler
+
         runtime = runtime or RunnerRuntime(self.clock, self.wake, self.store.data_dir / "attempts")
         return Scheduler(self.store, self.clock, runtime, self.wake, limits=limits)
 
@@ -50,9 +63,11 @@ def open_engine(data_dir: str | Path | None = None, clock: Clock | None = None) 
 
     def wake_everyone(reason: WakeReason) -> None:
         wake.set(reason)  # this process's scheduler, if it runs one
+        from coven_core.wakeup import notify  # sockets: only when something is changed
+
         notify(wake_dir, reason)  # and every other scheduler on this store
 
-    return Engine(store, clock, wake, Operator(store, clock, wake_everyone))
+    return Engine(store, clock, wake, wake_everyone)
 
 
 def clock_offset_for_tests() -> timedelta | None:
@@ -78,6 +93,8 @@ class SchedulerThread(threading.Thread):
         runtime_factory: Callable[[Store], Runtime] | None = None,
         limits: Limits | None = None,
     ) -> None:
+        from coven_core.lease import Holder
+
         super().__init__(name="coven-scheduler", daemon=True)
         self._data_dir, self._clock, self.wake = data_dir, clock, wake
         self._listener, self._factory, self._limits = listener, runtime_factory, limits
@@ -86,6 +103,9 @@ class SchedulerThread(threading.Thread):
         self.holder = Holder.of_this_process()  # who this scheduler is in the lease
 
     def run(self) -> None:
+        from coven_core.scheduler import Scheduler
+        from coven_core.wakeup import WakeListener
+
         store = Store.open(resolve_data_dir(self._data_dir), self._clock.now_utc())
         runtime = (self._factory or self._runner_runtime)(store)
         scheduler = Scheduler(store, self._clock, runtime, self.wake, limits=self._limits,
@@ -101,6 +121,8 @@ class SchedulerThread(threading.Thread):
             store.close()
 
     def _runner_runtime(self, store: Store) -> Runtime:
+        from coven_core.runtime.runner import RunnerRuntime
+
         return RunnerRuntime(self._clock, self.wake, store.data_dir / "attempts")
 
     def stop(self, timeout: float) -> None:
@@ -112,6 +134,8 @@ def run_daemon(engine: Engine, limits: Limits | None = None) -> int:
     """The headless scheduler in the foreground until SIGTERM or SIGINT, then a drain."""
     scheduler = engine.scheduler(limits=limits)
     stop = _on_stop_signals(engine.wake)
+    from coven_core.wakeup import WakeListener
+
     with WakeListener.start(engine.store.wake_dir, engine.wake):
         try:
             scheduler.run()

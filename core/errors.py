@@ -11,6 +11,10 @@ class CovenError(Exception):
     """Base class for every error the engine raises on purpose."""
 
 
+class Conflict(CovenError):
+    """The request contradicts what is stored (exit status 3)."""
+
+
 class ValidationError(CovenError):
     """Input that can never be accepted as it is (bad rule, unknown zone, bad option)."""
 

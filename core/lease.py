@@ -14,17 +14,13 @@ a restart after a crash does not wait for the expiry.
 from __future__ import annotations
 
 import os
-import secrets
-import socket
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import apsw
-import psutil
 
 from coven_core.clock import SAFETY_CAP
 from coven_core.errors import CovenError
-from coven_core.runner.process import START_TIME_TOLERANCE
 from coven_core.store.codec import instant_from, instant_text
 
 LEASE_TTL = 2 * SAFETY_CAP + timedelta(minutes=1)
@@ -45,6 +41,11 @@ class Holder:
 
     @classmethod
     def of_this_process(cls) -> Holder:
+        import secrets
+        import socket
+
+        import psutil
+
         pid = os.getpid()
         return cls(
             socket.gethostname(), pid, psutil.Process(pid).create_time(), secrets.token_hex(4)
@@ -129,9 +130,18 @@ def holder_is_alive(token: str) -> bool:
 
 def _liveness(token: str) -> bool | None:
     """Alive, gone, or None when it cannot be known (another host, no permission)."""
+    # Here, not at the top: a reader such as `coven status` needs process checks only when a
+    # lease is live, and socket and psutil are a good part of its start-up.
+    import socket
+
+    import psutil
+
     holder = Holder.parse(token)
     if holder is None or holder.host != socket.gethostname():
         return None
+
+    from coven_core.runner.process import START_TIME_TOLERANCE
+
     try:
         started = psutil.Process(holder.pid).create_time()
     except psutil.NoSuchProcess:

@@ -17,7 +17,8 @@ from coven_core.events import EventKind
 from coven_core.model import MissedCause, Revision, Routine, RoutineState, SkipReason
 from coven_core.occurrences import operator_stamp
 from coven_core.planner import MissedWindow, next_due
-from coven_core.planning import scheduling_paused, segments
+from coven_core.planning import segments
+from coven_core.routines import scheduling_paused
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import scalar
 

@@ -22,14 +22,10 @@ from coven_core.model import (
 )
 from coven_core.occurrences import Stamp, Waiting
 from coven_core.planner import Segment, next_due, plan_window
+from coven_core.routines import scheduling_paused as scheduling_paused  # its old home
 from coven_core.runtime.base import Launch
 
 _JUST_AFTER = timedelta(microseconds=1)
-
-
-def scheduling_paused(conn: apsw.Connection) -> bool:
-    row = conn.execute("SELECT paused FROM scheduler_state WHERE id = 1").fetchone()
-    return bool(row and row[0])
 
 
 def segments(revisions: list[Revision], start: datetime, end: datetime) -> list[Segment]:

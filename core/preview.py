@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from coven_core.schedule.timetable import ScheduleKind, Timetable
 from coven_core.tz import tzdb
 from coven_core.tz.binding import BoundTime
 from coven_core.tz.notes import format_offset, localized_note, note
+from coven_core.utc import utc_text as utc_text  # re-exported: its old home
 
 DEFAULT_COUNT = 10
 
@@ -48,10 +49,6 @@ class Preview:
             "reason": moment.reason,
             "note": self.note(moment),
         }
-
-
-def utc_text(instant: datetime) -> str:
-    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def preview(

@@ -11,8 +11,8 @@ import apsw
 
 from coven_core import routines
 from coven_core.model import Revision, Routine, RoutineState
-from coven_core.planning import scheduling_paused
 from coven_core.preview import Preview, preview
+from coven_core.routines import scheduling_paused
 from coven_core.store.codec import instant_from, maybe_instant_from
 from coven_core.store.store import Store
 from coven_core.tz.binding import BoundTime
@@ -153,6 +153,8 @@ class Explanation:
     view: RoutineView
     upcoming: Preview
     verdict: str  # why it would or would not run next, in one sentence
+    next_run: BoundTime | None = None  # the first moment that will really run
+    paused_all: bool = False  # all scheduling is paused
 
 
 def explain(store: Store, name: str, now: datetime, count: int = 10) -> Explanation:
@@ -163,7 +165,7 @@ def explain(store: Store, name: str, now: datetime, count: int = 10) -> Explanat
     upcoming = preview(routines.timetable(view.revision), start, None, count)
     next_run = _next_run(view, start)
     verdict = _verdict(view, paused_all, next_run, bool(upcoming.moments))
-    return Explanation(view, upcoming, verdict)
+    return Explanation(view, upcoming, verdict, next_run, paused_all)
 
 
 def _next_run(view: RoutineView, start: datetime) -> BoundTime | None:

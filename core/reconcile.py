@@ -17,11 +17,11 @@ import apsw
 
 from coven_core import events, routines
 from coven_core.attention import Item, item_for_run
-from coven_core.errors import ValidationError
+from coven_core.errors import Conflict, ValidationError
 from coven_core.events import EventKind
 from coven_core.model import Disposition, RoutineState
 from coven_core.occurrences import operator_stamp, settle
-from coven_core.runs import Conflict, operator_name
+from coven_core.runs import operator_name
 from coven_core.store.codec import instant_text
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -18,7 +18,6 @@ from coven_core.model import (
     Routine,
     RoutineState,
 )
-from coven_core.schedule.timetable import Timetable
 from coven_core.store.codec import (
     delta_from,
     instant_from,
@@ -30,6 +29,9 @@ from coven_core.store.codec import (
 from coven_core.store.query import scalar
 from coven_core.tz import tzdb
 from coven_core.tz.binding import DST_POLICY
+
+if TYPE_CHECKING:
+    from coven_core.schedule.timetable import Timetable
 
 
 class UnknownRoutine(ValidationError):
@@ -179,6 +181,8 @@ def current_revision(conn: apsw.Connection, routine: Routine) -> Revision:
 @lru_cache(maxsize=4096)
 def timetable(revision: Revision) -> Timetable:
     """The revision's timetable. Revisions are immutable, so one build serves every pass."""
+    from coven_core.schedule.timetable import Timetable  # not for readers like `coven status`
+
     return Timetable.build(revision.spec.schedule, revision.spec.timezone, revision.anchor)
 
 
@@ -187,3 +191,9 @@ def new_revision(
 ) -> Revision:
     """A revision bound to the active tz database and the current DST policy."""
     return Revision(routine_id, number, spec, anchor, tzdb.active().version, DST_POLICY, now, now)
+
+
+def scheduling_paused(conn: apsw.Connection) -> bool:
+    """Whether all scheduling is paused (``coven pause --all``)."""
+    row = conn.execute("SELECT paused FROM scheduler_state WHERE id = 1").fetchone()
+    return bool(row and row[0])

@@ -15,7 +15,8 @@ from datetime import datetime
 import apsw
 
 from coven_core import events, ids, routines
-from coven_core.errors import CovenError, ValidationError
+from coven_core.errors import Conflict as Conflict  # re-exported: its old home
+from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import (
     Disposition,
@@ -27,10 +28,6 @@ from coven_core.model import (
 from coven_core.occurrences import operator_stamp, refuse_while_awaiting, settle
 from coven_core.store.codec import instant_text
 from coven_core.tz.binding import at_instant
-
-
-class Conflict(CovenError):
-    """The request contradicts what is stored (exit status 3)."""
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,9 @@ from coven_core.liveness import LeaderLock
 from coven_core.model import MissedCause
 from coven_core.occurrences import Stamp
 from coven_core.passes import PassReport, insert_pass
-from coven_core.planning import claim_one, plan_routine, scheduling_paused
+from coven_core.planning import claim_one, plan_routine
 from coven_core.retention import Sweeper
+from coven_core.routines import scheduling_paused
 from coven_core.runtime.base import Exit, Launch, LaunchError, Runtime, Started
 from coven_core.settlement import settle_attempt
 from coven_core.store.errors import StoreEnvironmentError
@@ -111,18 +112,16 @@ class Scheduler:
            dispatch decisions;
         2. (after asking the runtime to start each claimed attempt) record the starts and the
            pass itself.
+
+        A pass that leaves nothing to start, cancel or deliver (one that only settles what
+        ended, say) records itself in the first transaction: one commit instead of two.
         """
         clock_start = self.clock.monotonic()
         report = PassReport(trigger, self.clock.now_utc(), scheduled_for=self.deadline)
         try:
-            work = self._decide(report)
-            # Starts not yet on record stay in memory until a record transaction commits:
-            # a failed one must not leave an attempt "dispatching" until the next restart.
-            self._unrecorded += [(launch, self._start(launch)) for launch in work.launches]
-            sent = [attempt for attempt in work.cancels if self.runtime.cancel(attempt)]
-            delivered = [(job, delivering.perform(job, report.started_at)) for job in work.jobs]
-            self._record(report, self._unrecorded, sent, delivered, clock_start)
-            self._unrecorded = []
+            work = self._decide(report, clock_start)
+            if not work.recorded:
+                self._act_and_record(report, work, clock_start)
         except Fenced as error:
             self._stand_down(report, str(error))
         except StoreEnvironmentError as error:
@@ -138,6 +137,16 @@ class Scheduler:
             self.listener(report)  # e.g. the desktop bridge: it must only queue, never block
         self._mind_the_lock()
         return report
+
+    def _act_and_record(self, report: PassReport, work: _Work, clock_start: float) -> None:
+        """Between the transactions: start, cancel, deliver; then transaction 2."""
+        # Starts not yet on record stay in memory until a record transaction commits:
+        # a failed one must not leave an attempt "dispatching" until the next restart.
+        self._unrecorded += [(launch, self._start(launch)) for launch in work.launches]
+        sent = [attempt for attempt in work.cancels if self.runtime.cancel(attempt)]
+        delivered = [(job, delivering.perform(job, report.started_at)) for job in work.jobs]
+        self._record(report, self._unrecorded, sent, delivered, clock_start)
+        self._unrecorded = []
 
     def _maybe_sweep(self, report: PassReport) -> None:
         """Retention, in small transactions between passes; never inside one (§11)."""
@@ -178,7 +187,7 @@ class Scheduler:
         self.leader_lock.release()
 
     # -- transaction 1: decide --------------------------------------------------------------
-    def _decide(self, report: PassReport) -> _Work:
+    def _decide(self, report: PassReport, clock_start: float) -> _Work:
         now = report.started_at
         cause = self.drift.cause(report.trigger, now)
         self._unsettled += self.runtime.collect()
@@ -199,9 +208,14 @@ class Scheduler:
             cancels = cancellation.to_send(conn, stamp.generation, self._cancels_sent)
             jobs = delivering.due(conn, self.store.data_dir, now, self.limits.deliveries)
             report.deadline = self._next_deadline(conn, now, report)
+            work = _Work(launches, cancels, jobs)
+            if not (launches or cancels or jobs or self._unrecorded):
+                report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
+                insert_pass(conn, self.holder.token, report)
+                work = _Work(recorded=True)  # nothing is left for a second transaction
         self._unsettled = []  # committed: a failed transaction keeps them for the next pass
         failpoints.hit("settle.committed" if report.settled else "decide.committed")
-        return _Work(launches, cancels, jobs)
+        return work
 
     def _take_lease(self, conn: apsw.Connection, report: PassReport, now: datetime) -> bool:
         previous = self.lease.generation if self.lease else None
@@ -340,6 +354,7 @@ class _Work:
     launches: list[Launch] = field(default_factory=list)
     cancels: list[str] = field(default_factory=list)
     jobs: list[delivering.Job] = field(default_factory=list)
+    recorded: bool = False  # the pass is already on record: no second transaction
 
 
 def _record_start(

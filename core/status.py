@@ -7,7 +7,6 @@ over the last hour), the active count, the store's size and counts by state.
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import apsw
 
 from coven_core import lease, routines
-from coven_core.planning import scheduling_paused
+from coven_core.routines import scheduling_paused
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import scalar
 from coven_core.store.store import Store
@@ -97,6 +96,14 @@ def status(store: Store, now: datetime) -> Status:
         )  # fmt: skip
 
 
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    import statistics  # only with starts to measure: it pulls in fractions, decimal, random
+
+    return statistics.median(values)
+
+
 def lags(conn: apsw.Connection, now: datetime) -> Lags:
     starts = _start_lags(conn, now - _HOUR)
     return Lags(
@@ -104,7 +111,7 @@ def lags(conn: apsw.Connection, now: datetime) -> Lags:
              "AND (not_before IS NULL OR not_before <= ?1) AND scheduled_utc <= ?1"),
         _age(conn, now, "SELECT min(next_due) FROM routines WHERE state = 'active' "
              "AND next_due <= ?1"),
-        statistics.median(starts) if starts else None,
+        _median(starts),
         _percentile(starts, 0.99),
         len(starts),
     )  # fmt: skip

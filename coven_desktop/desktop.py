@@ -11,7 +11,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
@@ -24,15 +24,17 @@ from coven_core.host import ZoneChoice, follow, record_zone_change
 from coven_core.i18n import user_locale
 from coven_core.overview import Overview, overview
 from coven_core.runtime.base import Runtime
-from coven_core.scheduler import Limits
 from coven_core.store.store import Store
 from coven_desktop import autostart
-from coven_desktop.app_window import MainWindow
 from coven_desktop.notifications import Notifications
 from coven_desktop.osnotify import Notifier, OsEvent, host_zone, start_notifiers, wake_reason_for
 from coven_desktop.service import EngineService
 from coven_desktop.tray import Tray
 from coven_desktop.zoneprompt import ZonePrompt
+
+if TYPE_CHECKING:
+    from coven_core.scheduler import Limits
+    from coven_desktop.app_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +62,7 @@ class Desktop(QObject):
                                      limits=limits, parent=self)  # fmt: skip
         self.tray = Tray(self)
         self.tray.autostart = autostart.is_enabled() if autostart.supported() else None
-        self.window = MainWindow(self)
+        self._window: MainWindow | None = None  # built when first needed (see window)
         self.notifications = Notifications(self.tray.notify, clock.monotonic)
         self.overview: Overview | None = None
         self.notifier: Notifier | None = None
@@ -68,6 +70,17 @@ class Desktop(QObject):
         self._notifier_factory = notifier_factory or self._host_notifier
         self._tasks: set[asyncio.Future[Any]] = set()
         self._wire()
+
+    @property
+    def window(self) -> MainWindow:
+        """The main window, built on first use: a tray-only session never pays for it."""
+        if self._window is None:
+            from coven_desktop.app_window import MainWindow
+
+            self._window = MainWindow(self)
+            if self.overview is not None:
+                self._window.show_overview(self.overview)  # it missed the ones before
+        return self._window
 
     def _wire(self) -> None:
         self.service.eventsArrived.connect(self._on_events)
@@ -103,8 +116,9 @@ class Desktop(QObject):
         if self.notifier is not None:
             self.notifier.stop()
         self.tray.dispose()
-        self.window.close()
-        self.window.deleteLater()
+        if self._window is not None:
+            self._window.close()
+            self._window.deleteLater()
         return left
 
     def _host_notifier(self, parent: QObject) -> Notifier:

@@ -15,9 +15,17 @@ from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from coven_core.model import RoutineState
-from coven_core.overview import Overview, TrayState
+from coven_core.overview import Overview, RoutineLine, TrayState
 from coven_desktop import texts
 from coven_desktop.resources import icon
+
+#: Routines listed in the menu itself (the next due); the rest are one submenu away.
+DIRECT_ROUTINES = 10
+
+
+def _due_order(line: RoutineLine) -> tuple[bool, datetime | None, str]:
+    """Soonest first; routines with nothing due (paused, finished) last, by name."""
+    return (line.next_due is None, line.next_due, line.name)
 
 
 class Tray(QObject):
@@ -102,17 +110,42 @@ class Tray(QObject):
             self._routine_action(self.menu, label, self.cancelRequested, run.run_id)
 
     def _routines(self, overview: Overview) -> None:
-        if not overview.routines:
+        """The routines due soonest, each a submenu; the rest under "All routines (N)".
+
+        Submenus are filled when they are about to show, and "All routines" lists its
+        routines only then: a rebuild with 1,000 routines makes a dozen menus, not a
+        thousand (each QMenu is a native widget: memory, and time at every change)."""
+        lines = overview.routines
+        if not lines:
             return
         self.menu.addSeparator()
-        for line in overview.routines:
-            submenu = self.menu.addMenu(line.name)
-            submenu.setObjectName(f"routine:{line.name}")
-            self._routine_action(submenu, self.tr("Run now"), self.runNowRequested, line.name)
-            if line.state is RoutineState.PAUSED:
-                self._routine_action(submenu, self.tr("Resume"), self.resumeRequested, line.name)
-            elif line.state is RoutineState.ACTIVE:
-                self._routine_action(submenu, self.tr("Pause"), self.pauseRequested, line.name)
+        soonest = lines if len(lines) <= DIRECT_ROUTINES else sorted(lines, key=_due_order)
+        for line in soonest[:DIRECT_ROUTINES]:
+            self._routine_menu(self.menu, line)
+        if len(lines) > DIRECT_ROUTINES:
+            label = self.tr("All routines ({count})").format(count=len(lines))
+            everything = self.menu.addMenu(label)
+            everything.setObjectName("routines:all")
+            everything.aboutToShow.connect(lambda: self._fill_all(everything, lines))
+
+    def _fill_all(self, menu: QMenu, lines: list[RoutineLine]) -> None:
+        if not menu.actions():  # once per rebuild
+            for line in lines:
+                self._routine_menu(menu, line)
+
+    def _routine_menu(self, menu: QMenu, line: RoutineLine) -> None:
+        submenu = menu.addMenu(line.name)
+        submenu.setObjectName(f"routine:{line.name}")
+        submenu.aboutToShow.connect(lambda: self._fill_routine(submenu, line))
+
+    def _fill_routine(self, submenu: QMenu, line: RoutineLine) -> None:
+        if submenu.actions():  # once per rebuild
+            return
+        self._routine_action(submenu, self.tr("Run now"), self.runNowRequested, line.name)
+        if line.state is RoutineState.PAUSED:
+            self._routine_action(submenu, self.tr("Resume"), self.resumeRequested, line.name)
+        elif line.state is RoutineState.ACTIVE:
+            self._routine_action(submenu, self.tr("Pause"), self.pauseRequested, line.name)
 
     def _routine_action(self, menu: QMenu, text: str, signal: SignalInstance, key: str) -> None:
         """An action that emits ``signal(key)``: a routine name, or a run id for Cancel."""

@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, NoReturn
-
-from coven_core.engine import Engine, open_engine
+from typing import TYPE_CHECKING, Any, NoReturn
 
 EXIT_BAD_INPUT = 2
 EXIT_CONFLICT = 3
+if TYPE_CHECKING:
+    from coven_core.engine import Engine
+
 _DATA_DIR_HELP = "the store's directory (default: $COVEN_DATA_DIR, else the user data dir)"
 
 
@@ -29,6 +30,13 @@ def add_store_options(parser: argparse.ArgumentParser, *, json: bool = True) -> 
     parser.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=_DATA_DIR_HELP)
     if json:
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def open_engine(data_dir: str | None) -> Engine:
+    """The engine, imported when a command opens it: ``coven preview`` never needs it."""
+    from coven_core import engine
+
+    return engine.open_engine(data_dir)
 
 
 @contextmanager

@@ -25,7 +25,7 @@ from coven_core.cli.output import print_fields, print_json, print_table
 from coven_core.cli.times import instant_in
 from coven_core.i18n import _, user_locale
 from coven_core.inspection import ListState, inspect, list_by_state
-from coven_core.preview import utc_text
+from coven_core.utc import utc_text
 
 _ROUTINE_STATES = (ListState.QUARANTINED, ListState.PAUSED)
 

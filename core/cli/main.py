@@ -7,59 +7,68 @@ stdout), 3 a conflict with what is stored.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
-from coven_core.cli import (
-    attention_cmd,
-    audit_cmd,
-    daemon_cmd,
-    doctor_cmd,
-    explain_cmd,
-    history_cmd,
-    inspect_cmd,
-    pause_cmd,
-    preview_cmd,
-    quarantine_cmd,
-    reconcile_cmd,
-    routine_cmd,
-    run_cmd,
-    status_cmd,
-)
 from coven_core.cli.arguments import (
     EXIT_BAD_INPUT,
     EXIT_CONFLICT,
     OneLineParser,
     add_global_options,
 )
-from coven_core.errors import CovenError
-from coven_core.runs import Conflict
+from coven_core.errors import Conflict, CovenError
+
+#: Each command module and the commands it registers, in the order ``coven --help`` lists
+#: them. A command line names one command, so only its module is imported: ``coven status``
+#: does not pay for doctor, attention or the scheduler (``tests/core/cli/test_main.py``
+#: checks this table against what the modules register).
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "preview_cmd": ("preview",),
+    "routine_cmd": ("routine",),
+    "pause_cmd": ("pause", "resume"),
+    "run_cmd": ("run-now", "cancel", "retry"),
+    "quarantine_cmd": ("quarantine", "release", "probe"),
+    "attention_cmd": ("attention",),
+    "reconcile_cmd": ("reconcile",),
+    "explain_cmd": ("explain",),
+    "history_cmd": ("history",),
+    "inspect_cmd": ("list", "inspect"),
+    "status_cmd": ("status",),
+    "audit_cmd": ("audit",),
+    "doctor_cmd": ("doctor",),
+    "daemon_cmd": ("daemon",),
+}
+_MODULE_OF = {command: module for module, names in COMMAND_MODULES.items() for command in names}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``argv`` naming a command, only that command's module is loaded."""
     parser = OneLineParser(prog="coven", description="Coven: a scheduler that keeps its word.")
     add_global_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     commands.required = True
-    preview_cmd.register(commands)
-    routine_cmd.register(commands)
-    pause_cmd.register(commands)
-    run_cmd.register(commands)
-    quarantine_cmd.register(commands)
-    attention_cmd.register(commands)
-    reconcile_cmd.register(commands)
-    explain_cmd.register(commands)
-    history_cmd.register(commands)
-    inspect_cmd.register(commands)
-    status_cmd.register(commands)
-    audit_cmd.register(commands)
-    doctor_cmd.register(commands)
-    daemon_cmd.register(commands)
+    named = _command_module(argv)
+    for module in [named] if named else COMMAND_MODULES:
+        importlib.import_module(f"coven_core.cli.{module}").register(commands)
     return parser
 
 
+def _command_module(argv: Sequence[str] | None) -> str | None:
+    """The module of the command ``argv`` names (skipping ``--data-dir DIR``), if any: for
+    anything else (help, a typo) every command is registered, so argparse lists them all."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    while words and words[0].startswith("-"):
+        option = words.pop(0)
+        if option == "--data-dir" and words:
+            words.pop(0)
+        elif not option.startswith("--data-dir="):
+            return None  # -h, --help or an unknown option: the full parser answers
+    return _MODULE_OF.get(words[0]) if words else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         status: int = args.run(args)

@@ -12,8 +12,8 @@ from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_fields, print_json, print_table
 from coven_core.cli.quantities import duration_text, size_text
 from coven_core.i18n import _, user_locale
-from coven_core.preview import utc_text
 from coven_core.status import Lags, Status, status
+from coven_core.utc import utc_text
 
 
 def register(commands: Any) -> None:

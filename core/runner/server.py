@@ -10,6 +10,13 @@ saves the interpreter's start-up.
 Protocol, over the inherited stream socket FD, one line each way per request:
 ``RUN <attempt dir>\\n`` → ``PID <pid>\\n`` (or ``ERR <message>\\n``). End of file: exit.
 Finished runners are reaped by the kernel (SIGCHLD ignored here, restored in each child).
+
+The fork is taken off the engine's path: the server keeps one **spare** child, already
+forked and in its own session, blocked on a pipe. A request hands the attempt directory to
+the spare and is answered with its pid at once; the next spare is forked after the reply.
+A spare that is never handed an attempt (the engine closed the socket) reads end of file and
+exits without doing anything; one that died is replaced by a fork on the spot. The runner's
+identity is unchanged: its pid and start time, which it journals first thing.
 """
 
 from __future__ import annotations
@@ -24,35 +31,99 @@ from coven_core.runner.main import main as run_attempt
 
 def serve(connection: socket.socket) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps finished runners
-    with connection.makefile("rb") as reader:
-        for line in reader:
-            reply = _handle(line.decode("utf-8", "replace").rstrip("\n"), connection)
-            connection.sendall(reply.encode())
+    spare = Spare.fork(connection)
+    try:
+        with connection.makefile("rb") as reader:
+            for line in reader:
+                reply, spare = _handle(line.decode("utf-8", "replace").rstrip("\n"), spare,
+                                       connection)  # fmt: skip
+                connection.sendall(reply.encode())
+                spare = spare or Spare.fork(connection)  # after the reply: off the engine's path
+    finally:
+        if spare is not None:
+            spare.dismiss()
 
 
-def _handle(request: str, connection: socket.socket) -> str:
+class Spare:
+    """A forked child waiting on a pipe for the attempt it will run."""
+
+    def __init__(self, pid: int, pipe: int) -> None:
+        self.pid, self._pipe = pid, pipe
+
+    @classmethod
+    def fork(cls, connection: socket.socket) -> Spare | None:
+        """A new spare, or None when the fork fails (the next request forks on the spot)."""
+        read, write = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read)
+            os.close(write)
+            return None
+        if pid == 0:
+            os.close(write)
+            _await_attempt(read, connection)
+        os.close(read)
+        return cls(pid, write)
+
+    def hand(self, directory: str) -> bool:
+        """Give the spare its attempt; False if it is gone (it then ran nothing)."""
+        try:
+            os.write(self._pipe, directory.encode("utf-8", "surrogateescape") + b"\n")
+            return True
+        except OSError:  # EPIPE: the spare died before it was handed anything
+            return False
+        finally:
+            os.close(self._pipe)
+
+    def dismiss(self) -> None:
+        os.close(self._pipe)  # end of file: it exits having run nothing
+
+
+def _handle(
+    request: str, spare: Spare | None, connection: socket.socket
+) -> tuple[str, Spare | None]:
+    """The reply, and the spare still unused (None once it has been handed the attempt)."""
     verb, _, argument = request.partition(" ")
     if verb != "RUN" or not argument:
-        return f"ERR unknown request {request[:40]!r}\n"
+        return f"ERR unknown request {request[:40]!r}\n", spare
+    if spare is not None and spare.hand(argument):
+        return f"PID {spare.pid}\n", None
     try:
         pid = os.fork()
     except OSError as error:
-        return f"ERR fork failed: {error}\n"
+        return f"ERR fork failed: {error}\n", None
     if pid == 0:
         _become_runner(argument, connection)
-    return f"PID {pid}\n"
+    return f"PID {pid}\n", None
+
+
+def _await_attempt(pipe: int, connection: socket.socket) -> None:
+    """In a spare: detach now, wait for the attempt, run it; never return."""
+    code = 1
+    try:
+        _detach(connection)
+        with os.fdopen(pipe, "rb") as handed:
+            directory = handed.readline().decode("utf-8", "surrogateescape").rstrip("\n")
+        code = run_attempt([directory]) if directory else 0
+    finally:
+        os._exit(code)
 
 
 def _become_runner(directory: str, connection: socket.socket) -> None:
     """In the child: detach like a freshly started runner, run the attempt, never return."""
     code = 1
     try:
-        os.close(connection.detach())  # the server's end is no business of a runner's
-        os.setsid()
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the runner waits for its command
+        _detach(connection)
         code = run_attempt([directory])
     finally:
         os._exit(code)
+
+
+def _detach(connection: socket.socket) -> None:
+    os.close(connection.detach())  # the server's end is no business of a runner's
+    os.setsid()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the runner waits for its command
 
 
 def main(args: list[str]) -> int:

@@ -91,7 +91,7 @@ class RunnerRuntime:
         try:
             self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
             directory.mkdir(mode=0o700)
-            _write_durably(directory / SPEC, _spec_of(launch).to_json())
+            _write_spec(directory / SPEC, _spec_of(launch).to_json())
         except OSError as error:
             raise LaunchError(
                 FailureClass.RUNTIME_UNAVAILABLE, f"cannot prepare {directory}: {error}"
@@ -265,15 +265,17 @@ def _spec_of(launch: Launch) -> RunnerSpec:
     )
 
 
-def _write_durably(path: Path, text: str) -> None:
+def _write_spec(path: Path, text: str) -> None:
+    """Write the runner's input whole (a temp file renamed), without fsync.
+
+    The spec is input, not evidence: only the runner reads it, from the page cache, before it
+    journals anything. What §8 makes durable is the journal — the runner fsyncs the attempt
+    directory when it creates the journal and every record before and after the spawn — and
+    recovery reads only that. After a machine crash a lost spec can only belong to an attempt
+    whose runner is gone, which its journal (or its absence) settles. Two fsyncs on the
+    scheduler's path per start were the largest share of a pass (``bench_apscheduler``).
+    """
     temporary = path.with_name(path.name + ".tmp")
     with open(temporary, "w", encoding="utf-8") as handle:
         handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
     os.replace(temporary, path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)

@@ -172,15 +172,15 @@ class RRuleSchedule:
     _rule: _Rule
     _dtstart: datetime
     _expansion: _Expansion
-    _base: rrule
+    _base: rrule | None  # built on first use: most callers restart at a later period
 
-    def __init__(self, rule: _Rule, dtstart: datetime) -> None:
-        """Use :meth:`parse`; this takes an already validated rule and a whole-minute start."""
-        expansion = _expand(rule, dtstart)
+    def __init__(self, rule: _Rule, dtstart: datetime, expansion: _Expansion | None = None) -> None:
+        """Use :meth:`parse`; this takes an already validated rule and a whole-minute start
+        (and, from ``parse``, the expansion it already made)."""
         object.__setattr__(self, "_rule", rule)
         object.__setattr__(self, "_dtstart", dtstart)
-        object.__setattr__(self, "_expansion", expansion)
-        object.__setattr__(self, "_base", expansion.rrule(dtstart))
+        object.__setattr__(self, "_expansion", expansion or _expand(rule, dtstart))
+        object.__setattr__(self, "_base", None)
 
     @classmethod
     def parse(cls, text: str, dtstart: datetime) -> RRuleSchedule:
@@ -194,9 +194,10 @@ class RRuleSchedule:
         _require_naive("dtstart", dtstart)
         start = dtstart.replace(second=0, microsecond=0, fold=0)
         rule = _parse_rule(text)
-        _check_month_days(rule, _expand(rule, start))
+        expansion = _expand(rule, start)
+        _check_month_days(rule, expansion)
         _check_week_reachable(rule, start)
-        return cls(rule, start)
+        return cls(rule, start, expansion)
 
     @property
     def dtstart(self) -> datetime:
@@ -237,7 +238,12 @@ class RRuleSchedule:
         after DTSTART's period, with DTSTART's defaults made explicit (``_Expansion``).
         """
         origin = _restart_point(self._expansion, self._dtstart, start)
-        return self._base if origin == self._dtstart else self._expansion.rrule(origin)
+        if origin != self._dtstart:
+            return self._expansion.rrule(origin)
+        if self._base is None:  # dateutil's rule is the costliest part of a cold start
+            object.__setattr__(self, "_base", self._expansion.rrule(origin))
+        assert self._base is not None
+        return self._base
 
     def __str__(self) -> str:
         return str(self._rule)

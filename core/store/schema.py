@@ -268,12 +268,18 @@ ALTER TABLE attempts ADD COLUMN claimed_seq INTEGER;
 ALTER TABLE attempts ADD COLUMN settled_seq INTEGER
 """
 
+# Issue #8: the timeline reads sleep and downtime intervals by time, over a bounded range.
+_TIMELINE = """
+CREATE INDEX events_intervals ON events (at) WHERE kind IN ('slept', 'downtime')
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", 1, 0, _initial),
     Migration("0002_runtime", 1, 1, _statements(_RUNTIME)),
     Migration("0003_reconciliation", 1, 2, _statements(_RECONCILIATION)),
     Migration("0004_audit", 1, 3, _statements(_AUDIT)),
     Migration("0005_attempt_order", 1, 4, _statements(_ATTEMPT_ORDER)),
+    Migration("0006_timeline", 1, 5, _statements(_TIMELINE)),
 )
 
 CURRENT = MIGRATIONS[-1]

@@ -87,13 +87,13 @@ def _key_of(desktop: Desktop, page: QWidget | None) -> str:
 
 async def _settle(desktop: Desktop, page: QWidget | None) -> None:
     await desktop.window.settle()
+    await desktop.settle()  # first: its refreshes can start a page's reload…
     settle = getattr(page, "settle", None)
     if settle is not None:
-        await settle()
-    await desktop.settle()
+        await settle()  # …which must be done before the layouts below
     # Layouts and geometry before the grab. Only layout requests: a full processEvents()
-    # inside this coroutine would also run the loop's callbacks re-entrantly, and a page's
-    # task woken there ("Cannot enter into task …") would never finish.
+    # inside this coroutine would also run the loop's callbacks re-entrantly, and a task
+    # woken there ("Cannot enter into task …") — news that arrived meanwhile — never ends.
     QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 

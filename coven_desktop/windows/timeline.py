@@ -1,20 +1,223 @@
-"""The Timeline window (placeholder: replaced by its issue's work)."""
+"""The Timeline window (CONTRACT §12, issue #8): one row per routine, past occurrences coloured
+by disposition, coalesced windows as one band with their count, planned future moments, DST
+transitions, sleep and downtime bands and a now line; zoom and pan; hover for a tooltip; click
+an occurrence to open its inspector and DST explanation (:func:`.explanation.open_explanation`).
+
+The page loads a range wider than the view (one view's width on either side), so panning and
+zooming paint from memory; it reads again when the view leaves what it has, and when the
+engine has news (``desktop.overviewChanged``). The rows' geometry is built with the read, on
+the operator thread; the GUI thread only paints.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from babel.dates import format_datetime
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor, QPixmap
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from coven_core.engine import Engine
+from coven_core.errors import CovenError
+from coven_core.timeline import MAX_RANGE, Timeline, timeline
+from coven_core.tz import tzdb
+from coven_desktop.windows.explanation import open_explanation
+from coven_desktop.windows.timeline_canvas import (
+    BAND_COLOURS,
+    COLOURS,
+    NOW_COLOUR,
+    TRANSITION_COLOUR,
+    WINDOW_COLOUR,
+    ZOOM_STEP,
+    TimelineCanvas,
+    default_view,
+)
+from coven_desktop.windows.timeline_geometry import LaneGeometry
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
 
 
+def display_zone() -> tzinfo:
+    """The host's zone for the axis; UTC when it cannot be proven (CONTRACT §3.2)."""
+    from coven_desktop.osnotify import host_zone  # the platform layer, imported when shown
+
+    try:
+        return tzdb.zone(host_zone())
+    except CovenError:
+        return UTC
+
+
 class Page(QWidget):
+    loaded = Signal()  # new data is on the canvas
+    inspectorOpened = Signal(object)  # the explanation window a click opened
+
     def __init__(self, desktop: Desktop, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.desktop = desktop
-        QVBoxLayout(self).addWidget(QLabel(self.tr("Timeline"), self))
+        self.canvas = TimelineCanvas(desktop.locale, display_zone(), self)
+        self.canvas.set_view(*default_view(desktop.clock.now_utc()))
+        self.range_label = QLabel(self)
+        self.data: Timeline | None = None
+        self._loaded: tuple[float, float] | None = None
+        self._reloading: asyncio.Future[None] | None = None
+        self._again = False
+        self._build()
+        self.canvas.viewChanged.connect(self._on_view)
+        self.canvas.activated.connect(self.inspect)
+        desktop.overviewChanged.connect(self._on_overview)  # a slot: dropped with the page
+        self._on_view(self.canvas.start, self.canvas.start + self.canvas.span)
 
+    def _build(self) -> None:
+        layout = QVBoxLayout(self)
+        bar = QHBoxLayout()
+        for text, action in ((self.tr("Zoom in"), lambda: self.canvas.zoom(1 / ZOOM_STEP)),
+                             (self.tr("Zoom out"), lambda: self.canvas.zoom(ZOOM_STEP)),
+                             (self.tr("Now"), self.canvas.centre_on_now)):  # fmt: skip
+            button = QPushButton(text, self)
+            button.clicked.connect(action)
+            bar.addWidget(button)
+        bar.addStretch(1)
+        bar.addWidget(self.range_label)
+        layout.addLayout(bar)
+        rows = QScrollArea(self)  # with many routines the rows scroll
+        rows.setWidgetResizable(True)
+        rows.setWidget(self.canvas)
+        layout.addWidget(rows, 1)
+        layout.addWidget(Legend(self))
+
+    # -- loading --------------------------------------------------------------------------
     async def reload(self) -> None:
-        pass
+        """Read the view and one view's width on either side (bounded by MAX_RANGE)."""
+        view_start, span = self.canvas.start, self.canvas.span
+        margin = min(span, (MAX_RANGE.total_seconds() - span) / 2)
+        start = datetime.fromtimestamp(view_start - margin, UTC)
+        end = datetime.fromtimestamp(view_start + span + margin, UTC)
+        now = self.desktop.clock.now_utc()
+
+        def read(engine: Engine) -> tuple[Timeline, list[LaneGeometry]]:
+            found = timeline(engine.store, start, end, now)
+            return found, [LaneGeometry.of(lane) for lane in found.lanes]  # plain Python
+
+        data, rows = await self.desktop.service.call(read)
+        self.data, self._loaded = data, (start.timestamp(), end.timestamp())
+        self.canvas.set_timeline(data, rows)
+        self.loaded.emit()
+
+    def _on_overview(self, _overview: object) -> None:
+        self.request_reload()
+
+    def request_reload(self) -> None:
+        """Reload once now, and once more afterwards if asked again meanwhile."""
+        if self._reloading is not None and not self._reloading.done():
+            self._again = True
+            return
+        self._reloading = asyncio.get_event_loop().create_task(self.reload())
+        self._reloading.add_done_callback(self._reloaded)
+
+    def _reloaded(self, task: asyncio.Future[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self.desktop.failed.emit(str(task.exception()))
+        if self._again:
+            self._again = False
+            self.request_reload()
+
+    async def settle(self) -> None:
+        """Wait for reloads in flight (tests)."""
+        while self._reloading is not None and not self._reloading.done():
+            await asyncio.wait([self._reloading])
+            await asyncio.sleep(0)  # let a follow-up reload start
+
+    def _on_view(self, start: float, end: float) -> None:
+        self.range_label.setText(self.tr("{start} – {end}").format(
+            start=self._when(start), end=self._when(end)))  # fmt: skip
+        loaded = self._loaded
+        if loaded is not None and not (loaded[0] <= start and end <= loaded[1]):
+            self.request_reload()
+
+    def _when(self, instant: float) -> str:
+        moment = datetime.fromtimestamp(instant, UTC)
+        zone = self.canvas.zone
+        return str(format_datetime(moment, "short", tzinfo=zone, locale=self.desktop.locale))
+
+    # -- inspecting -----------------------------------------------------------------------
+    def inspect(self, routine: str, occurrence_id: str | None) -> QWidget:
+        window = open_explanation(self.desktop, routine, occurrence_id, parent=self)
+        self.inspectorOpened.emit(window)
+        return window
+
+
+class Legend(QWidget):
+    """What each colour means, in the order a person meets them."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        for index, (colour, text) in enumerate(self._entries()):
+            swatch = QLabel(self)
+            swatch.setPixmap(_swatch(colour))
+            row, column = divmod(index, 5)
+            grid.addWidget(swatch, row, column * 2)
+            grid.addWidget(QLabel(text, self), row, column * 2 + 1)
+
+    def _entries(self) -> list[tuple[QColor, str]]:
+        tr = self.tr
+        return [
+            (COLOURS["succeeded"], tr("Succeeded")), (COLOURS["failed"], tr("Failed")),
+            (COLOURS["cancelled"], tr("Cancelled")), (COLOURS["timed_out"], tr("Timed out")),
+            (COLOURS["skipped"], tr("Skipped")),
+            (COLOURS["recovery_required"], tr("Recovery required")),
+            (COLOURS["reconciled"], tr("Reconciled")), (COLOURS["in_progress"], tr("Running")),
+            (COLOURS["planned"], tr("Planned")),
+            (COLOURS["planned_skipped"], tr("Will be skipped (time does not exist)")),
+            (WINDOW_COLOUR, tr("Missed or paused window (×count)")),
+            (BAND_COLOURS["asleep"], tr("Computer asleep")),
+            (BAND_COLOURS["app_not_running"], tr("Coven not running")),
+            (TRANSITION_COLOUR, tr("Daylight-saving change")), (NOW_COLOUR, tr("Now")),
+        ]  # fmt: skip
+
+
+def _swatch(colour: QColor) -> QPixmap:
+    pixmap = QPixmap(12, 12)
+    pixmap.fill(colour)
+    return pixmap
+
+
+async def _demo_inspector(page: Page) -> QWidget:
+    """The inspector of an occurrence in view: one a DST rule decided, if there is one."""
+    assert page.data is not None
+    seen = [(lane.name, o) for lane in page.data.lanes for o in lane.recorded]
+    name, chosen = next(((n, o) for n, o in seen if o.local_kind != "regular"), seen[-1])
+    return await _loaded(page.inspect(name, chosen.id))
+
+
+async def _demo_explanation(page: Page) -> QWidget:
+    """A routine's explanation: one in a zone with daylight saving, if there is one."""
+    assert page.data is not None
+    lanes = page.data.lanes
+    chosen = next((lane for lane in lanes if lane.transitions), lanes[0])
+    return await _loaded(open_explanation(page.desktop, chosen.name, parent=page))
+
+
+async def _loaded(window: QWidget) -> QWidget:
+    """The window once its own loading has finished (never a second, overlapping load)."""
+    settle = getattr(window, "settle", None)
+    if settle is not None:
+        await settle()
+    return window
+
+
+#: Extra states for the demo renderer (``python -m coven_desktop.demo``).
+DEMO_WINDOWS = (("timeline-inspector", _demo_inspector), ("explanation", _demo_explanation))

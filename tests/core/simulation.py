@@ -63,10 +63,11 @@ from coven_core.model import (
     RevisionSpec,
 )
 from coven_core.operator import Operator
-from coven_core.planning import scheduling_paused, segments
+from coven_core.planning import segments
 from coven_core.reconcile import Outcome
 from coven_core.retry import RUNTIME_UNAVAILABLE_TRIES
 from coven_core.routines import revisions as revisions_of
+from coven_core.routines import scheduling_paused
 from coven_core.runtime.base import (
     Exit,
     Launch,

@@ -28,6 +28,7 @@ from coven_core.runner.journal import ExitRecord
 from coven_core.runtime.base import Launch, Started
 from coven_core.runtime.runner import JOURNAL, RunnerRuntime
 from coven_core.scheduler import Scheduler
+from coven_core.store import schema
 from coven_core.store.codec import instant_text
 from coven_core.store.store import Store
 from tests.core.conftest import Engine, ScriptedRuntime, make_engine
@@ -568,7 +569,8 @@ def test_a_schema_version_or_application_id_that_is_not_coven_s(
     found = problems(checked(engine), "schema")
     assert [severity for _, severity, _ in found] == ["error", "error"]
     assert found[0][2].startswith("application_id is 0x7, not Coven's 0x436f766e")
-    assert found[1][2].startswith("schema version 1.0 is not this Coven's 1.4")
+    current = f"{schema.CURRENT.major}.{schema.CURRENT.minor}"
+    assert found[1][2].startswith(f"schema version 1.0 is not this Coven's {current}")
 
 
 def test_loose_permissions_are_named_with_their_fix(engine: Engine, realistic: Ids) -> None:

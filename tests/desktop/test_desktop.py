@@ -20,6 +20,7 @@ def menu_action(desktop: Desktop, text: str, submenu: str | None = None):  # typ
     menu = desktop.tray.menu
     if submenu is not None:
         menu = next(a.menu() for a in menu.actions() if a.menu() and a.text() == submenu)
+        menu.aboutToShow.emit()  # submenus are filled when they open
     return next(a for a in menu.actions() if a.text() == text)
 
 

@@ -1,0 +1,357 @@
+"""Coven against APScheduler 3, the scheduler a Python user would pick instead (issue #9).
+
+Both sides run ``/bin/true`` for 1,000 routines (jobs), with the same concurrency (4 commands
+at once: our default ``Limits.max_active``; APScheduler's ``ThreadPoolExecutor(4)``), the same
+store settings where they compare (SQLite in WAL mode with synchronous=FULL: ours by default,
+APScheduler's ``SQLAlchemyJobStore`` set so by a connect hook), no misfire limit on either
+(ours: no grace by default; APScheduler: ``misfire_grace_time=None``, ``coalesce=False``).
+
+ours:     the real engine — :class:`~coven_core.scheduler.Scheduler` with the runner runtime
+          (fork server, runner process per attempt, fsync'd journal, §8) on a real store in a
+          temp dir, the loop on its own thread as in ``coven daemon``.
+baseline: APScheduler 3 ``BackgroundScheduler`` with ``SQLAlchemyJobStore`` on a SQLite file
+          in the same temp dir, each job ``subprocess.run(["/bin/true"], check=True)``.
+
+drain:    1,000 routines due at one instant → the last one settled. Ours: ``once`` routines
+          at a whole minute on a shifted real clock; the engine sleeps until it. APScheduler:
+          started paused with its 1,000 date jobs stored (run date just passed); the clock
+          starts at ``resume()``, which wakes its loop as its own deadline would. Ratio: our
+          time / its time, goal ≤ 1.0 (we are faster).
+drain floor: the least durable work CONTRACT §8 asks per attempt (``bench_dispatch.floor``:
+          a commit for the decision, the journal created and fsync'd with its directory,
+          ``intent`` fsync'd before ``subprocess.run``, ``spawned``, the outputs and ``exited``
+          fsync'd, a commit for the settlement) for the 1,000 routines, 4 at a time on threads,
+          no runner process and no output delivery: what any scheduler keeping these promises
+          pays here. APScheduler keeps none of them (it commits the job's next run time, and
+          a crash mid-run leaves no trace of the run).
+start lag p99 at 20 due/s: 1,000 routines, 20 due every second, steady (each repeats every
+          50 s, the groups staggered a second apart): scheduled instant → the command's start
+          (ours: the runner journal's ``spawned`` record; APScheduler: the job function's first
+          line, just before ``subprocess.run``), p99 over a measured window after a warm-up.
+          Coven's schedules have a resolution of one minute, so our side runs on a clock 60×
+          faster than real time (engine minutes are real seconds; every engine timer scales
+          alike, the first retention sweep is moved out of the window); every lag is measured
+          in real time on both sides. Goal: our p99 / its p99 ≤ 1.0.
+
+Run: python3 benchmarks/bench_apscheduler.py [--quick] [--routines N] [--window S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, EVENT_JOB_MISSED  # noqa: E402
+from apscheduler.executors.pool import ThreadPoolExecutor  # noqa: E402
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore  # noqa: E402
+from apscheduler.schedulers.background import BackgroundScheduler  # noqa: E402
+from apscheduler.triggers.date import DateTrigger  # noqa: E402
+from apscheduler.triggers.interval import IntervalTrigger  # noqa: E402
+from sqlalchemy import create_engine, event  # noqa: E402
+
+from benchmarks.bench_dispatch import floor  # noqa: E402
+from benchmarks.harness import (  # noqa: E402
+    Figure,
+    cost_figure,
+    info_figure,
+    interleaved,
+    percentile,
+    print_notes,
+    print_table,
+)
+from coven_core.clock import SystemClock, VirtualClock, WakeReason, WakeSignal  # noqa: E402
+from coven_core.model import RevisionSpec  # noqa: E402
+from coven_core.operator import Operator  # noqa: E402
+from coven_core.passes import PassReport  # noqa: E402
+from coven_core.runner.journal import read_journal  # noqa: E402
+from coven_core.runtime.runner import RunnerRuntime  # noqa: E402
+from coven_core.scheduler import Limits, Scheduler  # noqa: E402
+from coven_core.store.store import Store  # noqa: E402
+
+TRUE = ("/bin/true",)
+CONCURRENCY = 4
+PER_SECOND, PERIOD = 20, 50  # 20 due each second; each routine every 50 s: 1,000 routines
+SCALE = 60.0  # our lag run: an engine minute per real second
+WARM_UP = 3.0  # seconds of the lag run not measured
+
+
+# -- ours -----------------------------------------------------------------------------------
+class ScaledClock(SystemClock):
+    """The real clock, running ``scale``× faster from the moment it is made: now, monotonic
+    and boot time alike, so the engine sees no jump; waits are scaled down to real seconds."""
+
+    def __init__(self, scale: float) -> None:
+        super().__init__()
+        self.scale = scale
+        self._real0, self._mono0 = time.time(), time.monotonic()
+        self._boot0 = super().boot_time()
+        self.origin = datetime.fromtimestamp(self._real0, UTC)
+
+    def now_utc(self) -> datetime:
+        return self.origin + timedelta(seconds=(time.time() - self._real0) * self.scale)
+
+    def monotonic(self) -> float:
+        return self._mono0 + (time.monotonic() - self._mono0) * self.scale
+
+    def boot_time(self) -> float:
+        return self._boot0 + (super().boot_time() - self._boot0) * self.scale
+
+    def real_of(self, instant: datetime) -> float:
+        """The real time (epoch seconds) at which the engine's clock shows ``instant``."""
+        return self._real0 + (instant - self.origin).total_seconds() / self.scale
+
+    def _remaining(self, deadline: datetime | None, cap_end: float) -> float | None:
+        to_cap = cap_end - time.monotonic()
+        if deadline is None:
+            return to_cap
+        to_deadline = (deadline - self.now_utc()).total_seconds() / self.scale
+        return None if to_deadline <= 0 else min(to_deadline, to_cap)
+
+
+class Settled:
+    """Counts settlements from the scheduler's pass reports; notes when ``goal`` is reached."""
+
+    def __init__(self, goal: int, wake: WakeSignal) -> None:
+        self.goal, self.wake, self.count = goal, wake, 0
+        self.done_at: float | None = None
+
+    def __call__(self, report: PassReport) -> None:
+        self.count += report.settled
+        if self.count >= self.goal and self.done_at is None:
+            self.done_at = time.time()
+            self.wake.set(WakeReason.SHUTDOWN)
+
+
+def _add_routines(store: Store, specs: list[tuple[RevisionSpec, datetime | None]]) -> None:
+    clock = VirtualClock(datetime.now(UTC))
+    operator = Operator(store, clock, WakeSignal().set)
+    for index, (spec, anchor) in enumerate(specs):
+        operator.add_routine(f"r{index:04d}", spec, anchor=anchor)
+
+
+def _run_engine(store: Store, clock: SystemClock, directory: Path, listener: Any,
+                limits: Limits, until: Callable[[], bool]) -> None:  # fmt: skip
+    wake = listener.wake
+    runtime = RunnerRuntime(clock, wake, directory / "attempts")
+    scheduler = Scheduler(store, clock, runtime, wake, limits=limits, listener=listener)
+    loop = threading.Thread(target=scheduler.run, name="bench-scheduler", daemon=True)
+    loop.start()
+    while loop.is_alive() and not until():
+        loop.join(0.05)  # real-time: the benchmark waits for its own run to finish
+    wake.set(WakeReason.SHUTDOWN)
+    loop.join(60)
+    runtime.close()
+
+
+def ours_drain(directory: Path, routines: int) -> float:
+    store = Store.open(directory / "data", datetime.now(UTC))
+    due = (datetime.now(UTC) + timedelta(minutes=2)).replace(second=0, microsecond=0)
+    spec = RevisionSpec(f"once {due:%Y-%m-%dT%H:%M}", "UTC", TRUE)
+    _add_routines(store, [(spec, None)] * routines)
+    offset = (due - timedelta(seconds=1.5)) - datetime.now(UTC)
+    clock = SystemClock(offset=offset)
+    settled = Settled(routines, WakeSignal())
+    limits = Limits(max_active=CONCURRENCY)
+    _run_engine(store, clock, directory, settled, limits, lambda: settled.done_at is not None)
+    store.close()
+    if settled.done_at is None:
+        raise RuntimeError(f"only {settled.count} of {routines} settled")
+    return settled.done_at - (due - offset).timestamp()
+
+
+def ours_lags(directory: Path, routines: int, window: float) -> list[float]:
+    store = Store.open(directory / "data", datetime.now(UTC))
+    clock = ScaledClock(SCALE)
+    first = (clock.now_utc() + timedelta(minutes=3)).replace(second=0, microsecond=0)
+    spec_of = [RevisionSpec(f"every {PERIOD}m", "UTC", (*TRUE, str(i))) for i in range(routines)]
+    _add_routines(store, [(spec_of[i], first + timedelta(minutes=i // PER_SECOND))
+                          for i in range(routines)])  # fmt: skip
+    clock = ScaledClock(SCALE)  # restarted: engine minute `first` comes 3 real s from now
+    clock.origin = first - timedelta(minutes=3)
+    end_real = clock.real_of(first) + WARM_UP + window
+    limits = Limits(max_active=CONCURRENCY, first_sweep_after=timedelta(days=30))
+    _run_engine(store, clock, directory, Settled(10**9, WakeSignal()), limits,
+                lambda: time.time() > end_real + 1.0)  # fmt: skip
+    store.close()
+    return _journal_lags(directory / "attempts", clock.real_of(first), window)
+
+
+def _journal_lags(attempts: Path, first: float, window: float) -> list[float]:
+    lags = []
+    for spec_path in attempts.glob("*/spec.json"):
+        index = int(json.loads(spec_path.read_text())["argv"][1])
+        spawned = read_journal(spec_path.with_name("journal.jsonl")).spawned_at
+        if spawned is not None:
+            lags += _lag(spawned.timestamp(), first + index // PER_SECOND, first, window)
+    return lags
+
+
+def _lag(started: float, grid: float, first: float, window: float) -> list[float]:
+    """The lag behind the routine's latest grid point, if that point is in the window."""
+    due = grid + PERIOD * ((started - grid) // PERIOD)
+    return [started - due] if first + WARM_UP <= due < first + WARM_UP + window else []
+
+
+# -- APScheduler ----------------------------------------------------------------------------
+ENTRIES: list[tuple[int, float]] = []
+
+
+def run_true(index: int) -> None:
+    """The job: note when it began, then run the command."""
+    ENTRIES.append((index, time.time()))
+    subprocess.run(TRUE, check=True)
+
+
+def _wal_full(connection: Any, _record: Any) -> None:
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=FULL")
+
+
+def apscheduler(directory: Path) -> BackgroundScheduler:
+    # Its shutdown races its own wakeup thread ("cannot schedule new futures after
+    # shutdown"): noise after every measurement has been taken.
+    logging.getLogger("apscheduler").setLevel(logging.CRITICAL)
+    engine = create_engine(f"sqlite:///{directory / 'apscheduler.db'}")
+    event.listen(engine, "connect", _wal_full)
+    return BackgroundScheduler(
+        jobstores={"default": SQLAlchemyJobStore(engine=engine)},
+        executors={"default": ThreadPoolExecutor(CONCURRENCY)},
+        job_defaults={"misfire_grace_time": None, "coalesce": False, "max_instances": 1},
+        timezone="UTC",
+    )
+
+
+def theirs_drain(directory: Path, routines: int) -> float:
+    scheduler, finished = apscheduler(directory), threading.Event()
+    count = [0]
+
+    def listener(_event: Any) -> None:
+        count[0] += 1
+        if count[0] >= routines:
+            finished.set()
+
+    scheduler.add_listener(listener, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR | EVENT_JOB_MISSED)
+    scheduler.start(paused=True)
+    at = datetime.now(UTC)
+    for index in range(routines):
+        scheduler.add_job(run_true, DateTrigger(at), args=[index], id=f"r{index:04d}")
+    started = time.time()
+    scheduler.resume()
+    if not finished.wait(300):
+        raise RuntimeError(f"APScheduler ran only {count[0]} of {routines}")
+    took = time.time() - started
+    scheduler.shutdown(wait=True)
+    return took
+
+
+def theirs_lags(directory: Path, routines: int, window: float) -> list[float]:
+    scheduler = apscheduler(directory)
+    scheduler.start(paused=True)
+    first = time.time() + 3.0 + 0.004 * routines  # after the jobs are stored
+    for index in range(routines):
+        start = datetime.fromtimestamp(first + index // PER_SECOND, UTC)
+        trigger = IntervalTrigger(seconds=PERIOD, start_date=start, timezone="UTC")
+        scheduler.add_job(run_true, trigger, args=[index], id=f"r{index:04d}")
+    ENTRIES.clear()
+    scheduler.resume()
+    time.sleep(max(0.0, first + WARM_UP + window + 1.0 - time.time()))  # real-time: the run
+    scheduler.shutdown(wait=True)
+    lags = []
+    for index, began in ENTRIES:
+        lags += _lag(began, first + index // PER_SECOND, first, window)
+    return lags
+
+
+def floor_drain(directory: Path, routines: int) -> float:
+    """The floor (see above): ``routines`` attempts, CONCURRENCY at a time."""
+    share = routines // CONCURRENCY
+    workers = [threading.Thread(target=floor, args=(directory / f"w{n}", share))
+               for n in range(CONCURRENCY)]  # fmt: skip
+    started = time.time()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return time.time() - started
+
+
+# -- the figures ----------------------------------------------------------------------------
+def in_temp(action: Callable[[Path], Any]) -> Callable[[], Any]:
+    build = ROOT / "build"
+    build.mkdir(exist_ok=True)
+
+    def run() -> Any:
+        with tempfile.TemporaryDirectory(dir=build, prefix="aps-") as directory:
+            return action(Path(directory))
+
+    return run
+
+
+def measure(routines: int, window: float, rounds: int) -> list[Figure]:
+    floors: list[float] = []
+
+    def theirs_then_floor(directory: Path) -> float:
+        took = theirs_drain(directory, routines)
+        floors.append(floor_drain(directory, routines))
+        return took
+
+    drains = interleaved(in_temp(lambda d: ours_drain(d, routines)),
+                         in_temp(theirs_then_floor), rounds=rounds, warm=False)  # fmt: skip
+    p99s = interleaved(
+        in_temp(lambda d: percentile(ours_lags(d, routines, window), 0.99)),
+        in_temp(lambda d: percentile(theirs_lags(d, routines, window), 0.99)),
+        rounds=rounds, warm=False,
+    )  # fmt: skip
+    mine, theirs = (statistics.median(side) for side in drains)
+    least = statistics.median(floors)
+    lag_ours, lag_theirs = (statistics.median(side) * 1e3 for side in p99s)
+    name = "APScheduler 3, SQLAlchemy SQLite job store"
+    return [
+        cost_figure(f"drain of {routines:,} routines due at once, /bin/true", "s", mine, theirs,
+                    1.0, baseline_name=name, note=f"concurrency {CONCURRENCY}, {rounds} rounds"),
+        info_figure("  drain floor: §8's fsyncs and commits, 4 at a time", "s", least, theirs,
+                    least / theirs, baseline_name=f"{name} (best reachable ratio)"),
+        info_figure("  drain against that floor", "s", mine, least, mine / least,
+                    baseline_name="the floor"),
+        cost_figure(f"start lag p99 at {PER_SECOND} due/s over {routines:,} routines", "ms",
+                    lag_ours, lag_theirs, 1.0, baseline_name=name,
+                    note=f"{window:g} s measured after {WARM_UP:g} s, {rounds} rounds; "
+                         "ours on a 60× clock (minute resolution)"),
+    ]  # fmt: skip
+
+
+def figures(quick: bool) -> list[Figure]:
+    """The suite's entry point (``benchmarks/suite.py``)."""
+    return measure(1000, 8.0 if quick else 15.0, 1 if quick else 2)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--routines", type=int, default=1000)
+    parser.add_argument("--window", type=float, default=15.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    table = (figures(True) if args.quick
+             else measure(args.routines, args.window, args.rounds))  # fmt: skip
+    print_table(table, "APScheduler")
+    print_notes(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""The DST explanation window: for a routine or one occurrence, the local time, UTC, offset,
+zone and tz database version, one plain sentence of what happened and why, the zone's changes
+in the next year and what they do to the routine; for an occurrence also the inspection (its
+attempts, delivery and decisions) — so it doubles as the timeline's occurrence inspector.
+
+The text comes from the engine (:mod:`coven_core.tz.explain`), read on the operator thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QLabel,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+from shiboken6 import isValid
+
+from coven_core.engine import Engine
+from coven_core.errors import CovenError
+from coven_core.tz.explain import (
+    MomentFacts,
+    OccurrenceExplanation,
+    RoutineExplanation,
+    explain_occurrence,
+    explain_routine,
+)
+
+if TYPE_CHECKING:
+    from coven_desktop.desktop import Desktop
+
+
+def open_explanation(
+    desktop: Desktop, routine: str, occurrence_id: str | None = None, parent: QWidget | None = None
+) -> QWidget:
+    """Open a non-modal explanation window for ``routine`` (or one of its occurrences) and
+    start loading it; ``await window.reload()`` to load again, ``window.loaded`` says when.
+
+    The window is its own top-level window but always has a Qt parent (the main window when
+    none is given) and is deleted when closed: Qt owns it, so it is never freed by Python's
+    garbage collector on the engine's threads.
+    """
+    window = ExplanationWindow(desktop, routine, occurrence_id, parent or desktop.window)
+    window.show()
+    window.start_loading()
+    return window
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    routine: RoutineExplanation
+    occurrence: OccurrenceExplanation | None
+
+
+class ExplanationWindow(QWidget):
+    loaded = Signal()
+    failed = Signal(str)
+
+    def __init__(
+        self, desktop: Desktop, routine: str, occurrence_id: str | None, parent: QWidget
+    ) -> None:
+        super().__init__(parent, Qt.WindowType.Window)  # its own window, never modal
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.desktop, self.routine, self.occurrence_id = desktop, routine, occurrence_id
+        self.setWindowTitle(self.tr("Explanation: {routine}").format(routine=routine))
+        self.resize(620, 520)
+        self.heading = QLabel(self)
+        self.sentence = _wrapped(self)
+        self.outcome = _wrapped(self)
+        self.facts = QFormLayout()
+        self.changes = _wrapped(self)
+        self.details = QTreeWidget(self)
+        self.details.setHeaderLabels([self.tr("Field"), self.tr("Value")])
+        self._layout()
+        self._tasks: set[asyncio.Future[None]] = set()
+        self.result: _Loaded | None = None
+
+    def _layout(self) -> None:
+        layout = QVBoxLayout(self)
+        self.heading.setTextFormat(Qt.TextFormat.PlainText)
+        bold = self.heading.font()
+        bold.setBold(True)
+        self.heading.setFont(bold)
+        for widget in (self.heading, self.sentence, self.outcome):
+            layout.addWidget(widget)
+        layout.addLayout(self.facts)
+        layout.addWidget(QLabel(self.tr("Time-zone changes in the next year"), self))
+        layout.addWidget(self.changes)
+        layout.addWidget(QLabel(self.tr("Details"), self))
+        layout.addWidget(self.details, 1)
+
+    def start_loading(self) -> None:
+        task = asyncio.get_event_loop().create_task(self.reload())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def settle(self) -> None:
+        """Wait for the loading in flight (tests, the demo renderer)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def reload(self) -> None:
+        routine, oid = self.routine, self.occurrence_id
+        locale, now = self.desktop.locale, self.desktop.clock.now_utc()
+
+        def read(engine: Engine) -> _Loaded:
+            about = explain_routine(engine.store, routine, now, locale)
+            one = None if oid is None else explain_occurrence(engine.store, oid, locale)
+            return _Loaded(about, one)
+
+        try:
+            result = await self.desktop.service.call(read)
+        except CovenError as error:
+            if isValid(self):
+                self.sentence.setText(str(error))
+                self.failed.emit(str(error))
+            return
+        if not isValid(self):
+            return  # closed (and deleted) while it was reading
+        self.result = result
+        self._show(result)
+        self.loaded.emit()
+
+    def _show(self, result: _Loaded) -> None:
+        about, one = result.routine, result.occurrence
+        facts = one.facts if one is not None else about.next_run
+        if one is not None:
+            self.heading.setText(self.tr("{routine}: one occurrence").format(routine=about.routine))
+            self.outcome.setText(one.outcome)
+        else:
+            self.heading.setText(about.routine)
+            self.outcome.setText(about.verdict)
+        self.sentence.setText(facts.sentence if facts is not None else "")
+        self._show_facts(facts, about)
+        self.changes.setText("\n".join(t.sentence for t in about.transitions)
+                             or self.tr("None: this zone keeps one offset all year."))  # fmt: skip
+        self._show_details(one, about)
+
+    def _show_facts(self, facts: MomentFacts | None, about: RoutineExplanation) -> None:
+        while self.facts.rowCount():
+            self.facts.removeRow(0)
+        rows = [(self.tr("Zone"), f"{about.zone_place} ({about.zone})"),
+                (self.tr("Time-zone database"), about.tzdb_version)]  # fmt: skip
+        if facts is not None:
+            rows = [(self.tr("Local time"), facts.local), (self.tr("UTC"), facts.utc),
+                    (self.tr("Offset"), f"{facts.offset} ({facts.zone_name})"),
+                    (self.tr("Zone"), f"{about.zone_place} ({facts.zone})"),
+                    (self.tr("Time-zone database"), facts.tzdb_version)]  # fmt: skip
+        for label, value in rows:
+            field = QLabel(value, self)
+            field.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.facts.addRow(label, field)
+
+    def _show_details(self, one: OccurrenceExplanation | None, about: RoutineExplanation) -> None:
+        self.details.clear()
+        if one is not None:
+            self.details.setHeaderLabels([self.tr("Field"), self.tr("Value")])
+            for key, value in one.inspection.items():
+                self.details.addTopLevelItem(_tree_item(key, value))
+        else:
+            self.details.setHeaderLabels([self.tr("Next occurrences"), self.tr("What happens")])
+            for moment in about.upcoming:
+                self.details.addTopLevelItem(QTreeWidgetItem([moment.local, moment.sentence]))
+        self.details.expandToDepth(0)
+        self.details.resizeColumnToContents(0)
+
+
+def _wrapped(parent: QWidget) -> QLabel:
+    label = QLabel(parent)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+def _tree_item(key: str, value: Any) -> QTreeWidgetItem:
+    """The inspection as a tree: dicts and lists open up, values are shown as text."""
+    if isinstance(value, dict):
+        item = QTreeWidgetItem([key, ""])
+        item.addChildren([_tree_item(str(k), v) for k, v in value.items()])
+        return item
+    if isinstance(value, list):
+        item = QTreeWidgetItem([key, str(len(value))])
+        item.addChildren([_tree_item(f"{key} {n}", v) for n, v in enumerate(value, 1)])
+        return item
+    return QTreeWidgetItem([key, "" if value is None else str(value)])

@@ -98,8 +98,7 @@ def delete(conn: apsw.Connection, now: datetime, name: str) -> str:
 
 def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
     """Check everything a revision says before anything is written."""
-    if not name.strip():
-        raise ValidationError("a routine needs a name")
+    check_name(name)
     if not spec.argv or not spec.argv[0]:
         raise ValidationError("the command is empty: give it after --, e.g. -- /usr/bin/backup")
     if spec.shell and len(spec.argv) != 1:
@@ -115,6 +114,11 @@ def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
         local = resolve_local_zone()
         spec = replace(spec, timezone=local.key, zone_source=f"local: {local.source}")
     return spec
+
+
+def check_name(name: str) -> None:
+    if not name.strip():
+        raise ValidationError("a routine needs a name")
 
 
 def _name_taken(conn: apsw.Connection, name: str) -> bool:

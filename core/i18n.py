@@ -7,18 +7,41 @@ offsets and zone names are formatted by Babel in the user's locale.
 from __future__ import annotations
 
 import gettext
+import io
 import os
 from functools import lru_cache
 
 from babel import Locale, UnknownLocaleError, default_locale
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
 
 FALLBACK_LOCALE = "en_US"
 
 
+_LOCALE_DIR = os.path.join(os.path.dirname(__file__), "locale")
+
+
 @lru_cache(maxsize=8)
 def _translations(locale: str) -> gettext.NullTranslations:
-    localedir = os.path.join(os.path.dirname(__file__), "locale")
-    return gettext.translation("coven", localedir, languages=[locale], fallback=True)
+    """A compiled catalog if there is one, else the ``.po`` source compiled in memory
+    (``de_DE`` falls back to ``de``), else no translation."""
+    found = gettext.translation("coven", _LOCALE_DIR, languages=[locale], fallback=True)
+    if type(found) is not gettext.NullTranslations:
+        return found
+    for language in dict.fromkeys((locale, locale.split("_")[0])):
+        source = os.path.join(_LOCALE_DIR, language, "LC_MESSAGES", "coven.po")
+        if os.path.exists(source):
+            return _compiled(source, language)
+    return found
+
+
+def _compiled(source: str, language: str) -> gettext.NullTranslations:
+    with open(source, "rb") as po:
+        catalog = read_po(po, locale=language, domain="coven")
+    compiled = io.BytesIO()
+    write_mo(compiled, catalog)
+    compiled.seek(0)
+    return gettext.GNUTranslations(compiled)
 
 
 def _(message: str, locale: str | None = None) -> str:

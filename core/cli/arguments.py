@@ -8,9 +8,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from coven_core.tz import tzdb
-from coven_core.tz.local import resolve_local_zone
-
 EXIT_BAD_INPUT = 2
 EXIT_CONFLICT = 3
 if TYPE_CHECKING:
@@ -74,15 +71,6 @@ def _at_least(text: str, least: int) -> int:
     if value < least:
         raise argparse.ArgumentTypeError(f"{value} must be at least {least}")
     return value
-
-
-def resolve_zone_key(text: str) -> str:
-    """``local`` becomes the host's proven IANA key; anything else is checked as it is."""
-    key = text.strip()
-    if key.lower() == "local":
-        return resolve_local_zone().key
-    tzdb.zone(key)
-    return key
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from coven_core.cli.arguments import positive, resolve_zone_key
+from coven_core.cli.arguments import positive
 from coven_core.cli.output import print_json
 from coven_core.cli.preview_output import print_preview
 from coven_core.clock import SystemClock
@@ -14,6 +14,7 @@ from coven_core.preview import preview
 from coven_core.schedule.timetable import Timetable
 from coven_core.timearg import parse_instant
 from coven_core.tz import tzdb
+from coven_core.tz.local import resolve_zone_key
 
 
 def register(commands: Any) -> None:

@@ -8,10 +8,11 @@ import os
 import re
 from typing import Any
 
-from coven_core.cli.arguments import resolve_zone_key, whole_number
+from coven_core.cli.arguments import whole_number
 from coven_core.cli.durations import duration_argument, limit_argument
 from coven_core.errors import ValidationError
 from coven_core.model import MisfirePolicy, OverlapPolicy
+from coven_core.tz.local import resolve_zone_key
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

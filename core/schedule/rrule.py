@@ -30,7 +30,7 @@ from dateutil.rrule import (
 
 from coven_core.errors import ScheduleError
 
-__all__ = ["RRuleSchedule"]
+__all__ = ["RRuleSchedule", "RuleParts"]
 
 _Frequency = Literal[0, 1, 2, 3, 4, 5]
 
@@ -205,6 +205,11 @@ class RRuleSchedule:
         return self._dtstart
 
     @property
+    def parts(self) -> RuleParts:
+        """The validated parts as given (defaults not filled in from DTSTART)."""
+        return self._rule
+
+    @property
     def until(self) -> datetime | None:
         """Inclusive end: an aware UTC instant (``...Z``), a naive wall time, or None.
 
@@ -263,6 +268,10 @@ class RRuleSchedule:
     def __reduce__(self) -> tuple[object, tuple[str, datetime]]:
         # Copy and pickle through parse: the default would restore slots by setattr.
         return (type(self).parse, (str(self), self._dtstart))
+
+
+#: The validated parts of a rule, for readers such as ``coven_core.schedule.words``.
+RuleParts = _Rule
 
 
 # Parsing ------------------------------------------------------------------------------

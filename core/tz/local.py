@@ -39,6 +39,15 @@ class HostFiles:
     timezone: Path = Path("/etc/timezone")
 
 
+def resolve_zone_key(text: str) -> str:
+    """``local`` becomes the host's proven IANA key; anything else is checked as it is."""
+    key = text.strip()
+    if key.lower() == "local":
+        return resolve_local_zone().key
+    tzdb.zone(key)
+    return key
+
+
 def resolve_local_zone(
     env: Mapping[str, str] | None = None, files: HostFiles | None = None
 ) -> LocalZone:

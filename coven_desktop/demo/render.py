@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QLocale
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtCore import QCoreApplication, QEvent, QLocale
+from PySide6.QtWidgets import QWidget
 
 from coven_core.clock import VirtualClock
 from coven_core.runtime.instant import InstantRuntime
@@ -90,8 +90,11 @@ async def _settle(desktop: Desktop, page: QWidget | None) -> None:
     await desktop.settle()  # first: its refreshes can start a page's reload…
     settle = getattr(page, "settle", None)
     if settle is not None:
-        await settle()  # …which must be done before processEvents, or it is re-entered there
-    QApplication.processEvents()  # layouts and geometry before the grab
+        await settle()  # …which must be done before the layouts below
+    # Layouts and geometry before the grab. Only layout requests: a full processEvents()
+    # inside this coroutine would also run the loop's callbacks re-entrantly, and a task
+    # woken there ("Cannot enter into task …") — news that arrived meanwhile — never ends.
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
 def _save(widget: QWidget, path: Path) -> Path:

@@ -1,20 +1,261 @@
-"""The Routines window (placeholder: replaced by its issue's work)."""
+"""The Routines window (CONTRACT §12): every routine with its schedule in words, zone, state,
+next run and last result; add and edit with a live preview; pause, resume, run now, delete.
+
+The list reloads when the engine has news (``desktop.overviewChanged``, which follows every
+operator call and every pass that changed something) — never on a timer. Actions go through
+``desktop.act``, so they are audited, wake the scheduler and refresh every view.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+import shiboken6
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QSplitter,
+    QTableView,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from coven_core.engine import Engine
+from coven_core.model import RoutineState
+from coven_desktop.tasks import Tasks
+from coven_desktop.windows.routine_editor import RoutineEditor
+from coven_desktop.windows.routine_model import Column, RoutinesModel
+from coven_desktop.windows.routine_rows import RoutineRow, load_rows
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
+
+
+#: The widest a column of the list starts (pixels); a person can still drag it wider.
+WIDEST_COLUMN = 280
 
 
 class Page(QWidget):
     def __init__(self, desktop: Desktop, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.desktop = desktop
-        QVBoxLayout(self).addWidget(QLabel(self.tr("Routines"), self))
+        self.model = RoutinesModel(desktop.locale, self)
+        self.confirmation: QMessageBox | None = None
+        self._tasks = Tasks()
+        self._reloading = False
+        self._stale = False
+        self._build()
+        desktop.overviewChanged.connect(self._on_news)
+        desktop.failed.connect(self._on_refused)
 
+    # -- layout -----------------------------------------------------------------------------
+    def _build(self) -> None:
+        layout = QVBoxLayout(self)
+        self.actions_bar = self._actions()
+        layout.addWidget(self.actions_bar)
+        self.notice = QLabel("", self)
+        self.notice.setWordWrap(True)
+        self.notice.hide()
+        layout.addWidget(self.notice)
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.table = self._table(splitter)
+        self.editor = RoutineEditor(self.desktop, splitter)
+        self.editor.hide()
+        self.editor.saved.connect(self._on_saved)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.editor)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout.addWidget(splitter, 1)
+        self._update_actions()
+
+    def _table(self, parent: QWidget) -> QTableView:
+        table = QTableView(parent)
+        table.setModel(self.model)
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.verticalHeader().hide()
+        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        table.horizontalHeader().setStretchLastSection(True)
+        table.setTextElideMode(Qt.TextElideMode.ElideRight)  # the tooltip has the whole text
+        table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        table.doubleClicked.connect(lambda _index: self.edit_selected())
+        table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
+        for key in ("edit", "pause", "resume", "run_now", "delete", "explain"):
+            table.addAction(self.action[key])
+        return table
+
+    def _actions(self) -> QToolBar:
+        bar = QToolBar(self)
+        self.action: dict[str, QAction] = {}
+        entries: list[tuple[str, str, Callable[[], object]]] = [
+            ("add", self.tr("Add…"), self.open_editor),
+            ("edit", self.tr("Edit…"), self.edit_selected),
+            ("pause", self.tr("Pause"), self.pause_selected),
+            ("resume", self.tr("Resume"), self.resume_selected),
+            ("run_now", self.tr("Run now"), self.run_selected),
+            ("delete", self.tr("Delete…"), self.delete_selected),
+            ("explain", self.tr("Explain…"), self.explain_selected),
+        ]
+        shortcuts = {
+            "edit": QKeySequence(Qt.Key.Key_Return),
+            "delete": QKeySequence(QKeySequence.StandardKey.Delete),
+        }
+        for key, text, slot in entries:
+            action = QAction(text, self)
+            action.setObjectName(key)
+            if key in shortcuts:
+                action.setShortcut(shortcuts[key])
+                action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            action.triggered.connect(lambda _checked=False, run=slot: run())
+            bar.addAction(action)
+            self.action[key] = action
+        return bar
+
+    def _update_actions(self) -> None:
+        row = self.selected()
+        for key in ("edit", "run_now", "delete", "explain"):
+            self.action[key].setEnabled(row is not None)
+        self.action["pause"].setEnabled(row is not None and row.state is RoutineState.ACTIVE)
+        self.action["resume"].setEnabled(row is not None and row.state is RoutineState.PAUSED)
+
+    # -- loading ----------------------------------------------------------------------------
     async def reload(self) -> None:
-        pass
+        """Read every routine on the operator thread and show them, keeping the selection."""
+        locale = self.desktop.locale
+        rows = await self.desktop.service.call(lambda engine: load_rows(engine, locale))
+        if not shiboken6.isValid(self):
+            return  # the window closed while the engine was reading
+        chosen = self.selected()
+        self.model.locale = locale
+        self.model.set_rows(rows, self.desktop.clock.now_utc())
+        self._fit_columns()
+        if chosen is not None:
+            self.select(chosen.name)
+        self._update_actions()
+
+    def _fit_columns(self) -> None:
+        """Each column as wide as its text, but none so wide that the next run and the last
+        result leave the window (a long reason, a long list of weekdays)."""
+        self.table.resizeColumnsToContents()
+        for column in range(self.model.columnCount()):
+            width = self.table.columnWidth(column)
+            self.table.setColumnWidth(column, min(width, WIDEST_COLUMN))
+
+    def _on_news(self, _overview: object) -> None:
+        """Reload once per burst of news: one in flight, at most one more after it."""
+        if self._reloading:
+            self._stale = True
+            return
+        self._tasks.spawn(self._reload_until_fresh())
+
+    async def _reload_until_fresh(self) -> None:
+        self._reloading = True
+        try:
+            self._stale = True
+            while self._stale:
+                self._stale = False
+                await self.reload()
+        finally:
+            self._reloading = False
+
+    # -- selection --------------------------------------------------------------------------
+    def selected(self) -> RoutineRow | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.model.row(rows[0].row()) if rows else None
+
+    def select(self, name: str) -> bool:
+        row = self.model.row_of(name)
+        if row is None:
+            return False
+        flags = (
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows
+        )
+        self.table.selectionModel().select(self.model.index(row, Column.NAME), flags)
+        return True
+
+    # -- the row actions --------------------------------------------------------------------
+    def open_editor(self, name: str = "", schedule: str = "", command: str = "") -> None:
+        """A new routine, optionally prefilled (the welcome page's "Add your first routine")."""
+        self.editor.open_for_add(name, schedule, command)
+
+    def edit_selected(self) -> None:
+        row = self.selected()
+        if row is not None:
+            self.editor.open_for_edit(row.view)
+
+    def pause_selected(self) -> None:
+        self._act_on_selected(lambda name: lambda e: e.operator.pause(name))
+
+    def resume_selected(self) -> None:
+        self._act_on_selected(lambda name: lambda e: e.operator.resume(name))
+
+    def run_selected(self) -> None:
+        self._act_on_selected(lambda name: lambda e: e.operator.run_now(name))
+
+    def _act_on_selected(self, work: Callable[[str], Callable[[Engine], object]]) -> None:
+        row = self.selected()
+        if row is not None:
+            self.notice.hide()
+            self.desktop.act(work(row.name))
+
+    def delete_selected(self) -> None:
+        """Ask first, without blocking: the answer arrives on the box's signal."""
+        row = self.selected()
+        if row is None:
+            return
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            self.tr("Delete routine"),
+            self.tr(
+                "Delete the routine {name}? It will not run again; its history is kept."
+            ).format(name=row.name),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.button(QMessageBox.StandardButton.Yes).setText(self.tr("Delete"))
+        box.finished.connect(lambda answer, name=row.name: self._confirmed(box, answer, name))
+        self.confirmation = box
+        box.open()
+
+    def _confirmed(self, box: QMessageBox, answer: int, name: str) -> None:
+        self.confirmation = None
+        box.deleteLater()
+        if answer == QMessageBox.StandardButton.Yes:
+            self.desktop.act(lambda e: e.operator.delete_routine(name))
+
+    def explain_selected(self) -> None:
+        row = self.selected()
+        if row is None:
+            return
+        from coven_desktop.windows.explanation import open_explanation
+
+        open_explanation(self.desktop, row.name, parent=self)
+
+    # -- news -------------------------------------------------------------------------------
+    def _on_saved(self, name: str) -> None:
+        self._tasks.spawn(self._show_saved(name))
+
+    async def _show_saved(self, name: str) -> None:
+        await self.reload()
+        self.select(name)
+
+    def _on_refused(self, message: str) -> None:
+        self.notice.setText(message)
+        self.notice.show()
+
+    # -- tasks ------------------------------------------------------------------------------
+    async def settle(self) -> None:
+        """Wait for the reloads, checks and saves in flight (tests)."""
+        while self._tasks or self.editor.busy:
+            await self._tasks.settle()
+            await self.editor.settle()

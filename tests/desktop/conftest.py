@@ -19,13 +19,35 @@ from coven_desktop.desktop import Desktop
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
+class _TestLoop(qasync.QEventLoop):
+    """qasync's loop, staying the running loop between the runs a test drives.
+
+    Tests run the loop in steps (``run_until_complete``), and between them Qt still
+    processes events: qasync itself does once more after each run, and pytest-qt after each
+    test. A task stepped there — the bridge catching up on a pass's news, a page reloading —
+    would fail with "no running event loop" and its news would be lost. The app never
+    stops its loop, so only tests see this. (``QEventLoop.__init__`` already makes the loop
+    the running one; this keeps it so after each run.)
+    """
+
+    def _after_run_forever(self) -> None:
+        super()._after_run_forever()
+        asyncio.events._set_running_loop(self)
+
+
 @pytest.fixture
 def loop(qapp) -> Iterator[qasync.QEventLoop]:  # type: ignore[no-untyped-def]
-    event_loop = qasync.QEventLoop(qapp, already_running=False)
+    event_loop = _TestLoop(qapp, already_running=False)
     asyncio.set_event_loop(event_loop)
     yield event_loop
+    asyncio.events._set_running_loop(None)
     event_loop.close()  # while the QApplication still exists
     asyncio.set_event_loop(None)
+    # The closed loop's timer object (qasync's _SimpleTimer, a QObject with live timers)
+    # is left in a reference cycle. Collect it here, on the GUI thread: collected later by
+    # a garbage-collection pass that happens to run on an engine thread, its destructor
+    # warns "Timers cannot be stopped from another thread" — in some other test.
+    gc.collect()
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Durations as people type them (``--grace``, ``--timeout``)."""
+"""Durations as people type them (``--grace``, ``--timeout``, the routine form)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from coven_core.cli.durations import DurationError, format_duration, parse_duration, parse_limit
+from coven_core.durations import DurationError, format_duration, parse_duration, parse_limit
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,151 @@
+"""The Routines window's table: one row per routine, six columns of text for people."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+
+from coven_core.model import RoutineState
+from coven_desktop import texts
+from coven_desktop.windows.routine_rows import RoutineRow, ago, instant_text
+
+Index = QModelIndex | QPersistentModelIndex
+
+#: The routine's name, for any cell (the page acts on the selected row's name).
+NameRole = Qt.ItemDataRole.UserRole + 1
+
+
+class Column(enum.IntEnum):
+    NAME = 0
+    SCHEDULE = 1
+    ZONE = 2
+    STATE = 3
+    NEXT_RUN = 4
+    LAST_RESULT = 5
+
+
+class RoutinesModel(QAbstractTableModel):
+    def __init__(self, locale: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.locale = locale
+        self._rows: list[RoutineRow] = []
+        self._now: datetime | None = None
+        self._headers = {
+            Column.NAME: self.tr("Name"),
+            Column.SCHEDULE: self.tr("Schedule"),
+            Column.ZONE: self.tr("Time zone"),
+            Column.STATE: self.tr("State"),
+            Column.NEXT_RUN: self.tr("Next run"),
+            Column.LAST_RESULT: self.tr("Last result"),
+        }
+        self._states = {
+            RoutineState.ACTIVE: self.tr("Active"),
+            RoutineState.PAUSED: self.tr("Paused"),
+            RoutineState.QUARANTINED: self.tr("Quarantined"),
+            RoutineState.DELETED: self.tr("Deleted"),
+        }
+        self._dispositions = {
+            "succeeded": self.tr("Succeeded"),
+            "failed": self.tr("Failed"),
+            "cancelled": self.tr("Cancelled"),
+            "timed_out": self.tr("Timed out"),
+            "skipped": self.tr("Skipped"),
+            "recovery_required": self.tr("Needs your decision"),
+            "reconciled": self.tr("Decided by a person"),
+        }
+
+    # -- content ----------------------------------------------------------------------------
+    def set_rows(self, rows: list[RoutineRow], now: datetime) -> None:
+        self.beginResetModel()
+        self._rows, self._now = list(rows), now
+        self.endResetModel()
+
+    def row(self, index: int) -> RoutineRow:
+        return self._rows[index]
+
+    def row_of(self, name: str) -> int | None:
+        return next((i for i, row in enumerate(self._rows) if row.name == name), None)
+
+    # -- QAbstractTableModel ----------------------------------------------------------------
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(Column)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(Column):
+            return self._headers[Column(section)]
+        if orientation == Qt.Orientation.Vertical and 0 <= section < len(self._rows):
+            return str(section + 1)
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        row, column = self._rows[index.row()], Column(index.column())
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(row, column)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(row, column)
+        if role == NameRole:
+            return row.name
+        return None
+
+    # -- cells ------------------------------------------------------------------------------
+    def _display(self, row: RoutineRow, column: Column) -> str:
+        if column is Column.NAME:
+            return row.name
+        if column is Column.SCHEDULE:
+            return row.words
+        if column is Column.ZONE:
+            return row.zone
+        if column is Column.STATE:
+            return self._state(row)
+        if column is Column.NEXT_RUN:
+            return self._next_run(row)
+        return self._last_result(row)
+
+    def _tooltip(self, row: RoutineRow, column: Column) -> str | None:
+        if column is Column.SCHEDULE:  # the whole sentence, and the spec as stored
+            return f"{row.words}\n{row.view.revision.spec.schedule}"
+        if column in (Column.NAME, Column.ZONE, Column.STATE):
+            return self._display(row, column)  # the column may be too narrow for it
+        due = row.view.routine.next_due
+        if column is Column.NEXT_RUN and due is not None and row.state is RoutineState.ACTIVE:
+            return instant_text(due, row.zone_key, self.locale)
+        last = row.view.last_at
+        if column is Column.LAST_RESULT and last is not None:
+            return instant_text(last, row.zone_key, self.locale)
+        return None
+
+    def _state(self, row: RoutineRow) -> str:
+        state = self._states[row.state]
+        reason = row.view.routine.state_reason
+        return self.tr("{state} ({reason})").format(state=state, reason=reason) if reason else state
+
+    def _next_run(self, row: RoutineRow) -> str:
+        due = row.view.routine.next_due
+        if row.state is not RoutineState.ACTIVE:
+            return "—"  # the State column says why
+        if due is None or self._now is None:
+            return self.tr("No further runs")
+        return texts.when(due, self._now, self.locale)
+
+    def _last_result(self, row: RoutineRow) -> str:
+        disposition, at = row.view.last_disposition, row.view.last_at
+        if disposition is None:
+            return self.tr("Not run yet")
+        label = self._dispositions.get(disposition, disposition)
+        if at is None or self._now is None:
+            return label
+        return self.tr("{disposition}, {when}").format(
+            disposition=label, when=ago(at, self._now, self.locale)
+        )

@@ -1,0 +1,377 @@
+"""The Routines window on the real app: typed into, clicked, and checked through the engine."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import qasync
+from PySide6.QtCore import Qt, SignalInstance
+from PySide6.QtWidgets import QAbstractButton, QMessageBox, QToolButton
+from pytestqt.qtbot import QtBot
+
+from coven_core.drafts import DraftCheck
+from coven_core.events import Event, EventKind
+from coven_core.model import RevisionSpec, RoutineState
+from coven_core.queries import list_routines, show
+from coven_desktop.desktop import Desktop
+from coven_desktop.windows.routine_editor import KindRole
+from coven_desktop.windows.routine_model import Column, NameRole
+from coven_desktop.windows.routines import Page
+
+NNBSP = "\u202f"  # Babel's space before AM/PM in en_US
+NEW_YORK = "America/New_York"
+
+
+@pytest.fixture
+def page(desktop: Desktop, loop: qasync.QEventLoop) -> Page:
+    desktop.locale = "en_US"
+    shown = desktop.window.show_page("routines")
+    assert isinstance(shown, Page)
+    drive(loop, shown, desktop.window.settle)
+    return shown
+
+
+async def quiet(page: Page) -> None:
+    """Until nothing is in flight: the actions, the refreshes they caused, the page's work."""
+    for _ in range(2):  # a refresh's news may start one more reload
+        await page.desktop.settle()
+        await page.settle()
+        await asyncio.sleep(0)
+
+
+def drive(
+    loop: qasync.QEventLoop,
+    page: Page,
+    interaction: Callable[[], object] = lambda: None,
+    *,
+    signal: SignalInstance | None = None,
+    accept: Callable[[Any], bool] = lambda _value: True,
+    timeout: float = 20.0,
+) -> Any:
+    """Interact (click, type, await), then wait for the first emission of ``signal`` that
+    ``accept``s, if any (never a fixed wait), then until nothing is in flight.
+
+    All in one run of the loop, with it running as in the app: qasync's run_until_complete
+    processes Qt events once more after it has stopped, without a running asyncio loop, and
+    a task stepped there (a click's action, a reload) fails.
+    """
+    found: asyncio.Future[Any] = loop.create_future()
+
+    def seen(value: Any = None) -> None:
+        if accept(value) and not found.done():
+            found.set_result(value)
+
+    async def run() -> Any:
+        result = interaction()
+        if asyncio.iscoroutine(result):
+            result = await result
+        if signal is not None:
+            result = await asyncio.wait_for(found, timeout)
+        await quiet(page)
+        return result
+
+    if signal is not None:
+        signal.connect(seen)
+    try:
+        return loop.run_until_complete(run())
+    finally:
+        if signal is not None:
+            signal.disconnect(seen)
+
+
+def add(desktop: Desktop, loop: qasync.QEventLoop, name: str, schedule: str, zone: str) -> None:
+    spec = RevisionSpec(schedule=schedule, timezone=zone, argv=("/bin/true",))
+    loop.run_until_complete(desktop.service.call(lambda e: e.operator.add_routine(name, spec)))
+
+
+def engine(desktop: Desktop, loop: qasync.QEventLoop, read: Callable[[Any], Any]) -> Any:
+    return loop.run_until_complete(desktop.service.call(read))
+
+
+def click(qtbot: QtBot, loop: qasync.QEventLoop, page: Page, action: str) -> None:
+    """Click a row action's tool button."""
+    button = page.actions_bar.widgetForAction(page.action[action])
+    assert isinstance(button, QToolButton) and button.isEnabled()
+    drive(loop, page, lambda: qtbot.mouseClick(button, Qt.MouseButton.LeftButton))
+
+
+def press(qtbot: QtBot, loop: qasync.QEventLoop, page: Page, button: QAbstractButton) -> None:
+    drive(loop, page, lambda: qtbot.mouseClick(button, Qt.MouseButton.LeftButton))
+
+
+def fill(qtbot: QtBot, loop, page: Page, name: str, command: str, zone: str = NEW_YORK) -> None:  # type: ignore[no-untyped-def]
+    editor = page.editor
+
+    def typing() -> None:
+        qtbot.keyClicks(editor.name, name)
+        editor.zone.setCurrentText(zone)
+        qtbot.keyClicks(editor.command, command)
+
+    drive(loop, page, typing)
+
+
+def type_schedule(qtbot: QtBot, loop, page: Page, text: str) -> DraftCheck:  # type: ignore[no-untyped-def]
+    """Type a schedule; the preview and errors shown for exactly that text."""
+    editor = page.editor
+    editor.schedule.clear()
+    return drive(
+        loop, page, lambda: qtbot.keyClicks(editor.schedule, text),
+        signal=editor.previewUpdated, accept=lambda _result: editor.draft().schedule == text,
+    )  # fmt: skip
+
+
+def reload(loop: qasync.QEventLoop, page: Page) -> None:
+    drive(loop, page, page.reload)
+
+
+def preview_rows(page: Page) -> list[tuple[str, ...]]:
+    tree = page.editor.preview
+    return [
+        tuple(tree.topLevelItem(i).text(c) for c in range(4))
+        for i in range(tree.topLevelItemCount())
+    ]
+
+
+# --- the list ----------------------------------------------------------------------------
+
+
+def test_the_model_passes_qtmodeltester(desktop, loop, page: Page, qtmodeltester) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
+    add(desktop, loop, "sync", "*/15 * * * *", "UTC")
+    loop.run_until_complete(desktop.service.call(lambda e: e.operator.pause("sync", "holiday")))
+    reload(loop, page)
+    assert page.model.rowCount() == 2
+    qtmodeltester.check(page.model)
+
+
+def test_rows_say_the_schedule_in_words_zone_state_and_next_run(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
+    add(desktop, loop, "sync", "*/15 * * * *", "UTC")
+    loop.run_until_complete(desktop.service.call(lambda e: e.operator.pause("sync", "holiday")))
+    reload(loop, page)
+    model = page.model
+
+    def cell(row: int, column: Column) -> str:
+        return model.data(model.index(row, column))
+
+    assert [cell(0, Column.NAME), cell(1, Column.NAME)] == ["backup", "sync"]
+    assert cell(0, Column.SCHEDULE) == f"Every day at 2:30{NNBSP}AM"
+    assert cell(1, Column.SCHEDULE) == "Every 15 minutes"
+    assert cell(0, Column.ZONE) == "Eastern Time (America/New_York)"
+    assert cell(1, Column.ZONE) == "Coordinated Universal Time (UTC)"
+    assert (cell(0, Column.STATE), cell(1, Column.STATE)) == ("Active", "Paused (holiday)")
+    # Relative and absolute: 2 March 02:30 EST is 07:30 UTC, 19.5 hours after 1 March 12:00.
+    assert cell(0, Column.NEXT_RUN).endswith("in 20 hours")
+    tooltip = model.data(model.index(0, Column.NEXT_RUN), Qt.ItemDataRole.ToolTipRole)
+    assert tooltip == f"Mar 2, 2026, 2:30:00{NNBSP}AM (America/New_York)"
+    assert cell(1, Column.NEXT_RUN) == "—"
+    assert cell(0, Column.LAST_RESULT) == "Not run yet"
+    assert model.data(model.index(1, Column.ZONE), NameRole) == "sync"
+
+
+def test_rows_follow_the_users_locale(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
+    desktop.locale = "de_DE"
+    reload(loop, page)
+    model = page.model
+    assert model.data(model.index(0, Column.SCHEDULE)) == "Täglich um 02:30"
+    assert model.data(model.index(0, Column.ZONE)) == (
+        "Nordamerikanische Ostküstenzeit (America/New_York)"
+    )
+    assert "in 20 Stunden" in model.data(model.index(0, Column.NEXT_RUN))
+
+
+def test_the_list_reloads_on_the_engines_news(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    assert page.model.rowCount() == 0
+    add(desktop, loop, "backup", "@daily", "UTC")  # as the CLI would: no call from the page
+    drive(loop, page, desktop.refresh)  # what the bridge does after a pass with news
+    assert page.model.rowCount() == 1
+
+
+# --- the editor --------------------------------------------------------------------------
+
+
+def test_typing_a_schedule_updates_the_preview_with_the_gap_marked(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    fill(qtbot, loop, page, "backup", "/bin/true")
+    result = type_schedule(qtbot, loop, page, "30 2 * * *")
+    assert result.problems == ()
+    assert page.editor.words.text() == f"Every day at 2:30{NNBSP}AM"
+    rows = preview_rows(page)
+    assert len(rows) == 8
+    assert rows[0][:3] == (f"Mar 2, 2026, 2:30:00{NNBSP}AM", "UTC-05:00", "Planned")
+    gap = rows[6]  # Sunday 8 March 2026: 02:00 jumps to 03:00 in New York
+    assert gap[0].startswith("Mar 8, 2026") and gap[2] == "Skipped: this time does not exist"
+    assert "does not exist in America/New_York" in gap[3]
+    assert page.editor.preview.topLevelItem(6).data(0, KindRole) == "nonexistent"
+    assert page.editor.preview.topLevelItem(6).font(0).strikeOut()
+    assert rows[7][1] == "UTC-04:00"
+
+
+def test_a_fold_is_marked_as_run_at_the_first_pass(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    fill(qtbot, loop, page, "once", "/bin/true")
+    type_schedule(qtbot, loop, page, "once 2026-11-01T01:30")
+    [(wall, offset, status, note)] = preview_rows(page)
+    assert wall == f"Nov 1, 2026, 1:30:00{NNBSP}AM"
+    assert (offset, status) == ("UTC-04:00", "Happens twice: runs at the first")
+    assert "happens twice in America/New_York" in note
+
+
+def test_an_invalid_schedule_shows_the_engines_message_inline(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    fill(qtbot, loop, page, "backup", "/bin/true")
+    result = type_schedule(qtbot, loop, page, "0 0 L * *")
+    error = page.editor.errors["schedule"]
+    assert error.isVisible()
+    assert error.text() == "cron: unsupported part 'L' in field 3 (day of month)"
+    assert result.spec is None and preview_rows(page) == []
+    type_schedule(qtbot, loop, page, "0 0 1 * *")  # fixed: the message goes away
+    assert not error.isVisible()
+
+
+def test_an_unknown_zone_is_named_inline(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    fill(qtbot, loop, page, "backup", "/bin/true", zone="Mars/Olympus")
+    type_schedule(qtbot, loop, page, "@daily")
+    assert page.editor.errors["timezone"].text().startswith("unknown time zone 'Mars/Olympus'")
+
+
+def test_saving_adds_the_routine_through_the_engine(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    fill(qtbot, loop, page, "backup", "/usr/bin/rsync -a '/my docs' /mnt")
+    type_schedule(qtbot, loop, page, "30 2 * * *")
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
+    spec = engine(desktop, loop, lambda e: show(e.store, "backup").revision.spec)
+    assert (spec.schedule, spec.timezone) == ("30 2 * * *", NEW_YORK)
+    assert spec.argv == ("/usr/bin/rsync", "-a", "/my docs", "/mnt") and not spec.shell
+    assert not page.editor.isVisible()
+    assert page.selected() is not None and page.selected().name == "backup"
+
+
+def test_a_refusal_is_shown_inline_and_nothing_typed_is_lost(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "@daily", "UTC")
+    page.open_editor()
+    fill(qtbot, loop, page, "backup", "/bin/true")
+    type_schedule(qtbot, loop, page, "30 2 * * *")
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
+    status = page.editor.errors["form"]
+    assert status.isVisible() and "a routine named 'backup' already exists" in status.text()
+    assert page.editor.isVisible() and page.editor.schedule.text() == "30 2 * * *"
+    assert (
+        engine(desktop, loop, lambda e: show(e.store, "backup").revision.spec.schedule) == "@daily"
+    )
+
+
+def test_open_editor_prefills_an_example(page: Page) -> None:
+    page.open_editor("backup", "30 2 * * *", "/usr/bin/true")
+    editor = page.editor
+    assert editor.isVisible() and not editor.name.isReadOnly()
+    assert (editor.name.text(), editor.schedule.text(), editor.command.text()) == (
+        "backup", "30 2 * * *", "/usr/bin/true",
+    )  # fmt: skip
+
+
+def test_editing_makes_a_new_revision_and_keeps_the_rest(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
+    reload(loop, page)
+    assert page.select("backup")
+    click(qtbot, loop, page, "edit")
+    editor = page.editor
+    assert editor.name.isReadOnly() and editor.schedule.text() == "30 2 * * *"
+    type_schedule(qtbot, loop, page, "0 4 * * 1,5")
+    press(qtbot, loop, page, editor.save_button)
+    drive(loop, page)
+    view = engine(desktop, loop, lambda e: show(e.store, "backup"))
+    assert view.revision.number == 2 and view.revision.spec.schedule == "0 4 * * 1,5"
+    assert view.revision.spec.timezone == NEW_YORK
+    model = page.model
+    assert (
+        model.data(model.index(0, Column.SCHEDULE)) == f"Every Monday and Friday at 4:00{NNBSP}AM"
+    )
+
+
+# --- row actions -------------------------------------------------------------------------
+
+
+def test_pause_and_resume_from_the_row_actions(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "@daily", "UTC")
+    reload(loop, page)
+    page.select("backup")
+    click(qtbot, loop, page, "pause")
+    drive(loop, page)
+    state = engine(desktop, loop, lambda e: show(e.store, "backup").routine.state)
+    assert state is RoutineState.PAUSED
+    assert page.model.data(page.model.index(0, Column.STATE)).startswith("Paused")
+    assert page.action["resume"].isEnabled() and not page.action["pause"].isEnabled()
+    click(qtbot, loop, page, "resume")
+    drive(loop, page)
+    assert (
+        engine(desktop, loop, lambda e: show(e.store, "backup").routine.state)
+        is RoutineState.ACTIVE
+    )
+
+
+def test_run_now_runs_it_and_the_last_result_says_so(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "@yearly", "UTC")
+    reload(loop, page)
+    page.select("backup")
+    button = page.actions_bar.widgetForAction(page.action["run_now"])
+
+    def settled(events: list[Event]) -> bool:
+        return any(event.kind is EventKind.SETTLED for event in events)
+
+    drive(loop, page, lambda: qtbot.mouseClick(button, Qt.MouseButton.LeftButton),
+          signal=desktop.service.eventsArrived, accept=settled, timeout=30)  # fmt: skip
+    kinds = engine(desktop, loop, lambda e: [
+        row[0] for row in e.store.conn.execute("SELECT kind FROM occurrences")
+    ])  # fmt: skip
+    assert kinds == ["manual"]
+    assert page.model.data(page.model.index(0, Column.LAST_RESULT)) == "Succeeded, just now"
+
+
+def test_delete_asks_first_and_then_deletes(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "@daily", "UTC")
+    reload(loop, page)
+    page.select("backup")
+    click(qtbot, loop, page, "delete")
+    box = page.confirmation
+    assert box is not None and box.isVisible() and "backup" in box.text()
+    press(qtbot, loop, page, box.button(QMessageBox.StandardButton.Cancel))
+    drive(loop, page)
+    assert [v.routine.name for v in engine(desktop, loop, lambda e: list_routines(e.store))] == [
+        "backup"
+    ]
+    page.select("backup")
+    click(qtbot, loop, page, "delete")
+    box = page.confirmation
+    assert box is not None
+    press(qtbot, loop, page, box.button(QMessageBox.StandardButton.Yes))
+    drive(loop, page)
+    assert engine(desktop, loop, lambda e: list_routines(e.store)) == []
+    state = engine(
+        desktop, loop, lambda e: e.store.conn.execute("SELECT state FROM routines").fetchone()[0]
+    )
+    assert state == "deleted"
+    assert page.model.rowCount() == 0
+
+
+def test_the_welcomes_first_routine_opens_the_editor_with_its_example(
+    desktop: Desktop, qtbot: QtBot, loop: qasync.QEventLoop
+) -> None:
+    welcome = desktop.window.pages["welcome"]
+    button = welcome.add_first  # type: ignore[attr-defined]
+    routines = desktop.window.show_page("routines")
+    assert isinstance(routines, Page)
+    desktop.window.show_page("welcome")
+    editor = routines.editor
+    drive(loop, routines, lambda: qtbot.mouseClick(button, Qt.MouseButton.LeftButton),
+          signal=editor.previewUpdated)  # fmt: skip
+    assert desktop.window.stack.currentWidget() is routines and editor.isVisible()
+    assert (editor.name.text(), editor.schedule.text()) == ("backup", "30 2 * * *")
+    assert editor.command.text() == welcome.command  # type: ignore[attr-defined]

@@ -375,3 +375,21 @@ def test_the_welcomes_first_routine_opens_the_editor_with_its_example(
     assert desktop.window.stack.currentWidget() is routines and editor.isVisible()
     assert (editor.name.text(), editor.schedule.text()) == ("backup", "30 2 * * *")
     assert editor.command.text() == welcome.command  # type: ignore[attr-defined]
+
+
+def test_explain_opens_the_dst_explanation_of_the_selected_routine(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    from coven_desktop.windows.explanation import ExplanationWindow
+
+    add(desktop, loop, "nightly", "30 2 * * *", NEW_YORK)
+    reload(loop, page)
+    page.select("nightly")
+    click(qtbot, loop, page, "explain")
+    window = next(w for w in page.findChildren(ExplanationWindow) if w.routine == "nightly")
+    drive(loop, page, window.settle)
+    assert window.isVisible()
+    assert window.heading.text() == "nightly"
+    assert "New York" in window.sentence.text()
+    # 8 March 2026 in New York: 02:30 does not exist, and the window says so before it happens
+    assert "jump forward from 2:00" in window.changes.text()
+    assert "will be skipped" in window.changes.text()
+    window.close()

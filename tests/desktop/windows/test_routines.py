@@ -377,7 +377,9 @@ def test_the_welcomes_first_routine_opens_the_editor_with_its_example(
     assert editor.command.text() == welcome.command  # type: ignore[attr-defined]
 
 
-def test_explain_opens_the_dst_explanation_of_the_selected_routine(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+def test_explain_opens_the_dst_explanation_of_the_selected_routine(
+    desktop, qtbot, loop, page
+) -> None:  # type: ignore[no-untyped-def]
     from coven_desktop.windows.explanation import ExplanationWindow
 
     add(desktop, loop, "nightly", "30 2 * * *", NEW_YORK)

@@ -12,8 +12,6 @@ import os
 from functools import lru_cache
 
 from babel import Locale, UnknownLocaleError, default_locale
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
 
 FALLBACK_LOCALE = "en_US"
 
@@ -36,6 +34,11 @@ def _translations(locale: str) -> gettext.NullTranslations:
 
 
 def _compiled(source: str, language: str) -> gettext.NullTranslations:
+    # Babel's catalog machinery costs ~15 ms to import: only a locale with a catalog pays it
+    # (an en_US `coven status` never does).
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
     with open(source, "rb") as po:
         catalog = read_po(po, locale=language, domain="coven")
     compiled = io.BytesIO()

@@ -281,6 +281,13 @@ class _Sweep:
         self.events()
         self.passes()
 
+    @property
+    def history_batch(self) -> int:
+        """Rows per history transaction: half a batch. An occurrence's rows, with its attempt
+        and delivery, keep eight indexes between them, and a full batch of them was the
+        sweep's slowest work (p50 3.4 ms, against 1.2 ms for a batch of events or passes)."""
+        return max(1, self.batch // 2)
+
     def out_of_time(self) -> bool:
         """Spent the budget? Never before one transaction, so that every sweep makes progress."""
         spent = self.budget is not None and time.perf_counter() - self.started >= self.budget
@@ -357,13 +364,13 @@ class _Sweep:
                 self.store.conn,
                 f"SELECT o.id FROM occurrences o WHERE o.routine_id = ? AND o.scheduled_utc < ? "
                 f"AND {self.removable} ORDER BY o.scheduled_utc LIMIT ?",
-                (routine_id, below, self.batch),
+                (routine_id, below, self.history_batch),
             )
             if not candidates or not self.delete_occurrences(candidates):
                 return
 
     def delete_occurrences(self, candidates: list[str]) -> int:
-        chosen, dirs = _fit(self.store.conn, candidates, self.batch)
+        chosen, dirs = _fit(self.store.conn, candidates, self.history_batch)
         for attempt_id, attempt_dir in dirs:
             self.remove_dir(attempt_id, attempt_dir)
         return self.write(partial(_delete_occurrences, chosen=chosen, removable=self.removable))

@@ -46,7 +46,8 @@ def due(conn: apsw.Connection, data_dir: Path, now: datetime, limit: int) -> lis
         "(SELECT a.attempt_dir FROM attempts a WHERE a.occurrence_id = o.id "
         " ORDER BY a.number DESC LIMIT 1) "
         "FROM deliveries d JOIN occurrences o ON o.id = d.occurrence_id "
-        "WHERE d.state = 'pending' AND (d.not_before IS NULL OR d.not_before <= ?) "
+        "WHERE d.state = 'pending' AND d.state != 'delivered' "  # the index: see earliest()
+        "AND (d.not_before IS NULL OR d.not_before <= ?) "
         "ORDER BY o.scheduled_utc LIMIT ?",
         (instant_text(now), limit),
     )
@@ -97,8 +98,14 @@ def _record_failure(conn: apsw.Connection, job: Job, error: DeliveryError, stamp
 
 
 def earliest(conn: apsw.Connection, now: datetime) -> datetime | None:
+    """The next pending retry's time. ``state != 'delivered'`` is redundant beside ``state =
+    'pending'`` but is the condition of the partial index ``deliveries_pending``, and SQLite
+    uses a partial index only for a WHERE that contains its condition: without it this query
+    and :func:`due`, each run every pass, scanned every delivered receipt (8 ms each with 30
+    days of a minutely routine's history, against 0.015 and 0.09 ms with it)."""
     row = conn.execute(
-        "SELECT min(not_before) FROM deliveries WHERE state = 'pending' AND not_before > ?",
+        "SELECT min(not_before) FROM deliveries "
+        "WHERE state = 'pending' AND state != 'delivered' AND not_before > ?",
         (instant_text(now),),
     ).fetchone()
     return None if row is None or row[0] is None else instant_from(row[0])

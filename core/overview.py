@@ -100,12 +100,13 @@ def _running(conn: apsw.Connection) -> list[RunningRun]:
 
 def _attention(conn: apsw.Connection, now: datetime) -> int:
     stuck = instant_text(now - CANCEL_PATIENCE)
+    # "state != 'delivered'": the partial index's condition (delivering.earliest says why)
     return int(
         scalar(
             conn,
             "SELECT (SELECT count(*) FROM occurrences WHERE disposition = 'recovery_required') + "
             "(SELECT count(*) FROM attempts WHERE cancel_requested_at <= ? AND state != 'settled') "
-            "+ (SELECT count(*) FROM deliveries WHERE state = 'failed')",
+            "+ (SELECT count(*) FROM deliveries WHERE state = 'failed' AND state != 'delivered')",
             (stuck,),
         )
     )

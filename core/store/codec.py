@@ -15,7 +15,23 @@ def instant_text(instant: datetime) -> str:
 
 
 def instant_from(text: str) -> datetime:
+    """The instant ``instant_text`` wrote; anything else is a ValueError naming the format.
+
+    Text of exactly that shape is read by ``fromisoformat`` (it reads the trailing ``Z`` as
+    UTC): ``strptime`` costs ~25 µs a call, and a scheduler pass reads dozens of instants."""
+    if _stored_shape(text):
+        return datetime.fromisoformat(text)
     return datetime.strptime(text, _FORMAT).replace(tzinfo=UTC)
+
+
+def _stored_shape(text: str) -> bool:
+    """``YYYY-MM-DDTHH:MM:SS.ffffffZ``: the separators in place (the digits are checked by
+    ``fromisoformat``, which accepts no other layout of this length with these separators)."""
+    return (
+        len(text) == 27
+        and text[26] == "Z"
+        and text[4] + text[7] + text[10] + text[13] + text[16] + text[19] == "--T::."
+    )
 
 
 def maybe_instant_from(text: str | None) -> datetime | None:

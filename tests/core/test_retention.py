@@ -467,6 +467,33 @@ def test_after_each_transaction_the_sweep_leaves_the_lock_free_for_a_waiting_cla
     assert max(pauses) >= 2 * report.longest_transaction
 
 
+def synchronous(store: Store) -> int:
+    return int(store.conn.execute("PRAGMA synchronous").get)
+
+
+def test_the_sweeps_commits_skip_their_fsync_and_every_other_write_keeps_it(small) -> None:
+    """A deletion is redone by the next sweep if a power cut loses it: its COMMIT need not hold
+    the write lock through an fsync (2 = FULL, 1 = NORMAL)."""
+    engine, _ = small
+    during: list[int] = []
+    sweep(
+        engine.store, T0, TINY, batch=200, pause=lambda _: during.append(synchronous(engine.store))
+    )
+    assert during and set(during) == {1}
+    assert synchronous(engine.store) == 2
+
+
+def test_a_failed_sweep_leaves_the_connection_syncing_every_commit(small) -> None:
+    engine, _ = small
+
+    def interrupted(_: float) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep(engine.store, T0, TINY, batch=200, pause=interrupted)
+    assert synchronous(engine.store) == 2
+
+
 class BusyCheckpoints:
     """A connection on which another process is always checkpointing."""
 

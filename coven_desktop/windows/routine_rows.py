@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from babel.dates import format_datetime, format_timedelta, get_timezone_name
+from babel.dates import format_datetime, get_timezone_name
 
 from coven_core import routines
 from coven_core.engine import Engine
@@ -19,6 +19,7 @@ from coven_core.model import RoutineState
 from coven_core.queries import RoutineView, list_routines
 from coven_core.schedule.words import describe_timetable
 from coven_core.tz import tzdb
+from coven_desktop.windows.common import relative
 
 #: Babel names UTC "Unknown Region (UTC) Time" (see PLATFORM_NOTES): these keys are named here.
 _UTC_KEYS = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu", "Zulu"})
@@ -73,4 +74,4 @@ def ago(at: datetime, now: datetime, locale: str) -> str:
     """ "2 hours ago", "in 5 minutes"; "just now" rather than "in 0 seconds"."""
     if abs(at - now) < _JUST_NOW:
         return _("just now", locale)
-    return format_timedelta(at - now, add_direction=True, locale=locale)
+    return relative(at, now, locale)

@@ -139,8 +139,14 @@ def waiting(conn: apsw.Connection, now: datetime, limit: int) -> list[Waiting]:
     ]
 
 
+ACTIVE = "occurrences INDEXED BY occurrences_active WHERE state IN ('claimed', 'running')"
+"""The active occurrences, by their partial index. Named: SQLite otherwise picks
+``occurrences_history`` for a routine's count and walks the routine's whole history (0.4 ms
+with 2,000 settled rows, growing with every one; 7 µs by the partial index)."""
+
+
 def active_count(conn: apsw.Connection, routine_id: str | None = None) -> int:
-    sql = "SELECT count(*) FROM occurrences WHERE state IN ('claimed', 'running')"
+    sql = f"SELECT count(*) FROM {ACTIVE}"
     if routine_id is None:
         return int(scalar(conn, sql))
     return int(scalar(conn, sql + " AND routine_id = ?", (routine_id,)))
@@ -149,12 +155,13 @@ def active_count(conn: apsw.Connection, routine_id: str | None = None) -> int:
 def earliest_retry(conn: apsw.Connection, now: datetime) -> datetime | None:
     """When the next attempt still waiting out its backoff may start. (One whose time has
     come but waits for capacity is woken by a run finishing, not by a deadline.)"""
-    at = scalar(
-        conn,
-        "SELECT min(not_before) FROM occurrences WHERE state = 'planned' AND not_before > ?",
-        (instant_text(now),),
-    )
+    at = scalar(conn, f"SELECT {EARLIEST_RETRY}", {"now": instant_text(now)})
     return None if at is None else instant_from(at)
+
+
+EARLIEST_RETRY = (
+    "(SELECT min(not_before) FROM occurrences WHERE state = 'planned' AND not_before > :now)"
+)
 
 
 def awaiting_decision(conn: apsw.Connection, routine_id: str) -> list[str]:

@@ -84,10 +84,12 @@ def due(conn: apsw.Connection, now: datetime, limit: int) -> list[Routine]:
 
 
 def earliest_due(conn: apsw.Connection) -> datetime | None:
-    earliest = scalar(
-        conn, "SELECT min(next_due) FROM routines WHERE state = 'active' AND next_due IS NOT NULL"
-    )
-    return maybe_instant_from(earliest)
+    return maybe_instant_from(scalar(conn, f"SELECT {EARLIEST_DUE}"))
+
+
+EARLIEST_DUE = (
+    "(SELECT min(next_due) FROM routines WHERE state = 'active' AND next_due IS NOT NULL)"
+)
 
 
 def insert(conn: apsw.Connection, routine: Routine) -> None:

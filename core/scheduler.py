@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 import apsw
 
 from coven_core import (
+    agenda,
     audit,
     cancellation,
     delivering,
@@ -200,16 +201,14 @@ class Scheduler:
             self.drift.record(conn, now, report.trigger)
             report.settled += sum(settle_attempt(conn, e, stamp) for e in self._unsettled)
             report.recovered += self._recover(conn, stamp)
-            if not scheduling_paused(conn):
+            paused = scheduling_paused(conn)  # read once: nothing in a pass changes it
+            if not paused:
                 report.planned += self._plan(conn, now, cause, stamp, report)
             failpoints.hit("plan.written")
             launches = self._claim(conn, now, stamp, report)
             failpoints.hit("claim.written" if not launches else "dispatch.decided")
-            cancels = cancellation.to_send(conn, stamp.generation, self._cancels_sent)
-            jobs = delivering.due(conn, self.store.data_dir, now, self.limits.deliveries)
-            report.deadline = self._next_deadline(conn, now, report)
-            work = _Work(launches, cancels, jobs)
-            if not (launches or cancels or jobs or self._unrecorded):
+            work = self._follow_up(conn, now, stamp.generation, report, launches, paused)
+            if not (work.launches or work.cancels or work.jobs or self._unrecorded):
                 report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
                 insert_pass(conn, self.holder.token, report)
                 work = _Work(recorded=True)  # nothing is left for a second transaction
@@ -273,15 +272,28 @@ class Scheduler:
         report.claimed += len(launches)
         return launches
 
+    def _follow_up(
+        self, conn: apsw.Connection, now: datetime, generation: int, report: PassReport,
+        launches: list[Launch], paused: bool,
+    ) -> _Work:  # fmt: skip
+        """What is left to do outside the transaction, and when to wake next."""
+        ahead = agenda.read(conn, now, generation)
+        cancels: list[str] = []
+        jobs: list[delivering.Job] = []
+        if ahead.cancels_requested:
+            cancels = cancellation.to_send(conn, generation, self._cancels_sent)
+        if ahead.deliveries_due:
+            jobs = delivering.due(conn, self.store.data_dir, now, self.limits.deliveries)
+        report.deadline = self._next_deadline(report, ahead, paused)
+        return _Work(launches, cancels, jobs)
+
     def _next_deadline(
-        self, conn: apsw.Connection, now: datetime, report: PassReport
+        self, report: PassReport, ahead: agenda.Agenda, paused: bool
     ) -> datetime | None:
         if report.planned >= self.limits.plan_batch or report.claimed >= self.limits.claim_batch:
-            return now  # more work than one pass may do: go again at once
-        candidates = [occurrences.earliest_retry(conn, now), delivering.earliest(conn, now)]
-        if not scheduling_paused(conn):
-            candidates.append(routines.earliest_due(conn))
-        return min((c for c in candidates if c is not None), default=None)
+            return report.started_at  # more work than one pass may do: go again at once
+        due = None if paused else ahead.next_due
+        return _earliest(ahead.next_retry, ahead.next_delivery, due)
 
     # -- between the transactions: start commands, holding no transaction ------------------
     def _start(self, launch: Launch) -> Started | LaunchError:

@@ -31,6 +31,7 @@ from coven_core import (
     routines,
 )
 from coven_core.clock import Clock, WakeReason, WakeSignal
+from coven_core.delivery import DeliveryError
 from coven_core.events import EventKind
 from coven_core.lease import Fenced, Holder, Lease
 from coven_core.liveness import LeaderLock
@@ -39,6 +40,7 @@ from coven_core.occurrences import Stamp
 from coven_core.passes import PassReport, insert_pass
 from coven_core.planning import claim_one, plan_routine
 from coven_core.retention import Sweeper
+from coven_core.revision_cache import RevisionCache
 from coven_core.routines import scheduling_paused
 from coven_core.runtime.base import Exit, Launch, LaunchError, Runtime, Started
 from coven_core.settlement import settle_attempt
@@ -85,6 +87,7 @@ class Scheduler:
         self.holder = holder or Holder.of_this_process()
         self.lease: Lease | None = None
         self.drift = DriftWatch(clock)
+        self.revisions = RevisionCache()
         self.deadline: datetime | None = None
         self.last_report: PassReport | None = None
         self._recovered_generation: int | None = None
@@ -252,7 +255,7 @@ class Scheduler:
     ) -> int:  # fmt: skip
         planned = 0
         for routine in routines.due(conn, now, self.limits.plan_batch):
-            planned += plan_routine(conn, routine, now, cause, stamp)
+            planned += plan_routine(conn, routine, now, cause, stamp, self.revisions)
             report.touched.add(routine.id)
         return planned
 
@@ -264,7 +267,7 @@ class Scheduler:
         for item in occurrences.waiting(conn, now, self.limits.claim_batch):
             if len(launches) >= capacity:
                 break
-            launch = claim_one(conn, item, stamp)
+            launch = claim_one(conn, item, stamp, self.revisions)
             if launch is not None:
                 occurrences.mark_dispatching(conn, launch, stamp)  # crash point 4
                 launches.append(launch)
@@ -325,7 +328,8 @@ class Scheduler:
             cancellation.record_sent(conn, sent, stamp)
             for job, result in delivered:
                 delivering.record(conn, job, result, stamp)
-            report.deadline = _earliest(report.deadline, *self._retries(conn, stamp.now))
+            if _scheduled_retries(started, delivered):
+                report.deadline = _earliest(report.deadline, *self._retries(conn, stamp.now))
             report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
             insert_pass(conn, self.holder.token, report)
         self._cancels_sent.update(sent)
@@ -353,6 +357,17 @@ class Scheduler:
         with self.store.read() as conn:
             held = lease.current(conn)
         report.deadline = held.expires_at if held else report.started_at
+
+
+def _scheduled_retries(
+    started: list[tuple[Launch, Started | LaunchError]],
+    delivered: list[tuple[delivering.Job, delivering.Outcome]],
+) -> bool:
+    """Whether recording these may have scheduled a retry: only a failed start (its settlement
+    may retry the attempt) or a failed delivery (it is tried again later) does."""
+    return any(isinstance(outcome, LaunchError) for _, outcome in started) or any(
+        isinstance(outcome, DeliveryError) for _, outcome in delivered
+    )
 
 
 def _earliest(*instants: datetime | None) -> datetime | None:

@@ -109,8 +109,10 @@ def _race_note(attempt: _Attempt, exit_: Exit, failure: FailureClass | None) -> 
 def _succeeded(conn: apsw.Connection, attempt: _Attempt, stamp: Stamp) -> None:
     settle(conn, attempt.occurrence_id, attempt.routine_id, Disposition.SUCCEEDED, None, stamp)
     if not attempt.probe:  # only a release resets a quarantined routine's count
-        reset = "UPDATE routines SET consecutive_failures = 0 WHERE id = ?"
-        conn.execute(reset, (attempt.routine_id,))
+        conn.execute(  # a count already 0 is not rewritten (no page for the log)
+            "UPDATE routines SET consecutive_failures = 0 WHERE id = ? AND consecutive_failures",
+            (attempt.routine_id,),
+        )
     if attempt.attempt_dir is not None:
         conn.execute(
             "INSERT OR IGNORE INTO deliveries (occurrence_id, state) VALUES (?, 'pending')",

@@ -17,7 +17,6 @@ from coven_core import events, ids
 from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import (
-    AttemptState,
     Disposition,
     OccurrenceKind,
     OccurrenceState,
@@ -206,7 +205,10 @@ def skip(conn: apsw.Connection, item: Waiting, reason: SkipReason, stamp: Stamp)
 
 
 def claim(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> Launch:
-    """Claim a planned occurrence: its run (kept across attempts) and its next attempt."""
+    """Claim a planned occurrence: its run (kept across attempts) and its next attempt, with
+    the dispatch decision (crash point 4) recorded on it — ``dispatching``, claimed and
+    dispatched at once: the two always commit together, before the runtime is asked to start
+    anything, so an attempt the scheduler claims is never on record as merely ``claimed``."""
     run_id, number = _next_attempt(conn, item.id)
     attempt = ids.attempt_id(run_id, number)
     conn.execute(
@@ -219,7 +221,8 @@ def claim(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp
     )  # fmt: skip
     conn.execute(  # claimed_seq: this claim's event, to order it against settlements
         "INSERT INTO attempts (id, occurrence_id, number, state, generation, claimed_at, "
-        f"claimed_seq) VALUES (?, ?, ?, 'claimed', ?, ?, {events.LAST_SEQ})",
+        f"dispatched_at, claimed_seq) VALUES (?1, ?2, ?3, 'dispatching', ?4, ?5, ?5, "
+        f"{events.LAST_SEQ})",
         (attempt, item.id, number, stamp.generation, instant_text(stamp.now)),
     )
     spec = revision.spec
@@ -238,11 +241,6 @@ def _next_attempt(conn: apsw.Connection, occurrence_id: str) -> tuple[str, int]:
     )
     run_id = row[0] or ids.new_run_id()
     return str(run_id), int(row[1]) + 1
-
-
-def mark_dispatching(conn: apsw.Connection, launch: Launch, stamp: Stamp) -> None:
-    """The dispatch decision, committed before the runtime is asked to start anything."""
-    _attempt_state(conn, launch.attempt_id, AttemptState.DISPATCHING, "dispatched_at", stamp)
 
 
 def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp: Stamp) -> None:
@@ -271,15 +269,6 @@ def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp:
         conn, stamp.now, EventKind.STARTED, routine_id=launch.routine_id,
         occurrence_id=launch.occurrence_id, pid=pid,
     )  # fmt: skip
-
-
-def _attempt_state(
-    conn: apsw.Connection, attempt_id: str, state: AttemptState, column: str, stamp: Stamp
-) -> None:
-    conn.execute(
-        f"UPDATE attempts SET state = ?, {column} = ? WHERE id = ?",
-        (state.value, instant_text(stamp.now), attempt_id),
-    )
 
 
 def settle(

@@ -74,10 +74,11 @@ def live(conn: apsw.Connection) -> list[Routine]:
 
 
 def due(conn: apsw.Connection, now: datetime, limit: int) -> list[Routine]:
-    """Active routines with a moment to decide by ``now`` (indexed on next_due)."""
+    """Active routines with a moment to decide by ``now`` (indexed on next_due) — none while
+    all scheduling is paused (asked in the same statement: a pass saves a read)."""
     rows = conn.execute(
         f"SELECT {COLUMNS} FROM routines WHERE state = 'active' AND next_due <= ? "
-        "ORDER BY next_due LIMIT ?",
+        f"AND NOT {SCHEDULING_PAUSED} ORDER BY next_due LIMIT ?",
         (instant_text(now), limit),
     )
     return [from_row(row) for row in rows]
@@ -197,5 +198,7 @@ def new_revision(
 
 def scheduling_paused(conn: apsw.Connection) -> bool:
     """Whether all scheduling is paused (``coven pause --all``)."""
-    row = conn.execute("SELECT paused FROM scheduler_state WHERE id = 1").fetchone()
-    return bool(row and row[0])
+    return bool(scalar(conn, f"SELECT {SCHEDULING_PAUSED}"))
+
+
+SCHEDULING_PAUSED = "coalesce((SELECT paused FROM scheduler_state WHERE id = 1), 0)"

@@ -41,7 +41,6 @@ from coven_core.passes import PassReport, insert_pass
 from coven_core.planning import claim_one, plan_routine
 from coven_core.retention import Sweeper
 from coven_core.revision_cache import RevisionCache
-from coven_core.routines import scheduling_paused
 from coven_core.runtime.base import Exit, Launch, LaunchError, Runtime, Started
 from coven_core.settlement import settle_attempt
 from coven_core.store.errors import StoreEnvironmentError
@@ -204,13 +203,11 @@ class Scheduler:
             self.drift.record(conn, now, report.trigger)
             report.settled += sum(settle_attempt(conn, e, stamp) for e in self._unsettled)
             report.recovered += self._recover(conn, stamp)
-            paused = scheduling_paused(conn)  # read once: nothing in a pass changes it
-            if not paused:
-                report.planned += self._plan(conn, now, cause, stamp, report)
+            report.planned += self._plan(conn, now, cause, stamp, report)  # unless paused
             failpoints.hit("plan.written")
             launches = self._claim(conn, now, stamp, report)
             failpoints.hit("claim.written" if not launches else "dispatch.decided")
-            work = self._follow_up(conn, now, stamp.generation, report, launches, paused)
+            work = self._follow_up(conn, now, stamp.generation, report, launches)
             if not (work.launches or work.cancels or work.jobs or self._unrecorded):
                 report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
                 insert_pass(conn, self.holder.token, report)
@@ -262,14 +259,16 @@ class Scheduler:
     def _claim(
         self, conn: apsw.Connection, now: datetime, stamp: Stamp, report: PassReport
     ) -> list[Launch]:
+        waiting = occurrences.waiting(conn, now, self.limits.claim_batch)
+        if not waiting:
+            return []
         capacity = self.limits.max_active - occurrences.active_count(conn)
         launches: list[Launch] = []
-        for item in occurrences.waiting(conn, now, self.limits.claim_batch):
+        for item in waiting:
             if len(launches) >= capacity:
                 break
-            launch = claim_one(conn, item, stamp, self.revisions)
+            launch = claim_one(conn, item, stamp, self.revisions)  # with crash point 4
             if launch is not None:
-                occurrences.mark_dispatching(conn, launch, stamp)  # crash point 4
                 launches.append(launch)
             report.touched.add(item.routine_id)
         report.claimed += len(launches)
@@ -277,7 +276,7 @@ class Scheduler:
 
     def _follow_up(
         self, conn: apsw.Connection, now: datetime, generation: int, report: PassReport,
-        launches: list[Launch], paused: bool,
+        launches: list[Launch],
     ) -> _Work:  # fmt: skip
         """What is left to do outside the transaction, and when to wake next."""
         ahead = agenda.read(conn, now, generation)
@@ -287,15 +286,13 @@ class Scheduler:
             cancels = cancellation.to_send(conn, generation, self._cancels_sent)
         if ahead.deliveries_due:
             jobs = delivering.due(conn, self.store.data_dir, now, self.limits.deliveries)
-        report.deadline = self._next_deadline(report, ahead, paused)
+        report.deadline = self._next_deadline(report, ahead)
         return _Work(launches, cancels, jobs)
 
-    def _next_deadline(
-        self, report: PassReport, ahead: agenda.Agenda, paused: bool
-    ) -> datetime | None:
+    def _next_deadline(self, report: PassReport, ahead: agenda.Agenda) -> datetime | None:
         if report.planned >= self.limits.plan_batch or report.claimed >= self.limits.claim_batch:
             return report.started_at  # more work than one pass may do: go again at once
-        due = None if paused else ahead.next_due
+        due = None if ahead.paused else ahead.next_due
         return _earliest(ahead.next_retry, ahead.next_delivery, due)
 
     # -- between the transactions: start commands, holding no transaction ------------------

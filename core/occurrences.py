@@ -26,7 +26,8 @@ from coven_core.model import (
 from coven_core.planner import MissedWindow, Planned
 from coven_core.runtime.base import Launch, Started
 from coven_core.store.codec import instant_from, instant_text
-from coven_core.store.query import one, scalar
+from coven_core.store.errors import StoreBug
+from coven_core.store.query import scalar
 
 
 @dataclass(frozen=True)
@@ -166,8 +167,10 @@ EARLIEST_RETRY = (
 def awaiting_decision(conn: apsw.Connection, routine_id: str) -> list[str]:
     """Runs of the routine waiting for a person (``recovery_required``)."""
     rows = conn.execute(
-        "SELECT run_id FROM occurrences WHERE routine_id = ? AND disposition = ?",
-        (routine_id, Disposition.RECOVERY_REQUIRED.value),
+        # the literal is the partial index's condition: store connections never plan on a
+        # bound value (coven_core.store.connection)
+        "SELECT run_id FROM occurrences WHERE routine_id = ? AND disposition = 'recovery_required'",
+        (routine_id,),
     )
     return [row[0] for row in rows]
 
@@ -209,12 +212,8 @@ def claim(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp
     the dispatch decision (crash point 4) recorded on it — ``dispatching``, claimed and
     dispatched at once: the two always commit together, before the runtime is asked to start
     anything, so an attempt the scheduler claims is never on record as merely ``claimed``."""
-    run_id, number = _next_attempt(conn, item.id)
+    run_id, number = _mark_claimed(conn, item.id)
     attempt = ids.attempt_id(run_id, number)
-    conn.execute(
-        "UPDATE occurrences SET state = 'claimed', run_id = ? WHERE id = ? AND state = 'planned'",
-        (run_id, item.id),
-    )
     events.record(
         conn, stamp.now, EventKind.CLAIMED, routine_id=item.routine_id, occurrence_id=item.id,
         run_id=run_id,
@@ -232,15 +231,19 @@ def claim(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp
     )  # fmt: skip
 
 
-def _next_attempt(conn: apsw.Connection, occurrence_id: str) -> tuple[str, int]:
-    row = one(
-        conn,
-        "SELECT o.run_id, (SELECT count(*) FROM attempts a WHERE a.occurrence_id = o.id) "
-        "FROM occurrences o WHERE o.id = ?",
-        (occurrence_id,),
-    )
-    run_id = row[0] or ids.new_run_id()
-    return str(run_id), int(row[1]) + 1
+def _mark_claimed(conn: apsw.Connection, occurrence_id: str) -> tuple[str, int]:
+    """Mark the occurrence claimed; its run id (a new one on the first attempt) and the number
+    of its next attempt."""
+    rows = conn.execute(
+        "UPDATE occurrences SET state = 'claimed', run_id = coalesce(run_id, ?) "
+        "WHERE id = ? AND state = 'planned' RETURNING run_id, "
+        "(SELECT count(*) FROM attempts a WHERE a.occurrence_id = occurrences.id)",
+        (ids.new_run_id(), occurrence_id),
+    ).fetchall()
+    if not rows:
+        raise StoreBug(f"claim: occurrence {occurrence_id} is not planned")
+    row: tuple[Any, ...] = tuple(rows[0])
+    return str(row[0]), int(row[1]) + 1
 
 
 def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp: Stamp) -> None:

@@ -9,9 +9,16 @@ _FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def instant_text(instant: datetime) -> str:
-    if instant.utcoffset() is None:
-        raise ValueError("instants are stored as aware datetimes only")
-    return instant.astimezone(UTC).strftime(_FORMAT)
+    """``YYYY-MM-DDTHH:MM:SS.ffffffZ``. From ``isoformat``, which writes exactly that shape
+    for a UTC instant from year 1000 on at a third of ``strftime``'s cost (a pass writes
+    dozens); earlier years keep ``strftime``'s spelling, whatever the platform's is."""
+    if instant.tzinfo is not UTC:
+        if instant.utcoffset() is None:
+            raise ValueError("instants are stored as aware datetimes only")
+        instant = instant.astimezone(UTC)
+    if instant.year < 1000:
+        return instant.strftime(_FORMAT)
+    return instant.isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def instant_from(text: str) -> datetime:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import apsw
@@ -9,22 +10,11 @@ import apsw
 from coven_core import routines
 from coven_core.revision_cache import RevisionCache
 from tests.core.conftest import Engine
+from tests.core.tracing import statements_run
 
 
-def revision_reads(conn: apsw.Connection, action) -> int:  # type: ignore[no-untyped-def]
-    reads: list[str] = []
-
-    def trace(cursor: apsw.Cursor, sql: str, bindings: object) -> bool:
-        if "FROM revisions" in sql:
-            reads.append(sql)
-        return True
-
-    conn.exec_trace = trace
-    try:
-        action()
-    finally:
-        conn.exec_trace = None
-    return len(reads)
+def revision_reads(conn: apsw.Connection, action: Callable[[], object]) -> int:
+    return sum("FROM revisions" in sql for sql in statements_run(conn, action))
 
 
 def test_unchanged_revisions_are_read_once(engine: Engine) -> None:

@@ -5,10 +5,12 @@ they are exact and independent of the machine."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 import apsw
 
 from tests.core.conftest import T0, Engine, minutes
+from tests.core.tracing import statements_run
 
 OCCURRENCES = 30
 #: Per occurrence of a minutely routine whose command ends at once: plan, claim, dispatch,
@@ -18,19 +20,8 @@ OCCURRENCES = 30
 BUDGET = 35
 
 
-def counted(conn: apsw.Connection, action) -> Counter[str]:  # type: ignore[no-untyped-def]
-    statements: Counter[str] = Counter()
-
-    def trace(cursor: apsw.Cursor, sql: str, bindings: object) -> bool:
-        statements[sql] += 1
-        return True
-
-    conn.exec_trace = trace
-    try:
-        action()
-    finally:
-        conn.exec_trace = None
-    return statements
+def counted(conn: apsw.Connection, action: Callable[[], object]) -> Counter[str]:
+    return Counter(statements_run(conn, action))
 
 
 def test_an_occurrence_costs_no_more_statements_than_the_budget(engine: Engine) -> None:

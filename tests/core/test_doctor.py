@@ -150,7 +150,7 @@ def _cancel_sync(engine: Engine, runtime: JournalingRuntime, sync: str) -> None:
 
 
 def checked(engine: Engine, **options: Any) -> Report:
-    """The doctor's view right after a pass (a live leader renews its lease on every pass)."""
+    """The doctor's view right after a pass (a live leader's pass checks its lease, renewing it once a minute)."""
     engine.scheduler.pass_once("doctor")
     return doctor(engine.store, engine.clock.now_utc(), **options)
 

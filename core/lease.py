@@ -14,8 +14,8 @@ a restart after a crash does not wait for the expiry.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 import apsw
 
@@ -30,8 +30,7 @@ class Fenced(CovenError):
     """This process no longer holds the leader lease; it must stand down."""
 
 
-@dataclass(frozen=True)
-class Holder:
+class Holder(NamedTuple):
     """Who a process is, in a form another process on the same host can check."""
 
     host: str
@@ -64,8 +63,7 @@ class Holder:
             return None
 
 
-@dataclass(frozen=True)
-class Lease:
+class Lease(NamedTuple):
     holder: str
     generation: int
     acquired_at: datetime

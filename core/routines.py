@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from coven_core.errors import ValidationError
+from coven_core.glance import earliest_due as earliest_due  # their home is glance
+from coven_core.glance import scheduling_paused as scheduling_paused
 from coven_core.model import (
     MisfirePolicy,
     OverlapPolicy,
@@ -26,7 +28,6 @@ from coven_core.store.codec import (
     maybe_instant_text,
     seconds_of,
 )
-from coven_core.store.query import scalar
 from coven_core.tz import tzdb
 from coven_core.tz.binding import DST_POLICY
 
@@ -81,13 +82,6 @@ def due(conn: apsw.Connection, now: datetime, limit: int) -> list[Routine]:
         (instant_text(now), limit),
     )
     return [_routine(row) for row in rows]
-
-
-def earliest_due(conn: apsw.Connection) -> datetime | None:
-    earliest = scalar(
-        conn, "SELECT min(next_due) FROM routines WHERE state = 'active' AND next_due IS NOT NULL"
-    )
-    return maybe_instant_from(earliest)
 
 
 def insert(conn: apsw.Connection, routine: Routine) -> None:
@@ -191,9 +185,3 @@ def new_revision(
 ) -> Revision:
     """A revision bound to the active tz database and the current DST policy."""
     return Revision(routine_id, number, spec, anchor, tzdb.active().version, DST_POLICY, now, now)
-
-
-def scheduling_paused(conn: apsw.Connection) -> bool:
-    """Whether all scheduling is paused (``coven pause --all``)."""
-    row = conn.execute("SELECT paused FROM scheduler_state WHERE id = 1").fetchone()
-    return bool(row and row[0])

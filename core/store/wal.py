@@ -21,15 +21,12 @@ Never run ``PRAGMA wal_autocheckpoint`` on a store connection: it reinstalls SQL
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import apsw
 
 from coven_core.store.errors import StoreEnvironmentError, StoreError, classify
-
-log = logging.getLogger(__name__)
 
 CHECKPOINT_PAGES = 1000
 """Pages in the log that call for a checkpoint (SQLite's ``SQLITE_DEFAULT_WAL_AUTOCHECKPOINT``)."""
@@ -71,9 +68,11 @@ class WalCheckpoints:
     def _failed(self, error: StoreError) -> None:
         """The commit before stands whatever went wrong here, so nothing is raised; an error
         that is our bug is still logged as one."""
+        import logging  # here, not at the top: a read-only `coven status` never logs
+
         self.failed = error
         level = logging.WARNING if isinstance(error, StoreEnvironmentError) else logging.ERROR
-        log.log(
+        logging.getLogger(__name__).log(
             level, "the write-ahead log was not checkpointed (every commit stands; Coven tries "
             "again after the next one): %s", error,
         )  # fmt: skip

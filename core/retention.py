@@ -27,7 +27,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -41,7 +41,12 @@ from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.errors import StoreEnvironmentError, translate_errors
 from coven_core.store.query import scalar
 from coven_core.store.store import Store
-from coven_core.store.wal import checkpoints_deferred
+from coven_core.store.wal import (
+    CHECKPOINT_PAGES,
+    checkpoint_now,
+    checkpoints_deferred,
+    log_pages,
+)
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +55,13 @@ TABLES = ("occurrences", "attempts", "deliveries", "events", "passes")
 
 _JUST_AFTER = timedelta(microseconds=1)
 _LEAST_PAUSE = 0.002  # seconds: a busy handler's first sleeps are 1 ms and 2 ms
-_CHECKPOINT_EVERY = 16  # transactions: about as often as SQLite's default of 1,000 pages
+# The sweep checkpoints once its log holds four times SQLite's default, not at the default:
+# the first COMMIT after a complete checkpoint starts the log over, and SQLite fsyncs the new
+# log header inside that COMMIT even at synchronous=NORMAL. Those are the only sweep commits
+# that wait on the disk (``benchmarks/bench_retention.py``), so there are a quarter as many,
+# for a log of at most ~16 MB while a catch-up runs.
+_CHECKPOINT_PAGES = 4 * CHECKPOINT_PAGES
+_CHECKPOINT_EVERY = 16  # transactions, on a connection whose log is not measured
 _FAILED_DIRS_SHOWN = 10
 
 
@@ -307,11 +318,17 @@ class _Sweep:
         self.report.note_transaction(held, touched)
         if paced:
             self.paces[paced].note(sum(touched.values()), held)
-        if self.report.transactions % _CHECKPOINT_EVERY == 0:
+        if self.checkpoint_due():
             self.checkpoint()
         if self.pause is not None:
             self.pause(2 * held + _LEAST_PAUSE)  # the waiter's next try comes within ~held
         return sum(touched.values())
+
+    def checkpoint_due(self) -> bool:
+        pages = log_pages(self.store.conn)
+        if pages is None:
+            return self.report.transactions % _CHECKPOINT_EVERY == 0
+        return pages >= _CHECKPOINT_PAGES
 
     def checkpoint(self) -> None:
         """Copy the WAL into the database (passive: waits for no reader, blocks no writer).
@@ -319,8 +336,7 @@ class _Sweep:
         Housekeeping: when another connection is checkpointing at that moment, SQLite answers
         busy, and that connection does the work instead."""
         began = time.perf_counter()
-        with suppress(apsw.BusyError, apsw.LockedError):
-            self.store.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+        checkpoint_now(self.store.conn)
         elapsed = time.perf_counter() - began
         self.report.longest_checkpoint = max(self.report.longest_checkpoint, elapsed)
 

@@ -21,6 +21,7 @@ Never run ``PRAGMA wal_autocheckpoint`` on a store connection: it reinstalls SQL
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -95,6 +96,23 @@ class StoreConnection(apsw.Connection):
         super().__init__(filename, flags=flags, vfs=vfs)
         self.wal = WalCheckpoints()
         self.set_wal_hook(self.wal.note_commit)  # replaces SQLite's automatic checkpoint
+
+
+def log_pages(conn: apsw.Connection) -> int | None:
+    """Pages in the log as of the last commit or checkpoint; None for a connection not opened
+    by the store factory (SQLite's own checkpoint keeps its log)."""
+    return conn.wal.pages if isinstance(conn, StoreConnection) else None
+
+
+def checkpoint_now(conn: apsw.Connection) -> None:
+    """A passive checkpoint now, outside any transaction, whatever the log's length; a store
+    connection's count of pages in the log follows it. Busy means another connection is
+    checkpointing at this moment: it does the work."""
+    if isinstance(conn, StoreConnection):
+        conn.wal.checkpoint(conn)
+        return
+    with contextlib.suppress(apsw.BusyError, apsw.LockedError):
+        conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
 
 
 def after_commit(conn: apsw.Connection) -> None:

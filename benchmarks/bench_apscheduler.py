@@ -317,7 +317,10 @@ def floor_lags(directory: Path, routines: int, window: float) -> list[float]:
         due.put(None)
     for worker in workers:
         worker.join()
-    return [lag for at, lag in lags if first + WARM_UP <= at < first + WARM_UP + window]
+    measured = [lag for at, lag in lags if first + WARM_UP <= at < first + WARM_UP + window]
+    if not measured:  # a worker failed (its traceback is above)
+        raise RuntimeError("the start-lag floor started nothing in the measured window")
+    return measured
 
 
 def _floor_worker(directory: Path, due: queue.SimpleQueue[tuple[float, int] | None],
@@ -355,7 +358,7 @@ def measure(routines: int, window: float, rounds: int) -> list[Figure]:
 
     def theirs_lag_then_floor(directory: Path) -> float:
         p99 = percentile(theirs_lags(directory, routines, window), 0.99)
-        lag_floors.append(percentile(floor_lags(directory / "floor", routines, window), 0.99))
+        lag_floors.append(percentile(floor_lags(directory, routines, window), 0.99))
         return p99
 
     drains = interleaved(in_temp(lambda d: ours_drain(d, routines)),

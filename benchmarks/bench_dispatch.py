@@ -83,25 +83,37 @@ def bare(count: int) -> None:
 
 def floor(directory: Path, count: int) -> None:
     """``count`` attempts doing only the durable work the contract requires (see above)."""
+    conn = floor_store(directory)
+    for index in range(count):
+        floor_attempt(conn, directory, index)
+    conn.close()
+
+
+def floor_store(directory: Path):  # type: ignore[no-untyped-def]
     directory.mkdir(mode=0o700)
     conn = open_connection(directory / "floor.db")
     conn.execute("CREATE TABLE attempts (id INTEGER PRIMARY KEY, state TEXT, code INTEGER)")
-    for index in range(count):
-        _commit(conn, "INSERT INTO attempts VALUES (?, 'dispatching', NULL)", (index,))
-        attempt = directory / str(index)
-        attempt.mkdir()
-        journal = _create_journal(attempt)
-        _append(journal, {"event": "intent"})
-        with open(attempt / "stdout", "wb") as out, open(attempt / "stderr", "wb") as err:
-            code = subprocess.run(TRUE, stdout=out, stderr=err, check=False).returncode
-            _append(journal, {"event": "spawned", "pid": 0})
-            os.fsync(out.fileno())
-            os.fsync(err.fileno())
-        fsync_directory(attempt)
-        _append(journal, {"event": "exited", "exit_code": code})
-        os.close(journal)
-        _commit(conn, "UPDATE attempts SET state = 'settled', code = ? WHERE id = ?", (code, index))
-    conn.close()
+    return conn
+
+
+def floor_attempt(conn, directory: Path, index: int, on_start=None) -> None:  # type: ignore[no-untyped-def]
+    """One attempt of the floor; ``on_start()`` is called just before the command starts."""
+    _commit(conn, "INSERT INTO attempts VALUES (?, 'dispatching', NULL)", (index,))
+    attempt = directory / str(index)
+    attempt.mkdir()
+    journal = _create_journal(attempt)
+    _append(journal, {"event": "intent"})
+    if on_start is not None:
+        on_start()
+    with open(attempt / "stdout", "wb") as out, open(attempt / "stderr", "wb") as err:
+        code = subprocess.run(TRUE, stdout=out, stderr=err, check=False).returncode
+        _append(journal, {"event": "spawned", "pid": 0})
+        os.fsync(out.fileno())
+        os.fsync(err.fileno())
+    fsync_directory(attempt)
+    _append(journal, {"event": "exited", "exit_code": code})
+    os.close(journal)
+    _commit(conn, "UPDATE attempts SET state = 'settled', code = ? WHERE id = ?", (code, index))
 
 
 def _create_journal(attempt: Path) -> int:

@@ -15,13 +15,13 @@ from datetime import datetime
 
 import apsw
 
-from coven_core import cancellation, delivering, occurrences, routines
+from coven_core import cancellation, delivering, glance, occurrences
 from coven_core.store.codec import instant_text, maybe_instant_from
 from coven_core.store.query import one
 
 _SQL = (
     f"SELECT {cancellation.ANY_REQUESTED}, {delivering.ANY_DUE}, {occurrences.EARLIEST_RETRY}, "
-    f"{delivering.EARLIEST}, {routines.EARLIEST_DUE}, {routines.SCHEDULING_PAUSED}"
+    f"{delivering.EARLIEST}, {glance.EARLIEST_DUE}, {glance.SCHEDULING_PAUSED}"
 )
 
 

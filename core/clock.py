@@ -16,7 +16,6 @@ from __future__ import annotations
 import enum
 import threading
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -157,13 +156,20 @@ class SystemClock:
         return min(to_deadline, to_cap)
 
 
-@dataclass(eq=False)  # identity: two waiters with equal fields are still two
 class _Waiter:
-    deadline: datetime  # already capped by the safety cap
-    capped: bool
-    wake: WakeSignal
-    thread: threading.Thread
-    released: bool = False
+    """One thread waiting on the virtual clock; compared by identity, so two waiters with
+    equal fields are still two."""
+
+    __slots__ = ("capped", "deadline", "released", "thread", "wake")
+
+    def __init__(
+        self, deadline: datetime, capped: bool, wake: WakeSignal, thread: threading.Thread
+    ) -> None:
+        self.deadline = deadline  # already capped by the safety cap
+        self.capped = capped
+        self.wake = wake
+        self.thread = thread
+        self.released = False
 
 
 class VirtualClock:

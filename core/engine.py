@@ -9,7 +9,6 @@ import os
 import signal
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,12 +27,21 @@ if TYPE_CHECKING:
     from coven_core.scheduler import Limits, Scheduler
 
 
-@dataclass
 class Engine:
-    store: Store
-    clock: Clock
-    wake: WakeSignal
-    wake_everyone: Callable[[WakeReason], None]  # this process's scheduler and every other
+    """The store, the clock and the wake signal one process shares; the operator API and a
+    scheduler are built from them on demand."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        wake: WakeSignal,
+        wake_everyone: Callable[[WakeReason], None],  # this process's scheduler and every other
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.wake = wake
+        self.wake_everyone = wake_everyone
 
     @functools.cached_property
     def operator(self) -> Operator:

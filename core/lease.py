@@ -18,8 +18,8 @@ after a crash does not wait for the expiry.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 import apsw
 
@@ -37,8 +37,7 @@ class Fenced(CovenError):
     """This process no longer holds the leader lease; it must stand down."""
 
 
-@dataclass(frozen=True)
-class Holder:
+class Holder(NamedTuple):
     """Who a process is, in a form another process on the same host can check."""
 
     host: str
@@ -71,8 +70,7 @@ class Holder:
             return None
 
 
-@dataclass(frozen=True)
-class Lease:
+class Lease(NamedTuple):
     holder: str
     generation: int
     acquired_at: datetime

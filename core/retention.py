@@ -1,8 +1,9 @@
 """Retention: the store stays bounded for years and never loses what matters (CONTRACT §11).
 
 A :func:`sweep` removes old settled history, events, pass records and attempt directories in
-small write transactions — at most ``batch`` rows each, the write lock released in between —
-so it never holds the lock long enough to delay a claim noticeably. It never removes:
+small write transactions — at most ``batch`` rows each and, below that, as many as take about
+2 ms here (:class:`~coven_core.batching.Pace`), the write lock released in between — so it
+never holds the lock long enough to delay a claim noticeably. It never removes:
 
 * an occurrence that is not settled, or is ``recovery_required`` (it awaits a person);
 * an occurrence whose delivery is pending or failed (its captured output is still needed);
@@ -26,7 +27,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -35,11 +36,17 @@ from typing import Any, TypedDict
 
 import apsw
 
+from coven_core.batching import Pace
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.errors import StoreEnvironmentError, translate_errors
 from coven_core.store.query import scalar
 from coven_core.store.store import Store
-from coven_core.store.wal import checkpoints_deferred
+from coven_core.store.wal import (
+    CHECKPOINT_PAGES,
+    checkpoint_now,
+    checkpoints_deferred,
+    log_pages,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +55,13 @@ TABLES = ("occurrences", "attempts", "deliveries", "events", "passes")
 
 _JUST_AFTER = timedelta(microseconds=1)
 _LEAST_PAUSE = 0.002  # seconds: a busy handler's first sleeps are 1 ms and 2 ms
-_CHECKPOINT_EVERY = 16  # transactions: about as often as SQLite's default of 1,000 pages
+# The sweep checkpoints once its log holds four times SQLite's default, not at the default:
+# the first COMMIT after a complete checkpoint starts the log over, and SQLite fsyncs the new
+# log header inside that COMMIT even at synchronous=NORMAL. Those are the only sweep commits
+# that wait on the disk (``benchmarks/bench_retention.py``), so there are a quarter as many,
+# for a log of at most ~16 MB while a catch-up runs.
+_CHECKPOINT_PAGES = 4 * CHECKPOINT_PAGES
+_CHECKPOINT_EVERY = 16  # transactions, on a connection whose log is not measured
 _FAILED_DIRS_SHOWN = 10
 
 
@@ -270,6 +283,9 @@ class _Sweep:
         self.report = SweepReport()
         self.started = time.perf_counter()
         self.removable = _SETTLED_FOR_GOOD  # completed from the schema when the sweep starts
+        # One pace per table it deletes from: a batch of an occurrence's rows (eight indexes
+        # between them) takes about three times as long as one of events or passes.
+        self.paces = {table: Pace(batch) for table in ("occurrences", "events", "passes")}
 
     def all_phases(self) -> None:
         with self.store.read() as conn:
@@ -281,12 +297,9 @@ class _Sweep:
         self.events()
         self.passes()
 
-    @property
-    def history_batch(self) -> int:
-        """Rows per history transaction: half a batch. An occurrence's rows, with its attempt
-        and delivery, keep eight indexes between them, and a full batch of them was the
-        sweep's slowest work (p50 3.4 ms, against 1.2 ms for a batch of events or passes)."""
-        return max(1, self.batch // 2)
+    def rows(self, table: str) -> int:
+        """How many rows the next transaction deleting from ``table`` may touch."""
+        return self.paces[table].rows
 
     def out_of_time(self) -> bool:
         """Spent the budget? Never before one transaction, so that every sweep makes progress."""
@@ -295,18 +308,27 @@ class _Sweep:
             self.report.finished = False
         return not self.report.finished
 
-    def write(self, work: Callable[[apsw.Connection], dict[str, int]]) -> int:
-        """One short write transaction; the lock is held from BEGIN returning to COMMIT."""
+    def write(self, work: Callable[[apsw.Connection], dict[str, int]], paced: str = "") -> int:
+        """One short write transaction; the lock is held from BEGIN returning to COMMIT.
+        ``paced`` names the table whose pace the transaction's time steers."""
         with self.store.write() as conn:
             began = time.perf_counter()
             touched = work(conn)
         held = time.perf_counter() - began
         self.report.note_transaction(held, touched)
-        if self.report.transactions % _CHECKPOINT_EVERY == 0:
+        if paced:
+            self.paces[paced].note(sum(touched.values()), held)
+        if self.checkpoint_due():
             self.checkpoint()
         if self.pause is not None:
             self.pause(2 * held + _LEAST_PAUSE)  # the waiter's next try comes within ~held
         return sum(touched.values())
+
+    def checkpoint_due(self) -> bool:
+        pages = log_pages(self.store.conn)
+        if pages is None:
+            return self.report.transactions % _CHECKPOINT_EVERY == 0
+        return pages >= _CHECKPOINT_PAGES
 
     def checkpoint(self) -> None:
         """Copy the WAL into the database (passive: waits for no reader, blocks no writer).
@@ -314,8 +336,7 @@ class _Sweep:
         Housekeeping: when another connection is checkpointing at that moment, SQLite answers
         busy, and that connection does the work instead."""
         began = time.perf_counter()
-        with suppress(apsw.BusyError, apsw.LockedError):
-            self.store.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+        checkpoint_now(self.store.conn)
         elapsed = time.perf_counter() - began
         self.report.longest_checkpoint = max(self.report.longest_checkpoint, elapsed)
 
@@ -364,16 +385,17 @@ class _Sweep:
                 self.store.conn,
                 f"SELECT o.id FROM occurrences o WHERE o.routine_id = ? AND o.scheduled_utc < ? "
                 f"AND {self.removable} ORDER BY o.scheduled_utc LIMIT ?",
-                (routine_id, below, self.history_batch),
+                (routine_id, below, self.rows("occurrences")),
             )
             if not candidates or not self.delete_occurrences(candidates):
                 return
 
     def delete_occurrences(self, candidates: list[str]) -> int:
-        chosen, dirs = _fit(self.store.conn, candidates, self.history_batch)
+        chosen, dirs = _fit(self.store.conn, candidates, self.rows("occurrences"))
         for attempt_id, attempt_dir in dirs:
             self.remove_dir(attempt_id, attempt_dir)
-        return self.write(partial(_delete_occurrences, chosen=chosen, removable=self.removable))
+        work = partial(_delete_occurrences, chosen=chosen, removable=self.removable)
+        return self.write(work, paced="occurrences")
 
     # -- attempt directories ------------------------------------------------------------------
     def attempt_dirs(self, newest_ids: list[str]) -> None:
@@ -419,11 +441,12 @@ class _Sweep:
         )
         after = 0
         while not self.out_of_time():
-            values = {**params, "after": after, "ceiling": ceiling, "batch": self.batch}
+            values = {**params, "after": after, "ceiling": ceiling, "batch": self.rows(table)}
             keys = [_int(row[0]) for row in self.store.conn.execute(select, values)]
             if not keys:
                 return
-            self.write(partial(_delete_log_rows, bounds, guard, {**params, "keys": keys}))
+            work = partial(_delete_log_rows, bounds, guard, {**params, "keys": keys})
+            self.write(work, paced=table)
             after = keys[-1]
 
 

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from coven_core.errors import ValidationError
+from coven_core.glance import SCHEDULING_PAUSED
+from coven_core.glance import earliest_due as earliest_due  # their home is glance
+from coven_core.glance import scheduling_paused as scheduling_paused
 from coven_core.model import (
     MisfirePolicy,
     OverlapPolicy,
@@ -27,7 +30,6 @@ from coven_core.store.codec import (
     maybe_instant_text,
     seconds_of,
 )
-from coven_core.store.query import scalar
 from coven_core.tz import tzdb
 from coven_core.tz.binding import DST_POLICY
 
@@ -82,15 +84,6 @@ def due(conn: apsw.Connection, now: datetime, limit: int) -> list[Routine]:
         (instant_text(now), limit),
     )
     return [from_row(row) for row in rows]
-
-
-def earliest_due(conn: apsw.Connection) -> datetime | None:
-    return maybe_instant_from(scalar(conn, f"SELECT {EARLIEST_DUE}"))
-
-
-EARLIEST_DUE = (
-    "(SELECT min(next_due) FROM routines WHERE state = 'active' AND next_due IS NOT NULL)"
-)
 
 
 def insert(conn: apsw.Connection, routine: Routine) -> None:
@@ -194,11 +187,3 @@ def new_revision(
 ) -> Revision:
     """A revision bound to the active tz database and the current DST policy."""
     return Revision(routine_id, number, spec, anchor, tzdb.active().version, DST_POLICY, now, now)
-
-
-def scheduling_paused(conn: apsw.Connection) -> bool:
-    """Whether all scheduling is paused (``coven pause --all``)."""
-    return bool(scalar(conn, f"SELECT {SCHEDULING_PAUSED}"))
-
-
-SCHEDULING_PAUSED = "coalesce((SELECT paused FROM scheduler_state WHERE id = 1), 0)"

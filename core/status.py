@@ -7,14 +7,13 @@ over the last hour), the active count, the store's size and counts by state.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import apsw
 
-from coven_core import lease, routines
-from coven_core.routines import scheduling_paused
+from coven_core import lease
+from coven_core.glance import earliest_due, scheduling_paused
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import scalar
 from coven_core.store.store import Store
@@ -22,8 +21,7 @@ from coven_core.store.store import Store
 _HOUR = timedelta(hours=1)
 
 
-@dataclass(frozen=True)
-class Lags:
+class Lags(NamedTuple):
     """Seconds; None where there is nothing to measure."""
 
     oldest_eligible_age: float | None
@@ -42,8 +40,7 @@ class Lags:
         }
 
 
-@dataclass(frozen=True)
-class Status:
+class Status(NamedTuple):
     leader: lease.Lease | None
     leader_alive: bool
     paused_all: bool
@@ -89,7 +86,7 @@ def status(store: Store, now: datetime) -> Status:
         held = lease.current(conn)
         alive = held is not None and held.expires_at > now and not lease.holder_is_gone(held.holder)
         return Status(
-            held, alive, scheduling_paused(conn), _last_pass(conn), routines.earliest_due(conn),
+            held, alive, scheduling_paused(conn), _last_pass(conn), earliest_due(conn),
             _count(conn, "SELECT count(*) FROM occurrences WHERE state = 'planned'"),
             _count(conn, "SELECT count(*) FROM occurrences WHERE state IN ('claimed', 'running')"),
             lags(conn, now), _store_bytes(store), _counts(conn),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -11,6 +10,8 @@ from coven_core.i18n import _
 
 
 def print_json(document: Any) -> None:
+    import json  # here: the readable output, the usual one, never needs it
+
     json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
 

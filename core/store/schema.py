@@ -8,15 +8,14 @@ Coven store so that another application's database is never mistaken for one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import apsw
 
 APPLICATION_ID = 0x436F766E  # "Covn"
 
 
-@dataclass(frozen=True)
-class Migration:
+class Migration(NamedTuple):
     name: str
     major: int
     minor: int

@@ -21,15 +21,13 @@ Never run ``PRAGMA wal_autocheckpoint`` on a store connection: it reinstalls SQL
 
 from __future__ import annotations
 
-import logging
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import apsw
 
 from coven_core.store.errors import StoreEnvironmentError, StoreError, classify
-
-log = logging.getLogger(__name__)
 
 CHECKPOINT_PAGES = 1000
 """Pages in the log that call for a checkpoint (SQLite's ``SQLITE_DEFAULT_WAL_AUTOCHECKPOINT``)."""
@@ -71,9 +69,11 @@ class WalCheckpoints:
     def _failed(self, error: StoreError) -> None:
         """The commit before stands whatever went wrong here, so nothing is raised; an error
         that is our bug is still logged as one."""
+        import logging  # here, not at the top: a read-only `coven status` never logs
+
         self.failed = error
         level = logging.WARNING if isinstance(error, StoreEnvironmentError) else logging.ERROR
-        log.log(
+        logging.getLogger(__name__).log(
             level, "the write-ahead log was not checkpointed (every commit stands; Coven tries "
             "again after the next one): %s", error,
         )  # fmt: skip
@@ -96,6 +96,23 @@ class StoreConnection(apsw.Connection):
         super().__init__(filename, flags=flags, vfs=vfs)
         self.wal = WalCheckpoints()
         self.set_wal_hook(self.wal.note_commit)  # replaces SQLite's automatic checkpoint
+
+
+def log_pages(conn: apsw.Connection) -> int | None:
+    """Pages in the log as of the last commit or checkpoint; None for a connection not opened
+    by the store factory (SQLite's own checkpoint keeps its log)."""
+    return conn.wal.pages if isinstance(conn, StoreConnection) else None
+
+
+def checkpoint_now(conn: apsw.Connection) -> None:
+    """A passive checkpoint now, outside any transaction, whatever the log's length; a store
+    connection's count of pages in the log follows it. Busy means another connection is
+    checkpointing at this moment: it does the work."""
+    if isinstance(conn, StoreConnection):
+        conn.wal.checkpoint(conn)
+        return
+    with contextlib.suppress(apsw.BusyError, apsw.LockedError):
+        conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
 
 
 def after_commit(conn: apsw.Connection) -> None:

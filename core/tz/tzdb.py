@@ -17,9 +17,8 @@ import os
 import sysconfig
 import threading
 import zoneinfo
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from coven_core.errors import ZoneError
 
@@ -30,8 +29,7 @@ POLICIES = ("newest", "system", "bundled")
 _NOT_ZONES = frozenset({"localtime", "posixrules", "Factory"})
 
 
-@dataclass(frozen=True, slots=True)
-class Tzdb:
+class Tzdb(NamedTuple):
     """One time-zone database: where it comes from and which IANA release it is."""
 
     source: Source

@@ -591,7 +591,7 @@ class Identities:
 
     def holder(self, number: int, mortal: bool) -> Holder:
         if not mortal:
-            return replace(Holder.of_this_process(), nonce=f"sim{number}")
+            return Holder.of_this_process()._replace(nonce=f"sim{number}")
         helper = subprocess.Popen(["sleep", "infinity"], stdin=subprocess.DEVNULL)
         self._helpers[number] = helper
         started = psutil.Process(helper.pid).create_time()

@@ -13,11 +13,13 @@ from pathlib import Path
 import apsw
 import pytest
 
+from coven_core import retention
 from coven_core.clock import VirtualClock
 from coven_core.retention import RetentionPolicy, Sweeper, SweepReport, growth, sweep
 from coven_core.store.codec import instant_text
 from coven_core.store.connection import open_connection
 from coven_core.store.store import Store
+from coven_core.store.wal import log_pages
 from tests.core.conftest import T0, Engine, make_engine
 
 MINUTES_PER_DAY = 24 * 60
@@ -512,6 +514,19 @@ def test_a_checkpoint_another_connection_is_running_is_left_to_it(small) -> None
     store = Store(BusyCheckpoints(engine.store.conn), engine.store.data_dir)  # type: ignore[arg-type]
     report = swept(store, T0, TINY)
     assert report.finished and report.transactions > 16
+
+
+def test_the_sweep_checkpoints_once_its_log_reaches_its_threshold(small, monkeypatch) -> None:
+    """Two days of history deleted in a few hundred transactions, the log never far past the
+    threshold: the sweep defers the per-commit checkpoint but keeps its own."""
+    engine, _ = small
+    monkeypatch.setattr(retention, "_CHECKPOINT_PAGES", 40)
+    logged: list[int] = []
+    report = sweep(engine.store, T0, TINY, batch=50,
+                   pause=lambda _: logged.append(log_pages(engine.store.conn) or 0))  # fmt: skip
+    assert report.finished and report.transactions > 50
+    assert max(logged) < 40 + report.most_rows_in_transaction  # a page holds several rows
+    assert logged.count(0) > report.transactions // 10  # checkpointed, again and again
 
 
 def test_the_policy_refuses_bounds_that_would_empty_the_store() -> None:

@@ -40,14 +40,26 @@ def test_help_and_typos_still_list_every_command() -> None:
     assert list(listed) == [name for names in COMMAND_MODULES.values() for name in names]
 
 
-def test_status_loads_neither_the_scheduler_nor_the_runner(tmp_path: Path) -> None:
+# What a read-only ``coven status`` must not load: the engine's heavy parts, and modules whose
+# import alone is a visible share of a fresh process's start (issue #9: ``dataclasses`` brings
+# ``inspect``, ``logging`` ~8 ms, the model's enums ~8 ms), so the records on that path are
+# NamedTuples and those imports wait for the code that needs them.
+NOT_FOR_STATUS = (
+    "coven_core.scheduler", "coven_core.runtime.runner", "coven_core.doctor",
+    "coven_core.operator", "coven_core.schedule.rrule", "coven_core.attention",
+    "coven_core.model", "coven_core.routines", "dataclasses", "inspect", "logging", "json",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(("output", "needed"), [([], set()), (["--json"], {"json"})])
+def test_status_loads_nothing_it_does_not_use(
+    tmp_path: Path, output: list[str], needed: set[str]
+) -> None:
     probe = (
         "import sys\n"
         "from coven_core.cli.main import main\n"
-        f"main(['status', '--data-dir', {str(tmp_path / 'data')!r}])\n"
-        "heavy = {'coven_core.scheduler', 'coven_core.runtime.runner', 'coven_core.doctor',\n"
-        "         'coven_core.operator', 'coven_core.schedule.rrule', 'coven_core.attention'}\n"
-        "print(sorted(heavy & set(sys.modules)))\n"
+        f"main(['status', '--data-dir', {str(tmp_path / 'data')!r}, *{output!r}])\n"
+        f"print(sorted(set({NOT_FOR_STATUS!r}) - {needed!r} & set(sys.modules)))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True, timeout=60)  # fmt: skip

@@ -28,7 +28,7 @@ per occurrence             ours, before     ours, after      raw apsw
 commits (fdatasync)        3.04             3.04             3.0
 statements                 57.4             33.4             11
 WAL pages (4 KiB)          34.6             33.6             7.1
-CPU on tmpfs (no fsync)    2.8–3.2 ms       1.4–1.6 ms       0.09–0.17 ms
+CPU on tmpfs (no fsync)    1.9–3.2 ms       1.0–1.6 ms       0.09–0.17 ms
 CPU on the disk            3.9 ms           2.1–2.2 ms       0.5–0.6 ms
 wall time on the disk      5.5 ms           3.5 ms           1.3–2.0 ms
 =========================  ===============  ===============  ===============
@@ -46,15 +46,16 @@ dispatch decision is recorded in the attempt's insert; the lease is checked in e
 transaction but rewritten once a minute (``coven_core.lease.RENEW_AFTER``); a routine's active
 count uses its partial index (it walked the routine's whole history).
 
-The target is still missed on a quiet disk: 0.25–0.31× before, 0.29–0.53× after in the same
-runs (the ratio follows the disk's fsync time; 0.40× at the usual ~1.4 ms raw). The rest is
-the schema's, not the pass's: 33.6 log pages against 7.1 — an event is three pages (the row,
-``events_routine`` and the AUTOINCREMENT sequence) and there are four per occurrence plus two
-pass records; every state change of an attempt or an occurrence moves its entry in a partial
-index (``attempts_active``, ``occurrences_active``). On the disk they cost ~0.8 ms of CPU
-(2.1–2.2 ms against 1.4 ms on tmpfs: a write per page, a checkpoint 4.7× as often) besides
-longer fsyncs. Meeting 0.5× there takes fewer pages per commit (events without their
-own sequence page, fewer partial-index moves): a schema change, not done here.
+The target is still missed on a quiet disk: in eight alternating pairs of runs, 0.25–0.31×
+before (0.67× once, on a busy disk) and 0.34–0.42× after (0.29× and 0.53× once each): the
+ratio follows the disk's fsync time. The rest is the schema's, not the pass's: 33.6 log pages
+against 7.1. Each commit that records events writes three pages for them (the table's,
+``events_routine``'s and the AUTOINCREMENT sequence's: 9 an occurrence), the pass records two,
+and every state change of an attempt or an occurrence moves its entry in a partial index
+(``attempts_active``, ``occurrences_active``: 5.7). On the disk the pages cost ~0.5–1 ms of
+CPU (2.1–2.2 ms against 1.0–1.6 ms on tmpfs: a write per page, a checkpoint 4.7× as often)
+besides longer fsyncs. Meeting 0.5× there takes fewer pages per commit (events without a
+sequence page of their own, fewer partial-index moves): a schema change, not done here.
 
 Run: python3 benchmarks/bench_bookkeeping.py [--occurrences N] [--rounds N]
 """

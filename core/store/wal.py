@@ -63,8 +63,12 @@ class WalCheckpoints:
         except apsw.Error as exc:
             self._failed(classify(exc, path=conn.filename))
             return False
-        self.pages, self.failed = max(in_log - copied, 0), None
+        self.note_checkpoint(in_log, copied)
         return True
+
+    def note_checkpoint(self, in_log: int, copied: int) -> None:
+        """A checkpoint copied ``copied`` of the log's ``in_log`` pages."""
+        self.pages, self.failed = max(in_log - copied, 0), None
 
     def _failed(self, error: StoreError) -> None:
         """The commit before stands whatever went wrong here, so nothing is raised; an error
@@ -107,12 +111,12 @@ def log_pages(conn: apsw.Connection) -> int | None:
 def checkpoint_now(conn: apsw.Connection) -> None:
     """A passive checkpoint now, outside any transaction, whatever the log's length; a store
     connection's count of pages in the log follows it. Busy means another connection is
-    checkpointing at this moment: it does the work."""
-    if isinstance(conn, StoreConnection):
-        conn.wal.checkpoint(conn)
-        return
+    checkpointing at this moment: it does the work. Any other error is the caller's (a
+    retention sweep stops, and is tried again later)."""
     with contextlib.suppress(apsw.BusyError, apsw.LockedError):
-        conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+        in_log, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+        if isinstance(conn, StoreConnection):
+            conn.wal.note_checkpoint(in_log, copied)
 
 
 def after_commit(conn: apsw.Connection) -> None:

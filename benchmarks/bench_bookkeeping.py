@@ -18,37 +18,44 @@ connection has SQLite's automatic checkpoint switched off; the engine checkpoint
 COMMIT), so its log grew without bound while ours was copied back. Both sides now do the
 same durable steps and the same checkpoints.
 
-Where our time goes (issue #9; per occurrence, 200 occurrences, counted with the WAL hook,
-apsw's exec trace, the log's frames and strace; timed with pyinstrument and on tmpfs):
+Where our time goes (issue #9; per occurrence, 200 occurrences (300 for CPU), counted with
+the WAL hook and apsw's exec trace, CPU as process time; the code before and after issue #9's
+second round run back to back, alternating, on one machine):
 
-=========================  =========================  ===========================
-per occurrence             ours                       raw apsw
-=========================  =========================  ===========================
-commits (fdatasync)        3.05 (2 passes: decide,    3.0
-                           record; then settle)
-statements                 58                         11
-WAL pages (4 KiB)          34.6 (events 6.1, occur-   7.1
-                           rences + 5 indexes 9.7,
-                           attempts + 3 indexes 6.8,
-                           sqlite_sequence 2.9,
-                           passes 2.0, lease 1.9,
-                           routines 1.9)
-CPU                        4.0–6.0 ms                 0.5–0.6 ms
-on tmpfs (no fsync)        5.0–5.5 ms                 0.39 ms
-=========================  =========================  ===========================
+=========================  ===============  ===============  ===============
+per occurrence             ours, before     ours, after      raw apsw
+=========================  ===============  ===============  ===============
+commits (fdatasync)        3.04             3.04             3.0
+statements                 57.4             33.4             11
+WAL pages (4 KiB)          34.6             33.6             7.1
+CPU on tmpfs (no fsync)    1.9–3.2 ms       1.0–1.6 ms       0.09–0.17 ms
+CPU on the disk            3.9 ms           2.1–2.2 ms       0.5–0.6 ms
+wall time on the disk      5.5 ms           3.5 ms           1.3–2.0 ms
+=========================  ===============  ===============  ===============
 
-The commits are the same in number and in what they make durable; the rest is the engine's
-contract, not overhead to cut here: the events that explain every run, a pass record per
-pass, the lease renewed by every pass (fencing), the event sequence stamped on claim and
-settlement. So the ratio is about (3 fsyncs + 0.5 ms) / (3 fsyncs + ~4.5 ms): above 0.5×
-only while an fsync takes more than ~1.2 ms. Measured back to back on one disk: with
-fsyncs of ~2.2 ms (a busy disk) the old baseline gave 0.66–0.90×; with fsyncs of ~0.4 ms
-(a quiet one) the old baseline gives 0.31–0.35×, the fair one 0.22–0.27× on the code before
-issue #9's fixes and 0.25–0.26× after them (instants read without strptime, ~25 µs a call:
-~11% of our CPU). The target is not met on a quiet disk. Meeting it there takes the
-scheduler's CPU per pass (~2 ms: ~29 statements and their Python) roughly halved, with
-every record kept — a design task of its own (e.g. the routine, its revisions and the
-scheduling switch that each pass reads two or three times).
+What the second round changed, every record kept (the events that explain every run, a pass
+record per pass, the fence checked in every scheduler transaction, the event sequence stamped
+on claim and settlement): store connections plan without bound values (SQLite's query-planner
+stability guarantee: a statement whose plan had compared a bound value with a partial index's
+condition was re-prepared on every run — most joins over occurrences, a third of the CPU);
+one statement asks what six did after the claims (``coven_core.agenda``); the scheduling
+switch is read inside the due-routines and agenda reads; parsed revisions are cached per
+scheduler (``coven_core.revision_cache``); a claim reads the routine, its awaiting and active
+state in one statement and takes its run id and attempt number from the claiming UPDATE; the
+dispatch decision is recorded in the attempt's insert; the lease is checked in every
+transaction but rewritten once a minute (``coven_core.lease.RENEW_AFTER``); a routine's active
+count uses its partial index (it walked the routine's whole history).
+
+The target is still missed on a quiet disk: in eight alternating pairs of runs, 0.25–0.31×
+before (0.67× once, on a busy disk) and 0.34–0.42× after (0.29× and 0.53× once each): the
+ratio follows the disk's fsync time. The rest is the schema's, not the pass's: 33.6 log pages
+against 7.1. Each commit that records events writes three pages for them (the table's,
+``events_routine``'s and the AUTOINCREMENT sequence's: 9 an occurrence), the pass records two,
+and every state change of an attempt or an occurrence moves its entry in a partial index
+(``attempts_active``, ``occurrences_active``: 5.7). On the disk the pages cost ~0.5–1 ms of
+CPU (2.1–2.2 ms against 1.0–1.6 ms on tmpfs: a write per page, a checkpoint 4.7× as often)
+besides longer fsyncs. Meeting 0.5× there takes fewer pages per commit (events without a
+sequence page of their own, fewer partial-index moves): a schema change, not done here.
 
 Run: python3 benchmarks/bench_bookkeeping.py [--occurrences N] [--rounds N]
 """

@@ -19,12 +19,16 @@ from coven_core.occurrences import Stamp
 
 def to_send(conn: apsw.Connection, generation: int, already: Collection[str]) -> list[str]:
     """Attempts of this generation with a cancel request not yet sent to the runtime."""
-    rows = conn.execute(
-        "SELECT id FROM attempts WHERE cancel_requested_at IS NOT NULL AND state != 'settled' "
-        "AND generation = ?",
-        (generation,),
-    )
+    rows = conn.execute(f"SELECT id FROM {_REQUESTED}", {"generation": generation})
     return [row[0] for row in rows if row[0] not in already]
+
+
+_REQUESTED = (
+    "attempts WHERE cancel_requested_at IS NOT NULL AND state != 'settled' "
+    "AND generation = :generation"
+)
+ANY_REQUESTED = f"EXISTS (SELECT 1 FROM {_REQUESTED})"
+"""Whether :func:`to_send` may find anything: a pass asks this first (:mod:`coven_core.agenda`)."""
 
 
 def record_sent(conn: apsw.Connection, attempt_ids: list[str], stamp: Stamp) -> None:

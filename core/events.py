@@ -72,8 +72,12 @@ def record(
 ) -> None:
     conn.execute(
         "INSERT INTO events (at, kind, routine_id, occurrence_id, data) VALUES (?, ?, ?, ?, ?)",
-        (instant_text(at), kind.value, routine_id, occurrence_id, json.dumps(data, default=str)),
+        (instant_text(at), kind.value, routine_id, occurrence_id, _json(data)),
     )
+
+
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps(data, default=str) if data else "{}"  # most events carry no data
 
 
 def since(conn: apsw.Connection, seq: int, limit: int = 1000) -> list[Event]:

@@ -17,13 +17,17 @@ from coven_core.store.query import scalar
 
 def scheduling_paused(conn: apsw.Connection) -> bool:
     """Whether all scheduling is paused (``coven pause --all``)."""
-    row = conn.execute("SELECT paused FROM scheduler_state WHERE id = 1").fetchone()
-    return bool(row and row[0])
+    return bool(scalar(conn, f"SELECT {SCHEDULING_PAUSED}"))
 
 
 def earliest_due(conn: apsw.Connection) -> datetime | None:
     """The soonest moment an active routine is due, if any."""
-    earliest = scalar(
-        conn, "SELECT min(next_due) FROM routines WHERE state = 'active' AND next_due IS NOT NULL"
-    )
-    return maybe_instant_from(earliest)
+    return maybe_instant_from(scalar(conn, f"SELECT {EARLIEST_DUE}"))
+
+
+# As SQL expressions too: a scheduler pass asks them within its other reads
+# (``routines.due``, :mod:`coven_core.agenda`) rather than as statements of their own.
+SCHEDULING_PAUSED = "coalesce((SELECT paused FROM scheduler_state WHERE id = 1), 0)"
+EARLIEST_DUE = (
+    "(SELECT min(next_due) FROM routines WHERE state = 'active' AND next_due IS NOT NULL)"
+)

@@ -5,10 +5,14 @@ the lease over from another bumps the generation; every state transition the sch
 checks, in the same transaction, that its generation is still current (:func:`check_fence`),
 so a stale process is refused and stands down instead of dispatching twice.
 
-The leader renews the lease on every pass, and a pass happens at least every
-``clock.SAFETY_CAP``; the lease lives a little over twice that. A holder on this host whose
-process is gone (pid *and* start time checked, never the pid alone) is taken over at once, so
-a restart after a crash does not wait for the expiry.
+Every scheduler transaction reads the lease (the fence); the leader *rewrites* it only once
+its last renewal is :data:`RENEW_AFTER` old. A pass happens at least every
+``clock.SAFETY_CAP`` and the lease lives ``2 × SAFETY_CAP + RENEW_AFTER``, so a live leader's
+lease always has more than a safety cap left: it outlives one whole missed pass, as it did when
+every pass rewrote it (one minute less margin), while a busy leader — several passes a minute —
+writes the lease once a minute instead of on every pass. A holder on this host whose process is
+gone (pid *and* start time checked, never the pid alone) is taken over at once, so a restart
+after a crash does not wait for the expiry.
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ from coven_core.clock import SAFETY_CAP
 from coven_core.errors import CovenError
 from coven_core.store.codec import instant_from, instant_text
 
-LEASE_TTL = 2 * SAFETY_CAP + timedelta(minutes=1)
+RENEW_AFTER = timedelta(minutes=1)
+"""How old the leader's last renewal may be before a pass writes a new expiry."""
+
+LEASE_TTL = 2 * SAFETY_CAP + RENEW_AFTER
 
 
 class Fenced(CovenError):
@@ -94,10 +101,18 @@ def acquire(conn: apsw.Connection, me: Holder, now: datetime) -> Lease | None:
     if lease is None:
         return _write(conn, me.token, 1, now, now, insert=True)
     if lease.holder == me.token:
+        if _fresh(lease, now):
+            return lease  # checked (the fence), and no write needed yet
         return _write(conn, me.token, lease.generation, lease.acquired_at, now)
     if lease.expires_at <= now or holder_is_gone(lease.holder):
         return _write(conn, me.token, lease.generation + 1, now, now)
     return None
+
+
+def _fresh(lease: Lease, now: datetime) -> bool:
+    """Renewed less than RENEW_AFTER ago, as the expiry shows. A released lease (expiry set to
+    its release) and a wall clock set back (an expiry further off than a term) are rewritten."""
+    return LEASE_TTL - RENEW_AFTER < lease.expires_at - now <= LEASE_TTL
 
 
 def release(conn: apsw.Connection, me: Holder, now: datetime) -> None:

@@ -17,7 +17,6 @@ from coven_core import events, ids
 from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import (
-    AttemptState,
     Disposition,
     OccurrenceKind,
     OccurrenceState,
@@ -27,7 +26,8 @@ from coven_core.model import (
 from coven_core.planner import MissedWindow, Planned
 from coven_core.runtime.base import Launch, Started
 from coven_core.store.codec import instant_from, instant_text
-from coven_core.store.query import one, scalar
+from coven_core.store.errors import StoreBug
+from coven_core.store.query import scalar
 
 
 @dataclass(frozen=True)
@@ -139,8 +139,14 @@ def waiting(conn: apsw.Connection, now: datetime, limit: int) -> list[Waiting]:
     ]
 
 
+ACTIVE = "occurrences INDEXED BY occurrences_active WHERE state IN ('claimed', 'running')"
+"""The active occurrences, by their partial index. Named: SQLite otherwise picks
+``occurrences_history`` for a routine's count and walks the routine's whole history (0.4 ms
+with 2,000 settled rows, growing with every one; 7 µs by the partial index)."""
+
+
 def active_count(conn: apsw.Connection, routine_id: str | None = None) -> int:
-    sql = "SELECT count(*) FROM occurrences WHERE state IN ('claimed', 'running')"
+    sql = f"SELECT count(*) FROM {ACTIVE}"
     if routine_id is None:
         return int(scalar(conn, sql))
     return int(scalar(conn, sql + " AND routine_id = ?", (routine_id,)))
@@ -149,19 +155,22 @@ def active_count(conn: apsw.Connection, routine_id: str | None = None) -> int:
 def earliest_retry(conn: apsw.Connection, now: datetime) -> datetime | None:
     """When the next attempt still waiting out its backoff may start. (One whose time has
     come but waits for capacity is woken by a run finishing, not by a deadline.)"""
-    at = scalar(
-        conn,
-        "SELECT min(not_before) FROM occurrences WHERE state = 'planned' AND not_before > ?",
-        (instant_text(now),),
-    )
+    at = scalar(conn, f"SELECT {EARLIEST_RETRY}", {"now": instant_text(now)})
     return None if at is None else instant_from(at)
+
+
+EARLIEST_RETRY = (
+    "(SELECT min(not_before) FROM occurrences WHERE state = 'planned' AND not_before > :now)"
+)
 
 
 def awaiting_decision(conn: apsw.Connection, routine_id: str) -> list[str]:
     """Runs of the routine waiting for a person (``recovery_required``)."""
     rows = conn.execute(
-        "SELECT run_id FROM occurrences WHERE routine_id = ? AND disposition = ?",
-        (routine_id, Disposition.RECOVERY_REQUIRED.value),
+        # the literal is the partial index's condition: store connections never plan on a
+        # bound value (coven_core.store.connection)
+        "SELECT run_id FROM occurrences WHERE routine_id = ? AND disposition = 'recovery_required'",
+        (routine_id,),
     )
     return [row[0] for row in rows]
 
@@ -199,20 +208,20 @@ def skip(conn: apsw.Connection, item: Waiting, reason: SkipReason, stamp: Stamp)
 
 
 def claim(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> Launch:
-    """Claim a planned occurrence: its run (kept across attempts) and its next attempt."""
-    run_id, number = _next_attempt(conn, item.id)
+    """Claim a planned occurrence: its run (kept across attempts) and its next attempt, with
+    the dispatch decision (crash point 4) recorded on it — ``dispatching``, claimed and
+    dispatched at once: the two always commit together, before the runtime is asked to start
+    anything, so an attempt the scheduler claims is never on record as merely ``claimed``."""
+    run_id, number = _mark_claimed(conn, item.id)
     attempt = ids.attempt_id(run_id, number)
-    conn.execute(
-        "UPDATE occurrences SET state = 'claimed', run_id = ? WHERE id = ? AND state = 'planned'",
-        (run_id, item.id),
-    )
     events.record(
         conn, stamp.now, EventKind.CLAIMED, routine_id=item.routine_id, occurrence_id=item.id,
         run_id=run_id,
     )  # fmt: skip
     conn.execute(  # claimed_seq: this claim's event, to order it against settlements
         "INSERT INTO attempts (id, occurrence_id, number, state, generation, claimed_at, "
-        f"claimed_seq) VALUES (?, ?, ?, 'claimed', ?, ?, {events.LAST_SEQ})",
+        f"dispatched_at, claimed_seq) VALUES (?1, ?2, ?3, 'dispatching', ?4, ?5, ?5, "
+        f"{events.LAST_SEQ})",
         (attempt, item.id, number, stamp.generation, instant_text(stamp.now)),
     )
     spec = revision.spec
@@ -222,34 +231,32 @@ def claim(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp
     )  # fmt: skip
 
 
-def _next_attempt(conn: apsw.Connection, occurrence_id: str) -> tuple[str, int]:
-    row = one(
-        conn,
-        "SELECT o.run_id, (SELECT count(*) FROM attempts a WHERE a.occurrence_id = o.id) "
-        "FROM occurrences o WHERE o.id = ?",
-        (occurrence_id,),
-    )
-    run_id = row[0] or ids.new_run_id()
-    return str(run_id), int(row[1]) + 1
-
-
-def mark_dispatching(conn: apsw.Connection, launch: Launch, stamp: Stamp) -> None:
-    """The dispatch decision, committed before the runtime is asked to start anything."""
-    _attempt_state(conn, launch.attempt_id, AttemptState.DISPATCHING, "dispatched_at", stamp)
+def _mark_claimed(conn: apsw.Connection, occurrence_id: str) -> tuple[str, int]:
+    """Mark the occurrence claimed; its run id (a new one on the first attempt) and the number
+    of its next attempt."""
+    rows = conn.execute(
+        "UPDATE occurrences SET state = 'claimed', run_id = coalesce(run_id, ?) "
+        "WHERE id = ? AND state = 'planned' RETURNING run_id, "
+        "(SELECT count(*) FROM attempts a WHERE a.occurrence_id = occurrences.id)",
+        (ids.new_run_id(), occurrence_id),
+    ).fetchall()
+    if not rows:
+        raise StoreBug(f"claim: occurrence {occurrence_id} is not planned")
+    row: tuple[Any, ...] = tuple(rows[0])
+    return str(row[0]), int(row[1]) + 1
 
 
 def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp: Stamp) -> None:
     """Record a start. It may be recorded late (its first record transaction failed) when the
     attempt has already been settled from its exit: then only the runner's identity is added."""
-    conn.execute(
-        "UPDATE attempts SET runner_pid = ?, runner_start = ?, attempt_dir = ? WHERE id = ?",
-        (started.pid, started.process_start, started.attempt_dir, launch.attempt_id),
-    )
-    conn.execute(
-        "UPDATE attempts SET state = 'running', started_at = ? WHERE id = ? "
-        "AND state IN ('claimed', 'dispatching')",
-        (instant_text(stamp.now), launch.attempt_id),
-    )
+    conn.execute(  # each CASE reads the row as it was, before this update
+        "UPDATE attempts SET runner_pid = ?1, runner_start = ?2, attempt_dir = ?3, "
+        "started_at = CASE WHEN state IN ('claimed', 'dispatching') THEN ?4 ELSE started_at END, "
+        "state = CASE WHEN state IN ('claimed', 'dispatching') THEN 'running' ELSE state END "
+        "WHERE id = ?5",
+        (started.pid, started.process_start, started.attempt_dir, instant_text(stamp.now),
+         launch.attempt_id),
+    )  # fmt: skip
     pid = started.pid
     conn.execute(
         "UPDATE occurrences SET state = 'running' WHERE id = ? AND state = 'claimed'",
@@ -265,15 +272,6 @@ def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp:
         conn, stamp.now, EventKind.STARTED, routine_id=launch.routine_id,
         occurrence_id=launch.occurrence_id, pid=pid,
     )  # fmt: skip
-
-
-def _attempt_state(
-    conn: apsw.Connection, attempt_id: str, state: AttemptState, column: str, stamp: Stamp
-) -> None:
-    conn.execute(
-        f"UPDATE attempts SET state = ?, {column} = ? WHERE id = ?",
-        (state.value, instant_text(stamp.now), attempt_id),
-    )
 
 
 def settle(

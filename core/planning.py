@@ -6,6 +6,7 @@ Each function runs inside the caller's fenced write transaction.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import apsw
@@ -22,13 +23,14 @@ from coven_core.model import (
 )
 from coven_core.occurrences import Stamp, Waiting
 from coven_core.planner import Segment, next_due, plan_window
+from coven_core.revision_cache import RevisionCache
 from coven_core.routines import scheduling_paused as scheduling_paused  # its old home
 from coven_core.runtime.base import Launch
 
 _JUST_AFTER = timedelta(microseconds=1)
 
 
-def segments(revisions: list[Revision], start: datetime, end: datetime) -> list[Segment]:
+def segments(revisions: Sequence[Revision], start: datetime, end: datetime) -> list[Segment]:
     """Split ``[start, end)`` at revision boundaries: each moment is decided under the
     revision that was in force at its time (an edit re-plans only the future).
 
@@ -48,40 +50,62 @@ def segments(revisions: list[Revision], start: datetime, end: datetime) -> list[
 
 
 def plan_routine(
-    conn: apsw.Connection, routine: Routine, now: datetime, cause: MissedCause, stamp: Stamp
+    conn: apsw.Connection,
+    routine: Routine,
+    now: datetime,
+    cause: MissedCause,
+    stamp: Stamp,
+    cache: RevisionCache,
 ) -> int:
     """Decide every moment of ``routine`` due by ``now``; returns how many rows were written."""
-    revisions = routines.revisions(conn, routine.id)
-    by_number = {revision.number: revision for revision in revisions}
+    revisions = cache.of(conn, routine)
     plan = plan_window(segments(revisions, routine.planned_through, now + _JUST_AFTER), now, cause)
     written = 0
     for planned in [*plan.gaps, *plan.to_run]:
-        written += occurrences.insert_moment(
-            conn, routine.id, planned, by_number[planned.revision], stamp
-        )
+        revision = cache.numbered(conn, routine, planned.revision)
+        written += occurrences.insert_moment(conn, routine.id, planned, revision, stamp)
     if plan.missed is not None:
-        revision = by_number[plan.missed.revision]
+        revision = cache.numbered(conn, routine, plan.missed.revision)
         written += occurrences.insert_missed(conn, routine.id, plan.missed, revision, stamp)
     upcoming = next_due(routines.timetable(revisions[-1]), now)
     routines.advance(conn, routine.id, now + _JUST_AFTER, upcoming)
     return written
 
 
-def claim_one(conn: apsw.Connection, item: Waiting, stamp: Stamp) -> Launch | None:
+def claim_one(
+    conn: apsw.Connection, item: Waiting, stamp: Stamp, cache: RevisionCache
+) -> Launch | None:
     """Claim a waiting occurrence, or settle it as skipped if it must not run now."""
-    routine = routines.by_id(conn, item.routine_id)
+    routine, awaiting, active = _claim_context(conn, item.routine_id)
     blocked = _blocked_reason(routine, item)
     if blocked is not None:
         occurrences.skip(conn, item, blocked, stamp)
         return None
-    if occurrences.awaiting_decision(conn, routine.id):
+    if awaiting:
         return None  # nothing new starts while a run of the routine waits for a person
-    revision = {r.number: r for r in routines.revisions(conn, routine.id)}[item.revision]
-    if occurrences.active_count(conn, routine.id) > 0:
+    revision = cache.numbered(conn, routine, item.revision)
+    if active:
         if item.kind is not OccurrenceKind.MANUAL:  # a person's "run now" waits its turn
             _overlap(conn, item, revision, stamp)
         return None
     return occurrences.claim(conn, item, revision, stamp)
+
+
+_CLAIM_CONTEXT = (
+    f"SELECT {routines.COLUMNS}, EXISTS (SELECT 1 FROM occurrences WHERE routine_id = ?1 "
+    f"AND disposition = 'recovery_required'), (SELECT count(*) FROM {occurrences.ACTIVE} "
+    "AND routine_id = ?1) FROM routines WHERE id = ?1"
+)
+
+
+def _claim_context(conn: apsw.Connection, routine_id: str) -> tuple[Routine, bool, int]:
+    """The routine, whether a run of it awaits a person (``awaiting_decision``) and how many
+    of its occurrences are active (``active_count``): what a claim decides on, in one read."""
+    row = conn.execute(_CLAIM_CONTEXT, (routine_id,)).fetchone()
+    if row is None:
+        raise routines.UnknownRoutine(routine_id)
+    *columns, awaiting, active = row
+    return routines.from_row(columns), bool(awaiting), int(active)
 
 
 def _blocked_reason(routine: Routine, item: Waiting) -> SkipReason | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from coven_core.errors import ValidationError
+from coven_core.glance import SCHEDULING_PAUSED
 from coven_core.glance import earliest_due as earliest_due  # their home is glance
 from coven_core.glance import scheduling_paused as scheduling_paused
 from coven_core.model import (
@@ -40,10 +42,11 @@ class UnknownRoutine(ValidationError):
         super().__init__(f"no routine named {name!r} (see: coven routine list)")
 
 
-_ROUTINE_COLUMNS = "id, name, state, state_reason, revision, planned_through, next_due, created_at"
+COLUMNS = "id, name, state, state_reason, revision, planned_through, next_due, created_at"
+"""A routine row's columns, in the order :func:`from_row` reads them."""
 
 
-def _routine(row: tuple[Any, ...]) -> Routine:
+def from_row(row: Sequence[Any]) -> Routine:
     rid, name, state, reason, revision, through, next_due, created = row
     return Routine(
         rid, name, RoutineState(state), reason, revision, instant_from(through),
@@ -61,27 +64,26 @@ def by_id(conn: apsw.Connection, routine_id: str) -> Routine:
 
 
 def _one(conn: apsw.Connection, where: str, key: str) -> Routine:
-    row = conn.execute(f"SELECT {_ROUTINE_COLUMNS} FROM routines WHERE {where}", (key,)).fetchone()
+    row = conn.execute(f"SELECT {COLUMNS} FROM routines WHERE {where}", (key,)).fetchone()
     if row is None:
         raise UnknownRoutine(key)
-    return _routine(row)
+    return from_row(row)
 
 
 def live(conn: apsw.Connection) -> list[Routine]:
-    rows = conn.execute(
-        f"SELECT {_ROUTINE_COLUMNS} FROM routines WHERE state != 'deleted' ORDER BY name"
-    )
-    return [_routine(row) for row in rows]
+    rows = conn.execute(f"SELECT {COLUMNS} FROM routines WHERE state != 'deleted' ORDER BY name")
+    return [from_row(row) for row in rows]
 
 
 def due(conn: apsw.Connection, now: datetime, limit: int) -> list[Routine]:
-    """Active routines with a moment to decide by ``now`` (indexed on next_due)."""
+    """Active routines with a moment to decide by ``now`` (indexed on next_due) — none while
+    all scheduling is paused (asked in the same statement: a pass saves a read)."""
     rows = conn.execute(
-        f"SELECT {_ROUTINE_COLUMNS} FROM routines WHERE state = 'active' AND next_due <= ? "
-        "ORDER BY next_due LIMIT ?",
+        f"SELECT {COLUMNS} FROM routines WHERE state = 'active' AND next_due <= ? "
+        f"AND NOT {SCHEDULING_PAUSED} ORDER BY next_due LIMIT ?",
         (instant_text(now), limit),
     )
-    return [_routine(row) for row in rows]
+    return [from_row(row) for row in rows]
 
 
 def insert(conn: apsw.Connection, routine: Routine) -> None:

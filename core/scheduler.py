@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 import apsw
 
 from coven_core import (
+    agenda,
     audit,
     cancellation,
     delivering,
@@ -30,6 +31,7 @@ from coven_core import (
     routines,
 )
 from coven_core.clock import Clock, WakeReason, WakeSignal
+from coven_core.delivery import DeliveryError
 from coven_core.events import EventKind
 from coven_core.lease import Fenced, Holder, Lease
 from coven_core.liveness import LeaderLock
@@ -38,7 +40,7 @@ from coven_core.occurrences import Stamp
 from coven_core.passes import PassReport, insert_pass
 from coven_core.planning import claim_one, plan_routine
 from coven_core.retention import Sweeper
-from coven_core.routines import scheduling_paused
+from coven_core.revision_cache import RevisionCache
 from coven_core.runtime.base import Exit, Launch, LaunchError, Runtime, Started
 from coven_core.settlement import settle_attempt
 from coven_core.store.errors import StoreEnvironmentError
@@ -84,6 +86,7 @@ class Scheduler:
         self.holder = holder or Holder.of_this_process()
         self.lease: Lease | None = None
         self.drift = DriftWatch(clock)
+        self.revisions = RevisionCache()
         self.deadline: datetime | None = None
         self.last_report: PassReport | None = None
         self._recovered_generation: int | None = None
@@ -200,16 +203,12 @@ class Scheduler:
             self.drift.record(conn, now, report.trigger)
             report.settled += sum(settle_attempt(conn, e, stamp) for e in self._unsettled)
             report.recovered += self._recover(conn, stamp)
-            if not scheduling_paused(conn):
-                report.planned += self._plan(conn, now, cause, stamp, report)
+            report.planned += self._plan(conn, now, cause, stamp, report)  # unless paused
             failpoints.hit("plan.written")
             launches = self._claim(conn, now, stamp, report)
             failpoints.hit("claim.written" if not launches else "dispatch.decided")
-            cancels = cancellation.to_send(conn, stamp.generation, self._cancels_sent)
-            jobs = delivering.due(conn, self.store.data_dir, now, self.limits.deliveries)
-            report.deadline = self._next_deadline(conn, now, report)
-            work = _Work(launches, cancels, jobs)
-            if not (launches or cancels or jobs or self._unrecorded):
+            work = self._follow_up(conn, now, stamp.generation, report, launches)
+            if not (work.launches or work.cancels or work.jobs or self._unrecorded):
                 report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
                 insert_pass(conn, self.holder.token, report)
                 work = _Work(recorded=True)  # nothing is left for a second transaction
@@ -253,35 +252,48 @@ class Scheduler:
     ) -> int:  # fmt: skip
         planned = 0
         for routine in routines.due(conn, now, self.limits.plan_batch):
-            planned += plan_routine(conn, routine, now, cause, stamp)
+            planned += plan_routine(conn, routine, now, cause, stamp, self.revisions)
             report.touched.add(routine.id)
         return planned
 
     def _claim(
         self, conn: apsw.Connection, now: datetime, stamp: Stamp, report: PassReport
     ) -> list[Launch]:
+        waiting = occurrences.waiting(conn, now, self.limits.claim_batch)
+        if not waiting:
+            return []
         capacity = self.limits.max_active - occurrences.active_count(conn)
         launches: list[Launch] = []
-        for item in occurrences.waiting(conn, now, self.limits.claim_batch):
+        for item in waiting:
             if len(launches) >= capacity:
                 break
-            launch = claim_one(conn, item, stamp)
+            launch = claim_one(conn, item, stamp, self.revisions)  # with crash point 4
             if launch is not None:
-                occurrences.mark_dispatching(conn, launch, stamp)  # crash point 4
                 launches.append(launch)
             report.touched.add(item.routine_id)
         report.claimed += len(launches)
         return launches
 
-    def _next_deadline(
-        self, conn: apsw.Connection, now: datetime, report: PassReport
-    ) -> datetime | None:
+    def _follow_up(
+        self, conn: apsw.Connection, now: datetime, generation: int, report: PassReport,
+        launches: list[Launch],
+    ) -> _Work:  # fmt: skip
+        """What is left to do outside the transaction, and when to wake next."""
+        ahead = agenda.read(conn, now, generation)
+        cancels: list[str] = []
+        jobs: list[delivering.Job] = []
+        if ahead.cancels_requested:
+            cancels = cancellation.to_send(conn, generation, self._cancels_sent)
+        if ahead.deliveries_due:
+            jobs = delivering.due(conn, self.store.data_dir, now, self.limits.deliveries)
+        report.deadline = self._next_deadline(report, ahead)
+        return _Work(launches, cancels, jobs)
+
+    def _next_deadline(self, report: PassReport, ahead: agenda.Agenda) -> datetime | None:
         if report.planned >= self.limits.plan_batch or report.claimed >= self.limits.claim_batch:
-            return now  # more work than one pass may do: go again at once
-        candidates = [occurrences.earliest_retry(conn, now), delivering.earliest(conn, now)]
-        if not scheduling_paused(conn):
-            candidates.append(routines.earliest_due(conn))
-        return min((c for c in candidates if c is not None), default=None)
+            return report.started_at  # more work than one pass may do: go again at once
+        due = None if ahead.paused else ahead.next_due
+        return _earliest(ahead.next_retry, ahead.next_delivery, due)
 
     # -- between the transactions: start commands, holding no transaction ------------------
     def _start(self, launch: Launch) -> Started | LaunchError:
@@ -313,7 +325,8 @@ class Scheduler:
             cancellation.record_sent(conn, sent, stamp)
             for job, result in delivered:
                 delivering.record(conn, job, result, stamp)
-            report.deadline = _earliest(report.deadline, *self._retries(conn, stamp.now))
+            if _scheduled_retries(started, delivered):
+                report.deadline = _earliest(report.deadline, *self._retries(conn, stamp.now))
             report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
             insert_pass(conn, self.holder.token, report)
         self._cancels_sent.update(sent)
@@ -341,6 +354,17 @@ class Scheduler:
         with self.store.read() as conn:
             held = lease.current(conn)
         report.deadline = held.expires_at if held else report.started_at
+
+
+def _scheduled_retries(
+    started: list[tuple[Launch, Started | LaunchError]],
+    delivered: list[tuple[delivering.Job, delivering.Outcome]],
+) -> bool:
+    """Whether recording these may have scheduled a retry: only a failed start (its settlement
+    may retry the attempt) or a failed delivery (it is tried again later) does."""
+    return any(isinstance(outcome, LaunchError) for _, outcome in started) or any(
+        isinstance(outcome, DeliveryError) for _, outcome in delivered
+    )
 
 
 def _earliest(*instants: datetime | None) -> datetime | None:

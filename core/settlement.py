@@ -33,19 +33,23 @@ class _Attempt:
     probe: bool
     attempt_dir: str | None
     cancel_requested: bool
+    failures: int  # the routine's consecutive failures before this settlement
 
 
 def _load(conn: apsw.Connection, attempt_id: str) -> _Attempt | None:
     row = conn.execute(
         "SELECT a.id, a.number, o.id, o.routine_id, o.revision, o.probe, a.attempt_dir, "
-        "a.cancel_requested_at IS NOT NULL FROM attempts a JOIN occurrences o "
-        "ON o.id = a.occurrence_id WHERE a.id = ? AND a.state != 'settled'",
+        "a.cancel_requested_at IS NOT NULL, r.consecutive_failures FROM attempts a "
+        "JOIN occurrences o ON o.id = a.occurrence_id JOIN routines r ON r.id = o.routine_id "
+        "WHERE a.id = ? AND a.state != 'settled'",
         (attempt_id,),
     ).fetchone()
     if row is None:
         return None
-    aid, number, oid, rid, revision, probe, attempt_dir, cancel = row
-    return _Attempt(aid, number, oid, rid, revision, bool(probe), attempt_dir, bool(cancel))
+    aid, number, oid, rid, revision, probe, attempt_dir, cancel, failures = row
+    return _Attempt(
+        aid, number, oid, rid, revision, bool(probe), attempt_dir, bool(cancel), failures
+    )
 
 
 def settle_attempt(conn: apsw.Connection, exit_: Exit, stamp: Stamp) -> bool:
@@ -108,7 +112,7 @@ def _race_note(attempt: _Attempt, exit_: Exit, failure: FailureClass | None) -> 
 
 def _succeeded(conn: apsw.Connection, attempt: _Attempt, stamp: Stamp) -> None:
     settle(conn, attempt.occurrence_id, attempt.routine_id, Disposition.SUCCEEDED, None, stamp)
-    if not attempt.probe:  # only a release resets a quarantined routine's count
+    if attempt.failures and not attempt.probe:  # only a release resets a quarantine's count
         reset = "UPDATE routines SET consecutive_failures = 0 WHERE id = ?"
         conn.execute(reset, (attempt.routine_id,))
     if attempt.attempt_dir is not None:

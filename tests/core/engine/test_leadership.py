@@ -8,7 +8,8 @@ import apsw
 import pytest
 
 from coven_core import lease
-from coven_core.lease import LEASE_TTL, Fenced, Holder
+from coven_core.clock import SAFETY_CAP
+from coven_core.lease import LEASE_TTL, RENEW_AFTER, Fenced, Holder
 from coven_core.store.schema import CURRENT
 from coven_core.store.store import Store
 from tests.core.conftest import T0, make_engine, minutes
@@ -92,3 +93,53 @@ def test_standby_is_woken_the_moment_the_leader_lets_go(tmp_path, clock) -> None
     reason = standby.wake.take()
     assert reason is not None and reason.value == "leader_gone"
     assert standby.scheduler.pass_once(reason.value).role == "leader"
+
+
+# Renewal: every scheduler transaction reads the lease; a pass rewrites it once a minute --------
+
+
+def held(engine) -> lease.Lease:  # type: ignore[no-untyped-def]
+    with engine.store.read() as conn:
+        found = lease.current(conn)
+    assert found is not None
+    return found
+
+
+def test_a_pass_within_a_minute_of_the_last_renewal_leaves_the_lease_as_it_is(
+    tmp_path, clock
+) -> None:
+    engine = make_engine(tmp_path / "d", clock)
+    engine.scheduler.pass_once("startup")
+    first = held(engine)
+    clock.advance(RENEW_AFTER - timedelta(seconds=1))
+    engine.scheduler.pass_once("deadline")
+    assert held(engine) == first
+    clock.advance(timedelta(seconds=1))
+    engine.scheduler.pass_once("deadline")
+    assert held(engine).expires_at == clock.now_utc() + LEASE_TTL
+
+
+def test_a_live_leader_passing_at_the_safety_cap_always_has_a_cap_left(tmp_path, clock) -> None:
+    """The lease outlives one whole missed pass, as it did when every pass renewed it."""
+    engine = make_engine(tmp_path / "d", clock)
+    for step in (timedelta(seconds=50), SAFETY_CAP, timedelta(seconds=10), SAFETY_CAP) * 3:
+        engine.scheduler.pass_once("deadline")
+        assert held(engine).expires_at - (clock.now_utc() + SAFETY_CAP) > SAFETY_CAP
+        clock.advance(step)
+
+
+def test_a_released_lease_is_rewritten_by_its_holder_at_once(tmp_path, clock) -> None:
+    engine = make_engine(tmp_path / "d", clock)
+    engine.scheduler.pass_once("startup")
+    with engine.store.write() as conn:
+        lease.release(conn, engine.scheduler.holder, clock.now_utc())
+    engine.scheduler.pass_once("deadline")
+    assert held(engine).expires_at == clock.now_utc() + LEASE_TTL
+
+
+def test_a_wall_clock_set_back_rewrites_the_expiry_from_now(tmp_path, clock) -> None:
+    engine = make_engine(tmp_path / "d", clock)
+    engine.scheduler.pass_once("startup")
+    clock.jump_wall(timedelta(hours=-1), notify=False)
+    engine.scheduler.pass_once("clock_jumped")
+    assert held(engine).expires_at == clock.now_utc() + LEASE_TTL

@@ -68,6 +68,11 @@ def test_pragmas_are_in_effect(conn: apsw.Connection) -> None:
     assert conn.pragma("busy_timeout") == BUSY_TIMEOUT_MS == 5000
 
 
+def test_plans_never_depend_on_bound_values(conn: apsw.Connection) -> None:
+    """So a cached statement is not re-prepared each time its parameters are bound."""
+    assert conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, -1) == 1
+
+
 def test_double_quoted_strings_are_identifiers_only(conn: apsw.Connection) -> None:
     with pytest.raises(apsw.SQLError, match="no such column"):
         conn.execute('SELECT "text"')

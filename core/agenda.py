@@ -1,0 +1,46 @@
+"""What is left for a pass once it has planned and claimed, read in one statement (§3.1, §11).
+
+After claiming, a pass needs to know whether any cancel request waits to be sent and any
+delivery is due, and when it must next wake: the earliest retry, delivery retry and routine
+due (none while all scheduling is paused). Each is a cheap indexed lookup, but six statements
+a pass cost more in their calls than in their work, so they are asked together; the detailed
+queries (:func:`cancellation.to_send`, :func:`delivering.due`) run only when there is
+something to find. The SQL of each part stays with the module that owns its table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import apsw
+
+from coven_core import cancellation, delivering, glance, occurrences
+from coven_core.store.codec import instant_text, maybe_instant_from
+from coven_core.store.query import one
+
+_SQL = (
+    f"SELECT {cancellation.ANY_REQUESTED}, {delivering.ANY_DUE}, {occurrences.EARLIEST_RETRY}, "
+    f"{delivering.EARLIEST}, {glance.EARLIEST_DUE}, {glance.SCHEDULING_PAUSED}"
+)
+
+
+@dataclass(frozen=True)
+class Agenda:
+    cancels_requested: bool  # a cancel request of this generation's attempts, sent or not
+    deliveries_due: bool
+    next_retry: datetime | None
+    next_delivery: datetime | None
+    next_due: datetime | None  # of an active routine (whether scheduling is paused or not)
+    paused: bool  # all scheduling (``coven pause --all``)
+
+
+def read(conn: apsw.Connection, now: datetime, generation: int) -> Agenda:
+    """Inside the pass's transaction, after its claims."""
+    cancels, deliveries, retry, delivery, due, paused = one(
+        conn, _SQL, {"now": instant_text(now), "generation": generation}
+    )
+    return Agenda(
+        bool(cancels), bool(deliveries), maybe_instant_from(retry), maybe_instant_from(delivery),
+        maybe_instant_from(due), bool(paused),
+    )  # fmt: skip

@@ -83,7 +83,7 @@ CLAIM_EVERY = 0.005
 
 class TimedStore(Store):
     """A store that remembers how long each write transaction held the lock, and how much of
-    that was its COMMIT (the log's fsync, synchronous=FULL)."""
+    that was its COMMIT (writing the log; at synchronous=NORMAL no fsync unless it restarts it)."""
 
     holds: list[float]
     commits: list[float]
@@ -241,7 +241,7 @@ def claim_figures(claims: dict[str, list[float]]) -> list[Figure]:
 
 
 def commit_figures(store: TimedStore, disk: dict[str, list[float]]) -> list[Figure]:
-    """What the longest hold was made of: its COMMIT (the log's fsync) against the sweep's own
+    """What the longest hold was made of: its COMMIT (writing the log) against the sweep's own
     work, and the disk's own fsync in the same seconds (in another file, no lock in it)."""
     longest = max(range(len(store.holds)), key=store.holds.__getitem__)
     worked = [hold - commit for hold, commit in zip(store.holds, store.commits, strict=True)]
@@ -249,7 +249,7 @@ def commit_figures(store: TimedStore, disk: dict[str, list[float]]) -> list[Figu
     fsync_max = max(disk["during"]) * 1e3
     work_p99 = percentile(worked, 0.99) * 1e3
     return [
-        info_figure("  longest hold: its COMMIT (fsync of the log)", "ms", commit, work,
+        info_figure("  longest hold: its COMMIT (writing the log)", "ms", commit, work,
                     commit / work if work else float("nan"), baseline_name="its own work"),
         info_figure("  longest hold: this thread on a CPU", "ms", store.on_cpu[longest] * 1e3,
                     store.holds[longest] * 1e3, store.on_cpu[longest] / store.holds[longest],

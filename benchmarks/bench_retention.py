@@ -8,7 +8,7 @@ lock:    how long each of the sweep's write transactions held the write lock (BE
          returning → COMMIT done), for the year's catch-up sweep and for the daily sweep after it.
 claims:  meanwhile a second process makes a claim-sized write transaction every 5 ms; its
          latency during the sweep (its latency just before, the disk's floor, is printed).
-disk:    meanwhile a third process fdatasyncs 4 KiB in a file of its own every 5 ms: the disk's
+disk:    meanwhile a third process fdatasyncs 4 KiB in a file of its own every 50 ms: the disk's
          fsync with no SQLite lock in it, the floor of any COMMIT that waits for the disk.
 
 Lock holds and claims are held to 10 ms, the issue's target for a hold that no one notices.
@@ -42,8 +42,11 @@ number, read around it). In the full suite's run (load ~1): 13,352 transactions,
 a restart (the claimer's next write, which fsyncs anyway, restarted the log each time), p99
 2.82 ms, work p99 2.24 ms, longest 12.15 ms: 1.37 ms of work, 1.85 ms on a CPU, and a COMMIT
 of 10.78 ms with no fsync in it — its writes of the log waiting on a disk whose own fsync
-peaked at 34.5 ms meanwhile (4.5 ms before the sweep). One transaction in ~13,000 crossing
-10 ms by waiting on the disk is what is left; the row stays judged at 10 ms.
+peaked at 34.5 ms meanwhile (4.5 ms before the sweep); a second run, 11.47 ms: 2.31 ms on a
+CPU, the rest off it. The disk probe, then fdatasyncing every 5 ms, was itself load on that
+disk: with it every 50 ms (``PROBE_EVERY``; the claimer unchanged) three runs gave 6.60
+(probe at 0.5 s), 9.45 and 6.39 ms, p99 2.67–2.94 ms. The row stays judged at 10 ms, and the
+margin is thin: the longest hold is this thread waiting on the machine, not its own work.
 
 Run: python3 benchmarks/bench_retention.py [--days N] [--json PATH]
 """
@@ -79,6 +82,11 @@ from tests.core.test_retention import write_history
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 LOCK_TARGET_MS = 10.0
 CLAIM_EVERY = 0.005
+# The disk probe samples ten times less often than the claimer writes. At every 5 ms its own
+# fdatasync was load on the disk it measures: the catch-up's longest hold was 12.15 and
+# 11.47 ms in two runs beside it, 6.60 ms in one with the probe nearly off (issue #9), while
+# the claimer (the realistic other writer) is unchanged.
+PROBE_EVERY = 0.05
 
 
 class TimedStore(Store):
@@ -147,7 +155,7 @@ def claimer(path: str, stop: Any, out: Any) -> None:
 
 
 def disk_prober(path: str, stop: Any, out: Any) -> None:
-    """The disk's own fsync, beside the store: 4 KiB overwritten and fdatasync'ed every 5 ms in
+    """The disk's own fsync, beside the store: 4 KiB overwritten and fdatasync'ed every 50 ms in
     a file of its own, so no SQLite lock is in it. A COMMIT's fsync cannot be quicker."""
     samples = []
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
@@ -157,7 +165,7 @@ def disk_prober(path: str, stop: Any, out: Any) -> None:
         os.pwrite(descriptor, page, 0)
         os.fdatasync(descriptor)
         samples.append((began, time.monotonic() - began))
-        time.sleep(CLAIM_EVERY)
+        time.sleep(PROBE_EVERY)
     os.close(descriptor)
     out.put(samples)
 

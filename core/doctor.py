@@ -107,10 +107,10 @@ from typing import Any, Literal, NamedTuple
 import apsw
 
 from coven_core import audit, ids, lease
+from coven_core.glance import scheduling_paused
 from coven_core.lease import LEASE_TTL, Lease
 from coven_core.model import Disposition, OccurrenceState
 from coven_core.retention import FolderGrowth, Growth, RetentionPolicy, TableGrowth, growth
-from coven_core.routines import scheduling_paused
 from coven_core.runner.journal import ExitRecord, read_journal
 from coven_core.runtime.runner import JOURNAL
 from coven_core.store.codec import instant_from, instant_text

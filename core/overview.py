@@ -14,8 +14,8 @@ import apsw
 
 from coven_core import lease, routines
 from coven_core.attention import CANCEL_PATIENCE
+from coven_core.glance import scheduling_paused
 from coven_core.model import RoutineState
-from coven_core.routines import scheduling_paused
 from coven_core.store.codec import instant_from, instant_text, maybe_instant_from
 from coven_core.store.query import scalar
 from coven_core.store.store import Store

@@ -14,11 +14,11 @@ import apsw
 from coven_core import events, occurrences, routines, runs
 from coven_core.errors import ValidationError
 from coven_core.events import EventKind
+from coven_core.glance import scheduling_paused
 from coven_core.model import MissedCause, Revision, Routine, RoutineState, SkipReason
 from coven_core.occurrences import operator_stamp
 from coven_core.planner import MissedWindow, next_due
 from coven_core.planning import segments
-from coven_core.routines import scheduling_paused
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import scalar
 

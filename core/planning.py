@@ -24,7 +24,6 @@ from coven_core.model import (
 from coven_core.occurrences import Stamp, Waiting
 from coven_core.planner import Segment, next_due, plan_window
 from coven_core.revision_cache import RevisionCache
-from coven_core.routines import scheduling_paused as scheduling_paused  # its old home
 from coven_core.runtime.base import Launch
 
 _JUST_AFTER = timedelta(microseconds=1)

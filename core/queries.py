@@ -10,9 +10,9 @@ from typing import Any
 import apsw
 
 from coven_core import routines
+from coven_core.glance import scheduling_paused
 from coven_core.model import Revision, Routine, RoutineState
 from coven_core.preview import Preview, preview
-from coven_core.routines import scheduling_paused
 from coven_core.store.codec import instant_from, maybe_instant_from
 from coven_core.store.store import Store
 from coven_core.tz.binding import BoundTime

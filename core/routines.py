@@ -12,8 +12,6 @@ import apsw
 
 from coven_core.errors import ValidationError
 from coven_core.glance import SCHEDULING_PAUSED
-from coven_core.glance import earliest_due as earliest_due  # their home is glance
-from coven_core.glance import scheduling_paused as scheduling_paused
 from coven_core.model import (
     MisfirePolicy,
     OverlapPolicy,

@@ -55,6 +55,7 @@ import psutil
 from coven_core import failpoints, ids, lease, occurrences, runs
 from coven_core.clock import VirtualClock, WakeReason, WakeSignal
 from coven_core.errors import CovenError
+from coven_core.glance import scheduling_paused
 from coven_core.lease import Holder
 from coven_core.model import (
     FailureClass,
@@ -67,7 +68,6 @@ from coven_core.planning import segments
 from coven_core.reconcile import Outcome
 from coven_core.retry import RUNTIME_UNAVAILABLE_TRIES
 from coven_core.routines import revisions as revisions_of
-from coven_core.routines import scheduling_paused
 from coven_core.runtime.base import (
     Exit,
     Launch,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from coven_core import agenda, cancellation, delivering, occurrences, routines
-from coven_core.routines import scheduling_paused
+from coven_core import agenda, cancellation, delivering, occurrences
+from coven_core.glance import earliest_due, scheduling_paused
 from tests.core.conftest import T0, Engine, minutes
 
 
@@ -16,7 +16,7 @@ def separately(engine: Engine, generation: int) -> agenda.Agenda:
         bool(delivering.due(conn, engine.store.data_dir, now, 8)),
         occurrences.earliest_retry(conn, now),
         delivering.earliest(conn, now),
-        routines.earliest_due(conn),
+        earliest_due(conn),
         scheduling_paused(conn),
     )
 

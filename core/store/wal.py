@@ -21,7 +21,6 @@ Never run ``PRAGMA wal_autocheckpoint`` on a store connection: it reinstalls SQL
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -57,13 +56,13 @@ class WalCheckpoints:
 
         Busy means another connection is checkpointing at this moment: it does the work."""
         try:
-            in_log, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
-        except (apsw.BusyError, apsw.LockedError):
-            return False
+            counts = _passive_checkpoint(conn)
         except apsw.Error as exc:
             self._failed(classify(exc, path=conn.filename))
             return False
-        self.note_checkpoint(in_log, copied)
+        if counts is None:
+            return False
+        self.note_checkpoint(*counts)
         return True
 
     def note_checkpoint(self, in_log: int, copied: int) -> None:
@@ -113,10 +112,19 @@ def checkpoint_now(conn: apsw.Connection) -> None:
     connection's count of pages in the log follows it. Busy means another connection is
     checkpointing at this moment: it does the work. Any other error is the caller's (a
     retention sweep stops, and is tried again later)."""
-    with contextlib.suppress(apsw.BusyError, apsw.LockedError):
+    counts = _passive_checkpoint(conn)
+    if counts is not None and isinstance(conn, StoreConnection):
+        conn.wal.note_checkpoint(*counts)
+
+
+def _passive_checkpoint(conn: apsw.Connection) -> tuple[int, int] | None:
+    """(pages in the log, pages copied), or None when another connection holds the
+    checkpoint (busy). Other errors are raised."""
+    try:
         in_log, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
-        if isinstance(conn, StoreConnection):
-            conn.wal.note_checkpoint(in_log, copied)
+    except (apsw.BusyError, apsw.LockedError):
+        return None
+    return in_log, copied
 
 
 def after_commit(conn: apsw.Connection) -> None:

@@ -61,7 +61,6 @@ _LEAST_PAUSE = 0.002  # seconds: a busy handler's first sleeps are 1 ms and 2 ms
 # that wait on the disk (``benchmarks/bench_retention.py``), so there are a quarter as many,
 # for a log of at most ~16 MB while a catch-up runs.
 _CHECKPOINT_PAGES = 4 * CHECKPOINT_PAGES
-_CHECKPOINT_EVERY = 16  # transactions, on a connection whose log is not measured
 _FAILED_DIRS_SHOWN = 10
 
 
@@ -325,10 +324,9 @@ class _Sweep:
         return sum(touched.values())
 
     def checkpoint_due(self) -> bool:
+        """A connection not opened by the store factory keeps SQLite's own checkpoint."""
         pages = log_pages(self.store.conn)
-        if pages is None:
-            return self.report.transactions % _CHECKPOINT_EVERY == 0
-        return pages >= _CHECKPOINT_PAGES
+        return pages is not None and pages >= _CHECKPOINT_PAGES
 
     def checkpoint(self) -> None:
         """Copy the WAL into the database (passive: waits for no reader, blocks no writer).

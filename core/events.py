@@ -72,12 +72,17 @@ def record(
 ) -> None:
     conn.execute(
         "INSERT INTO events (at, kind, routine_id, occurrence_id, data) VALUES (?, ?, ?, ?, ?)",
-        (instant_text(at), kind.value, routine_id, occurrence_id, _json(data)),
+        (instant_text(at), kind, routine_id, occurrence_id, _json(data)),  # a StrEnum: its text
     )
 
 
 def _json(data: dict[str, Any]) -> str:
-    return json.dumps(data, default=str) if data else "{}"  # most events carry no data
+    return _encode(data) if data else "{}"  # most events carry no data
+
+
+# ``json.dumps(data, default=str)`` builds a new encoder on every call (any keyword does);
+# this is the same encoder, built once: a pass records several events.
+_encode = json.JSONEncoder(default=str).encode
 
 
 def since(conn: apsw.Connection, seq: int, limit: int = 1000) -> list[Event]:

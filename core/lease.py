@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import NamedTuple
 
 import apsw
@@ -59,7 +60,7 @@ class Holder(NamedTuple):
 
     @property
     def token(self) -> str:
-        return f"{self.host}/{self.pid}/{self.started:.3f}/{self.nonce}"
+        return _token(self)
 
     @classmethod
     def parse(cls, token: str) -> Holder | None:
@@ -68,6 +69,12 @@ class Holder(NamedTuple):
             return cls(parts[0], int(parts[1]), float(parts[2]), parts[3])
         except (IndexError, ValueError):
             return None
+
+
+@lru_cache(maxsize=64)
+def _token(holder: Holder) -> str:
+    """A holder's token, formatted once: every scheduler transaction compares it."""
+    return f"{holder.host}/{holder.pid}/{holder.started:.3f}/{holder.nonce}"
 
 
 class Lease(NamedTuple):
@@ -84,15 +91,27 @@ class Lease(NamedTuple):
 
 
 def current(conn: apsw.Connection) -> Lease | None:
+    global _last_read
     row = conn.execute(
         "SELECT holder, generation, acquired_at, renewed_at, expires_at FROM lease WHERE id = 1"
     ).fetchone()
     if row is None:
         return None
+    last_row, last_lease = _last_read
+    if row == last_row:
+        return last_lease  # unchanged since the last read (it is rewritten once a minute)
     holder, generation, acquired, renewed, expires = row
-    return Lease(
+    lease = Lease(
         holder, generation, instant_from(acquired), instant_from(renewed), instant_from(expires)
     )
+    _last_read = (row, lease)
+    return lease
+
+
+# The last lease row read and its parsed Lease: every scheduler transaction reads the row, and
+# it changes at most once a minute. One tuple, so a reader on another thread sees a matching
+# pair (its assignment is atomic).
+_last_read: tuple[object, Lease | None] = (None, None)
 
 
 def acquire(conn: apsw.Connection, me: Holder, now: datetime) -> Lease | None:

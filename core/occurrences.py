@@ -52,14 +52,12 @@ def insert_moment(
     moment = planned.moment
     oid = ids.occurrence_id(routine_id, moment)
     skipped = moment.skipped
-    values = (
-        oid, routine_id, planned.revision, OccurrenceKind.SCHEDULED.value,
+    now = instant_text(stamp.now)
+    values = (  # the model's enums are StrEnums: SQLite binds their text
+        oid, routine_id, planned.revision, OccurrenceKind.SCHEDULED,
         instant_text(moment.utc), moment.local.isoformat(), int(moment.offset.total_seconds()),
         moment.fold, moment.kind.value, revision.spec.timezone, revision.tzdb_version,
-        (OccurrenceState.SETTLED if skipped else OccurrenceState.PLANNED).value,
-        Disposition.SKIPPED.value if skipped else None,
-        SkipReason.NONEXISTENT_LOCAL_TIME.value if skipped else None,
-        instant_text(stamp.now), instant_text(stamp.now) if skipped else None, stamp.generation,
+        *(_GAP if skipped else _TO_RUN), now, now if skipped else None, stamp.generation,
     )  # fmt: skip
     inserted = _insert(conn, _SCHEDULED_INSERT, values)
     if inserted:
@@ -67,6 +65,10 @@ def insert_moment(
         events.record(conn, stamp.now, kind, routine_id=routine_id, occurrence_id=oid)
     return inserted
 
+
+# A scheduled moment's state, disposition and reason: a gap settles at once as skipped.
+_TO_RUN = (OccurrenceState.PLANNED, None, None)
+_GAP = (OccurrenceState.SETTLED, Disposition.SKIPPED, SkipReason.NONEXISTENT_LOCAL_TIME)
 
 _SCHEDULED_INSERT = (
     "INSERT OR IGNORE INTO occurrences (id, routine_id, revision, kind, scheduled_utc, "

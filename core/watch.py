@@ -12,8 +12,8 @@ precedence over the inference.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 import apsw
 
@@ -28,15 +28,13 @@ from coven_core.store.codec import instant_from
 DRIFT_TOLERANCE = timedelta(seconds=2)
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(NamedTuple):
     wall: datetime
     monotonic: float
     boot: float
 
 
-@dataclass(frozen=True)
-class Drift:
+class Drift(NamedTuple):
     """How wall time moved against monotonic and boot time since the previous pass."""
 
     step: timedelta  # wall - monotonic: positive forward, negative backward

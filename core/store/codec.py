@@ -4,25 +4,27 @@ time order and a person reading the database sees real times."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 _FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-_last_written: tuple[object, str] = (None, "")
+
+# The instants a process wrote or read lately, both ways. A pass writes its own instant once
+# per row it touches and reads the same few (a routine's horizon, the lease's terms) every
+# time, so most conversions are repeats. Equal aware datetimes are one instant, so they have
+# one text; a naive datetime never equals an aware one, so it misses and is refused below.
+_TEXTS: dict[datetime, str] = {}
+_INSTANTS: dict[str, datetime] = {}
+_KEEP = 512  # entries each; then the cache starts again (a bound, not an LRU)
 
 
 def instant_text(instant: datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SS.ffffffZ``. From ``isoformat``, which writes exactly that shape
-    for a UTC instant from year 1000 on at a third of ``strftime``'s cost (a pass writes
-    dozens); earlier years keep ``strftime``'s spelling, whatever the platform's is.
-
-    Half the calls in a pass are for the instant just written (the pass's stamp, once per
-    row it touches), so the last one is kept — with the instant itself, so the identity
-    check can never match another object (datetimes are immutable)."""
-    global _last_written
-    last = _last_written
-    if last[0] is instant:
-        return last[1]
-    text = _instant_text(instant)
-    _last_written = (instant, text)
+    for a UTC instant from year 1000 on at a third of ``strftime``'s cost; earlier years keep
+    ``strftime``'s spelling, whatever the platform's is."""
+    text = _TEXTS.get(instant)
+    if text is None:
+        text = _instant_text(instant)
+        _remember(_TEXTS, instant, text)
     return text
 
 
@@ -40,10 +42,21 @@ def instant_from(text: str) -> datetime:
     """The instant ``instant_text`` wrote; anything else is a ValueError naming the format.
 
     Text of exactly that shape is read by ``fromisoformat`` (it reads the trailing ``Z`` as
-    UTC): ``strptime`` costs ~25 µs a call, and a scheduler pass reads dozens of instants."""
-    if _stored_shape(text):
-        return datetime.fromisoformat(text)
-    return datetime.strptime(text, _FORMAT).replace(tzinfo=UTC)
+    UTC): ``strptime`` costs ~25 µs a call."""
+    instant = _INSTANTS.get(text)
+    if instant is None:
+        if _stored_shape(text):
+            instant = datetime.fromisoformat(text)
+        else:
+            instant = datetime.strptime(text, _FORMAT).replace(tzinfo=UTC)
+        _remember(_INSTANTS, text, instant)
+    return instant
+
+
+def _remember(cache: dict[Any, Any], key: object, value: object) -> None:
+    if len(cache) >= _KEEP:
+        cache.clear()  # another thread may be reading: it only misses
+    cache[key] = value
 
 
 def _stored_shape(text: str) -> bool:

@@ -6,7 +6,7 @@ Everything that touches SQLite goes through a :class:`Store`; the GUI never does
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -65,11 +65,9 @@ class Store:
             raise
         return cls(conn, data_dir)
 
-    @contextmanager
-    def write(self) -> Iterator[apsw.Connection]:
+    def write(self) -> AbstractContextManager[apsw.Connection]:
         """A write transaction (BEGIN IMMEDIATE). Never hold one across a wait on a process."""
-        with write_transaction(self.conn):
-            yield self.conn
+        return write_transaction(self.conn)
 
     @contextmanager
     def read(self) -> Iterator[apsw.Connection]:

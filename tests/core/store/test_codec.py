@@ -38,3 +38,33 @@ def test_an_instant_is_read_back_exactly_in_utc(instant: datetime) -> None:
 def test_text_of_another_shape_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         instant_from(text)
+
+
+def test_a_remembered_instant_does_not_let_a_naive_one_through() -> None:
+    aware = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+    instant_text(aware)  # now remembered
+    with pytest.raises(ValueError, match="aware"):
+        instant_text(aware.replace(tzinfo=None))
+
+
+def test_one_instant_has_one_text_whatever_its_zone() -> None:
+    utc = datetime(2026, 10, 25, 0, 30, tzinfo=UTC)
+    berlin = utc.astimezone(timezone(timedelta(hours=2)))
+    assert instant_text(berlin) == instant_text(utc) == "2026-10-25T00:30:00.000000Z"
+
+
+def test_refused_text_stays_refused_and_good_text_reads_the_same_twice() -> None:
+    good = "2026-05-01T12:00:00.000001Z"
+    assert instant_from(good) == instant_from(good) == datetime(2026, 5, 1, 12, 0, 0, 1, UTC)
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            instant_from("2026-05-01T12:00:00Z")
+
+
+def test_the_remembered_instants_stay_bounded() -> None:
+    from coven_core.store import codec
+
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    for minute in range(3 * codec._KEEP):
+        instant_from(instant_text(start + timedelta(minutes=minute)))
+    assert len(codec._TEXTS) <= codec._KEEP and len(codec._INSTANTS) <= codec._KEEP

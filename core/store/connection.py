@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import apsw
@@ -21,6 +22,7 @@ from coven_core.store.errors import (
     ForeignFileError,
     StoreBug,
     StoreEnvironmentError,
+    classify,
     translate_errors,
 )
 
@@ -81,8 +83,7 @@ def foreign_database_check(conn: apsw.Connection, application_id: int) -> None:
     )
 
 
-@contextlib.contextmanager
-def write_transaction(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+def write_transaction(conn: apsw.Connection) -> AbstractContextManager[apsw.Connection]:
     """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` if the block raises.
 
     The write lock is taken at ``BEGIN``, so a busy store fails there (after the busy timeout)
@@ -92,17 +93,49 @@ def write_transaction(conn: apsw.Connection) -> Iterator[apsw.Connection]:
     transaction across a wait on a process or on the disk of a command (CONTRACT §11): every
     other writer, the scheduler included, waits for it.
     """
-    if conn.in_transaction:
-        raise StoreBug("write_transaction: a transaction is already open on this connection")
-    with translate_errors(path=conn.filename):
-        conn.execute("BEGIN IMMEDIATE")
+    return _WriteTransaction(conn)
+
+
+class _WriteTransaction:
+    """:func:`write_transaction`. A class, not a generator: every scheduler pass opens one or
+    two, and a generator-based context manager (two of them, with ``translate_errors``) costs
+    several times as much to enter and leave."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> apsw.Connection:
+        conn = self._conn
+        if conn.in_transaction:
+            raise StoreBug("write_transaction: a transaction is already open on this connection")
         try:
-            yield conn
-            conn.execute("COMMIT")
-        except BaseException as exc:
-            _rollback_keeping(conn, exc)
-            raise
-    wal.after_commit(conn)  # outside the transaction: its failure cannot unsay the commit
+            conn.execute("BEGIN IMMEDIATE")
+        except apsw.Error as exc:
+            raise classify(exc, path=conn.filename) from exc
+        return conn
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _tb: object
+    ) -> None:
+        conn = self._conn
+        if error is None:
+            try:
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                _roll_back(conn, exc)
+                raise
+            wal.after_commit(conn)  # outside the transaction: its failure cannot unsay it
+            return
+        _roll_back(conn, error)  # the block's own error goes on, classified if apsw's
+
+
+def _roll_back(conn: apsw.Connection, error: BaseException) -> None:
+    """Roll back after ``error``; if it is apsw's, raise it classified instead."""
+    _rollback_keeping(conn, error)
+    if isinstance(error, apsw.Error):
+        raise classify(error, path=conn.filename) from error
 
 
 def _refuse_non_sqlite_file(path: Path) -> None:

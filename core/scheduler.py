@@ -259,10 +259,10 @@ class Scheduler:
     def _claim(
         self, conn: apsw.Connection, now: datetime, stamp: Stamp, report: PassReport
     ) -> list[Launch]:
-        waiting = occurrences.waiting(conn, now, self.limits.claim_batch)
+        waiting, active = occurrences.waiting(conn, now, self.limits.claim_batch)
         if not waiting:
             return []
-        capacity = self.limits.max_active - occurrences.active_count(conn)
+        capacity = self.limits.max_active - active
         launches: list[Launch] = []
         for item in waiting:
             if len(launches) >= capacity:

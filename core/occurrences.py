@@ -131,12 +131,14 @@ class Waiting:
 def waiting(conn: apsw.Connection, now: datetime, limit: int) -> tuple[list[Waiting], int]:
     """What may be claimed now, oldest first, and how many occurrences are active (what the
     claims are bounded by), in one read."""
-    rows = conn.execute(_WAITING, (instant_text(now), limit)).fetchall()
-    items = [
-        Waiting(oid, rid, rev, instant_from(at), OccurrenceKind(kind), bool(probe), bool(forced))
-        for oid, rid, rev, at, kind, probe, forced, _ in rows
-    ]
-    return items, int(rows[0][-1]) if rows else 0
+    items: list[Waiting] = []
+    active = 0  # on every row; with nothing waiting it bounds nothing
+    rows = conn.execute(_WAITING, (instant_text(now), limit))
+    for row in rows:
+        oid, rid, rev, at, kind, probe, forced, active = row
+        items.append(Waiting(oid, rid, rev, instant_from(at), OccurrenceKind(kind), bool(probe),
+                             bool(forced)))  # fmt: skip
+    return items, int(active)
 
 
 ACTIVE = "occurrences INDEXED BY occurrences_active WHERE state IN ('claimed', 'running')"

@@ -18,7 +18,6 @@ import math
 import os
 import select
 import signal
-import subprocess
 import sys
 import time
 from types import FrameType
@@ -153,9 +152,7 @@ class Runner:
             proc.kill_group(command.pid)
             raise
 
-    def _supervise(
-        self, spec: RunnerSpec, command: subprocess.Popen[bytes], outputs: tuple[int, int]
-    ) -> None:
+    def _supervise(self, spec: RunnerSpec, command: proc.Command, outputs: tuple[int, int]) -> None:
         pumps = _start_pumps(command, outputs, spec.output_cap_bytes)
         self._journal("spawned", pid=command.pid, pid_start=proc.start_time(command.pid))
         failpoints.hit("runner.spawned")
@@ -173,7 +170,7 @@ class Runner:
                 _log(self.directory, f"could not write {name}: {capture.error}")
         self._exited(command.returncode, ending, confirmed, out, err)
 
-    def _await(self, spec: RunnerSpec, command: subprocess.Popen[bytes]) -> Ending:
+    def _await(self, spec: RunnerSpec, command: proc.Command) -> Ending:
         """Until the command exits, a stop signal arrives or the timeout passes. An exit seen
         together with a cancel wins: the command had already finished."""
         timeout = spec.timeout_seconds
@@ -239,12 +236,11 @@ class Runner:
 
 
 def _start_pumps(
-    command: subprocess.Popen[bytes], outputs: tuple[int, int], cap: int
+    command: proc.Command, outputs: tuple[int, int], cap: int
 ) -> tuple[proc.OutputPump, proc.OutputPump]:
-    assert command.stdout is not None and command.stderr is not None
     pumps = (
-        proc.OutputPump(command.stdout.fileno(), outputs[0], cap, STDOUT_FILE),
-        proc.OutputPump(command.stderr.fileno(), outputs[1], cap, STDERR_FILE),
+        proc.OutputPump(command.stdout, outputs[0], cap, STDOUT_FILE),
+        proc.OutputPump(command.stderr, outputs[1], cap, STDERR_FILE),
     )
     for pump in pumps:
         pump.start()

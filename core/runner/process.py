@@ -10,9 +10,12 @@ import errno
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
-from typing import NamedTuple
+from collections.abc import Mapping
+from subprocess import Popen
+from typing import Any, NamedTuple
 
 import psutil
 
@@ -34,6 +37,10 @@ _POLL_CEILING = 0.02
 _VALIDATION_ERRNOS = {errno.ENOENT, errno.ENOTDIR, errno.ENOEXEC, errno.E2BIG, errno.ELOOP}
 _VALIDATION_ERRNOS |= {errno.ENAMETOOLONG}
 _REFUSED_ERRNOS = {errno.EACCES, errno.EPERM}
+# What Popen's restore_signals resets for the command: Python itself ignores them.
+_DEFAULT_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, name)
+)
 
 
 class SpawnError(Exception):
@@ -56,20 +63,131 @@ def check_cwd(spec: RunnerSpec) -> None:
         raise SpawnError(VALIDATION, f"working directory {spec.cwd} does not exist")
 
 
-def spawn(spec: RunnerSpec) -> subprocess.Popen[bytes]:
-    """Start the command in a new process group (pgid = its pid), output to pipes."""
+class Command:
+    """The spawned command: its pid (also its process group's id), the read ends of its
+    output pipes, and its status once reaped (``returncode`` as :class:`subprocess.Popen`
+    has it: negative for a signal)."""
+
+    def __init__(
+        self, pid: int, stdout: int, stderr: int, popen: Popen[bytes] | None = None
+    ) -> None:
+        self.pid, self.stdout, self.stderr = pid, stdout, stderr
+        self.returncode: int | None = None
+        self._popen = popen  # the fallback's object reaps its own child
+
+    def poll(self) -> int | None:
+        """Reap the command if it has exited (never blocks)."""
+        if self.returncode is None:
+            self.returncode = self._popen.poll() if self._popen else self._reap()
+        return self.returncode
+
+    def _reap(self) -> int | None:
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return 0  # as Popen: the status is lost (SIGCHLD ignored), not the process
+        return os.waitstatus_to_exitcode(status) if pid else None
+
+
+def spawn(spec: RunnerSpec) -> Command:
+    """Start the command in a new process group (pgid = its pid), output to pipes.
+
+    ``posix_spawn`` where it reports exec errors and no working directory is asked for:
+    ``subprocess.Popen`` cost a forked runner ~1.5 ms of CPU more (its Python-side set-up,
+    and the environment rebuilt when the spec adds nothing to it). The fallback is Popen.
+    """
+    env = {**os.environ, **dict(spec.env)} if spec.env else os.environ
     try:
-        return subprocess.Popen(
-            spec.command,
-            cwd=spec.cwd,
-            env={**os.environ, **dict(spec.env)},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            process_group=0,
-        )
+        if spec.cwd is None and _POSIX_SPAWN_REPORTS_EXEC_ERRORS:
+            return _posix_spawn(spec.command, env)
+        popen = subprocess.Popen(
+            spec.command, cwd=spec.cwd, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, process_group=0,
+        )  # fmt: skip
     except OSError as error:
         raise SpawnError(_classify(error), f"{spec.command[0]}: {error.strerror}") from None
+    assert popen.stdout is not None and popen.stderr is not None
+    return Command(popen.pid, popen.stdout.fileno(), popen.stderr.fileno(), popen)
+
+
+def _posix_spawn_reports_exec_errors() -> bool:
+    """glibc 2.24 and later report a failed exec as posix_spawn's error (as subprocess
+    checks before it uses posix_spawn itself); elsewhere a failed exec is only an exit 127."""
+    if sys.platform != "linux" or not hasattr(os, "posix_spawn"):
+        return False
+    try:
+        libc, version = os.confstr("CS_GNU_LIBC_VERSION").split(maxsplit=1)  # type: ignore[union-attr]
+        return libc == "glibc" and tuple(map(int, version.split(".")[:2])) >= (2, 24)
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+_POSIX_SPAWN_REPORTS_EXEC_ERRORS = _posix_spawn_reports_exec_errors()
+
+
+def _posix_spawn(argv: list[str], env: Mapping[str, str]) -> Command:
+    """What Popen does for us, by posix_spawn: stdin from /dev/null, stdout and stderr to
+    pipes, a new process group, SIGPIPE and SIGXFSZ back to their defaults (Python ignores
+    them), no descriptor of ours inherited, and the executable searched along the PATH of
+    the command's environment, reporting the first error that is not "no such file"."""
+    (out_read, out_write), (err_read, err_write) = os.pipe(), os.pipe()
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_DUP2, out_write, 1),
+        (os.POSIX_SPAWN_DUP2, err_write, 2),
+        *((os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds()),
+    ]
+    try:
+        pid = _spawn_first(_executables(argv[0], env), argv, env, actions)
+    except BaseException:
+        os.close(out_read)
+        os.close(err_read)
+        raise
+    finally:
+        os.close(out_write)
+        os.close(err_write)
+    return Command(pid, out_read, err_read)
+
+
+def _executables(program: str, env: Mapping[str, str]) -> list[str]:
+    if os.path.dirname(program):
+        return [program]
+    return [os.path.join(folder, program) for folder in os.get_exec_path(env)]
+
+
+def _spawn_first(
+    candidates: list[str], argv: list[str], env: Mapping[str, str], actions: list[Any]
+) -> int:
+    first: OSError | None = None
+    last: OSError = FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
+    for path in candidates:
+        try:
+            return os.posix_spawn(
+                path, argv, env, file_actions=actions, setpgroup=0, setsigdef=_DEFAULT_SIGNALS
+            )
+        except (FileNotFoundError, NotADirectoryError) as error:
+            last = error
+        except OSError as error:
+            first, last = first or error, error
+    raise first or last
+
+
+def _inheritable_fds() -> list[int]:
+    """Descriptors above 2 an exec would pass on (ours are all close-on-exec; Popen closes
+    any others, and so do we)."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return []
+    fds = [int(name) for name in names if int(name) > 2]
+    return [fd for fd in fds if _is_inheritable(fd)]
+
+
+def _is_inheritable(fd: int) -> bool:
+    try:
+        return os.get_inheritable(fd)
+    except OSError:  # the descriptor listdir itself had open
+        return False
 
 
 def _classify(error: OSError) -> str:
@@ -124,7 +242,7 @@ class OutputPump:
             self._error, self._truncated = str(error), True
 
 
-def stop_group(process: subprocess.Popen[bytes], grace: float) -> bool:
+def stop_group(process: Command, grace: float) -> bool:
     """Stop everything in the command's group: SIGTERM, then SIGKILL after ``grace`` seconds.
 
     Returns whether the group was confirmed gone. A group that is already gone gets no signal.
@@ -151,7 +269,7 @@ def _signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-def _wait_gone(process: subprocess.Popen[bytes], patience: float) -> bool:
+def _wait_gone(process: Command, patience: float) -> bool:
     """Reap the leader and poll for the group's end (nothing notifies us of a grandchild's)."""
     deadline, pause = time.monotonic() + patience, 0.001
     while True:

@@ -307,8 +307,30 @@ def _only_zombies(pgid: int) -> bool:
 
 
 def start_time(pid: int) -> float:
-    """The process's start time, as psutil computes it (seconds since the epoch)."""
+    """The process's start time, as psutil computes it (seconds since the epoch).
+
+    On Linux, psutil's own formula applied directly (``starttime`` of ``/proc/PID/stat`` in
+    clock ticks, plus ``btime`` of ``/proc/stat``): a forked runner asks twice, and psutil's
+    first call in a fresh fork cost ~1 ms of CPU against ~0.4 ms for the two reads."""
+    if _CLOCK_TICKS:
+        try:
+            return _proc_start_time(pid)
+        except (OSError, ValueError, IndexError):
+            pass  # gone, or /proc unlike Linux's: psutil decides (NoSuchProcess)
     return float(psutil.Process(pid).create_time())
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if sys.platform == "linux" else 0
+
+
+def _proc_start_time(pid: int) -> float:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        ticks = int(stat.read().rpartition(b")")[2].split()[19])
+    with open("/proc/stat", "rb") as system:
+        for line in system:
+            if line.startswith(b"btime"):
+                return ticks / _CLOCK_TICKS + float(line.split()[1])
+    raise ValueError("no btime in /proc/stat")
 
 
 def is_running(pid: int, started: float) -> bool:

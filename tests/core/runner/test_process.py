@@ -132,6 +132,7 @@ def test_is_running_checks_the_start_time_not_just_the_pid() -> None:
 def test_a_reaped_process_is_not_running() -> None:
     command = proc.spawn(spec("/bin/true"))
     started = proc.start_time(command.pid)
+    assert started == psutil.Process(command.pid).create_time()  # psutil's value, exactly
     wait_until(lambda: command.poll() is not None, "the command to exit")
     assert not proc.is_running(command.pid, started)
     assert proc.group_gone(command.pid)

@@ -1,6 +1,12 @@
 """The command as processes: spawn it in its own group, pump its output, stop the whole group.
 
 Process identity is a pid *and* its start time as psutil reports it, never a pid alone.
+
+psutil is imported where it is needed, not here: the fork server has this module loaded and
+each runner is a fork of it, so every module in the server is address space that each fork
+copies the page tables of, writes into and tears down again — psutil was a quarter of the
+server's own memory, and a runner on Linux needs it only when its command leaves processes
+behind (or its start time cannot be read from ``/proc``).
 """
 
 from __future__ import annotations
@@ -16,8 +22,6 @@ import time
 from collections.abc import Mapping
 from subprocess import Popen
 from typing import Any, NamedTuple
-
-import psutil
 
 from coven_core.runner.journal import REFUSED, RUNTIME_UNAVAILABLE, VALIDATION, write_all
 from coven_core.runner.spec import RunnerSpec
@@ -295,6 +299,8 @@ def group_gone(pgid: int, leader_reaped: bool = True) -> bool:
 
 
 def _only_zombies(pgid: int) -> bool:
+    import psutil  # see the module's docstring
+
     for pid in psutil.pids():
         try:
             if os.getpgid(pid) == pgid and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
@@ -317,6 +323,8 @@ def start_time(pid: int) -> float:
             return _proc_start_time(pid)
         except (OSError, ValueError, IndexError):
             pass  # gone, or /proc unlike Linux's: psutil decides (NoSuchProcess)
+    import psutil  # see the module's docstring
+
     return float(psutil.Process(pid).create_time())
 
 
@@ -338,6 +346,8 @@ def is_running(pid: int, started: float) -> bool:
     not a zombie). psutil's start time follows wall-clock steps, so a large clock change can
     make a live process look gone; never a different process look like this one.
     """
+    import psutil  # see the module's docstring (the engine, which asks this, has it loaded)
+
     try:
         process = psutil.Process(pid)
         same = abs(process.create_time() - started) <= START_TIME_TOLERANCE

@@ -4,9 +4,9 @@ Process identity is a pid *and* its start time as psutil reports it, never a pid
 
 psutil is imported where it is needed, not here: the fork server has this module loaded and
 each runner is a fork of it, so every module in the server is address space that each fork
-copies the page tables of, writes into and tears down again — psutil was a quarter of the
-server's own memory, and a runner on Linux needs it only when its command leaves processes
-behind (or its start time cannot be read from ``/proc``).
+copies the page tables of, writes into and tears down again — psutil (with what only it
+loads) was ~0.7 MB of the server's 9.4 MB of private memory, and a runner on Linux needs it
+only when its command leaves processes behind (or its start time cannot be read from /proc).
 """
 
 from __future__ import annotations

@@ -6,5 +6,6 @@ runs the command in its own process group, captures its output, enforces its tim
 a cancel (SIGUSR1) and appends an fsync'd ``journal.jsonl`` that the engine reads back with
 :func:`coven_core.runner.journal.read_journal` (CONTRACT §7, §8).
 
-This package imports only the standard library and psutil: it is loaded once per attempt.
+This package imports only the standard library and psutil, psutil only where it is needed: it
+is loaded once per attempt, and the fork server's image (forked for each runner) stays small.
 """

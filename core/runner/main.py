@@ -14,13 +14,11 @@ for one attempt must never run its command again).
 from __future__ import annotations
 
 import enum
-import math
 import os
-import select
 import signal
-import subprocess
 import sys
 import time
+from collections.abc import Callable
 from types import FrameType
 
 from coven_core import failpoints
@@ -71,27 +69,21 @@ def main(args: list[str]) -> int:
 
 class Wakeup:
     """Signals, including SIGCHLD for the command's exit, as bytes on a self-pipe, so one
-    ``poll`` waits for the command, a cancel and the timeout at once."""
+    ``poll`` waits for the command, its output, a cancel and the timeout at once."""
 
     def __init__(self) -> None:
-        self._read, write = os.pipe()
-        os.set_blocking(self._read, False)
+        self.fd, write = os.pipe()
+        os.set_blocking(self.fd, False)
         os.set_blocking(write, False)
         signal.set_wakeup_fd(write, warn_on_full_buffer=False)
         for signum in (*STOP_SIGNALS, signal.SIGCHLD):
             signal.signal(signum, _wake)
-        self._poll = select.poll()
-        self._poll.register(self._read, select.POLLIN)
         self.stop_signal: int | None = None
-
-    def wait(self, timeout: float | None) -> None:
-        self._poll.poll(None if timeout is None else math.ceil(timeout * 1000))
-        self.drain()
 
     def drain(self) -> None:
         while True:
             try:
-                received = os.read(self._read, 256)
+                received = os.read(self.fd, 256)
             except BlockingIOError:
                 return
             stops = [signum for signum in received if signum in STOP_SIGNALS]
@@ -153,27 +145,34 @@ class Runner:
             proc.kill_group(command.pid)
             raise
 
-    def _supervise(
-        self, spec: RunnerSpec, command: subprocess.Popen[bytes], outputs: tuple[int, int]
-    ) -> None:
-        pumps = _start_pumps(command, outputs, spec.output_cap_bytes)
+    def _supervise(self, spec: RunnerSpec, command: proc.Command, outputs: tuple[int, int]) -> None:
+        pumps = proc.OutputPumps(
+            ((command.stdout, outputs[0]), (command.stderr, outputs[1])), spec.output_cap_bytes
+        )
+        pumps.wake_on(self.wakeup.fd)
+
+        def wait(timeout: float | None) -> None:  # copying output, until a signal or timeout
+            pumps.wait(timeout)
+            self.wakeup.drain()
+
         self._journal("spawned", pid=command.pid, pid_start=proc.start_time(command.pid))
         failpoints.hit("runner.spawned")
-        ending = self._await(spec, command)
+        ending = self._await(spec, command, wait)
         if ending is Ending.CANCELLED:
             self._journal("cancel_acknowledged", signal=self.wakeup.stop_signal)
         elif ending is Ending.TIMED_OUT:
             self._journal("timeout")
-        confirmed = proc.stop_group(command, spec.stop_grace_seconds)
-        deadline = time.monotonic() + proc.PUMP_DRAIN_SECONDS
-        out, err = (pump.finish(deadline) for pump in pumps)
+        confirmed = proc.stop_group(command, spec.stop_grace_seconds, wait)
+        out, err = pumps.finish(time.monotonic() + proc.PUMP_DRAIN_SECONDS)
         fsync_directory(self.directory)  # the output files' names, before the record counts them
         for capture, name in ((out, STDOUT_FILE), (err, STDERR_FILE)):
             if capture.error is not None:
                 _log(self.directory, f"could not write {name}: {capture.error}")
         self._exited(command.returncode, ending, confirmed, out, err)
 
-    def _await(self, spec: RunnerSpec, command: subprocess.Popen[bytes]) -> Ending:
+    def _await(
+        self, spec: RunnerSpec, command: proc.Command, wait: Callable[[float | None], None]
+    ) -> Ending:
         """Until the command exits, a stop signal arrives or the timeout passes. An exit seen
         together with a cancel wins: the command had already finished."""
         timeout = spec.timeout_seconds
@@ -186,7 +185,7 @@ class Runner:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return Ending.TIMED_OUT
-            self.wakeup.wait(remaining)
+            wait(remaining)
 
     def _exited(
         self,
@@ -236,19 +235,6 @@ class Runner:
 
     def _path(self, name: str) -> str:
         return os.path.join(self.directory, name)
-
-
-def _start_pumps(
-    command: subprocess.Popen[bytes], outputs: tuple[int, int], cap: int
-) -> tuple[proc.OutputPump, proc.OutputPump]:
-    assert command.stdout is not None and command.stderr is not None
-    pumps = (
-        proc.OutputPump(command.stdout.fileno(), outputs[0], cap, STDOUT_FILE),
-        proc.OutputPump(command.stderr.fileno(), outputs[1], cap, STDERR_FILE),
-    )
-    for pump in pumps:
-        pump.start()
-    return pumps
 
 
 def _log_failure(directory: str) -> None:

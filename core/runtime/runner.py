@@ -27,7 +27,7 @@ import psutil
 from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.model import FailureClass
 from coven_core.runner.journal import Journal, read_journal
-from coven_core.runner.process import is_running
+from coven_core.runner.process import is_running, start_time
 from coven_core.runner.spec import RunnerSpec
 from coven_core.runtime.base import Exit, Launch, LaunchError, Started, Unfinished
 from coven_core.runtime.forkserver import ForkServer
@@ -247,7 +247,7 @@ def _psutil_wait(pid: int) -> None:
 
 def _start_time(pid: int) -> float | None:
     try:
-        return float(psutil.Process(pid).create_time())
+        return start_time(pid)
     except psutil.Error:
         return None
 

@@ -150,6 +150,16 @@ def test_a_command_that_ignores_sigterm_is_killed_after_the_grace(attempt: Attem
     assert exit_record.signal == signal.SIGKILL and exit_record.stop_confirmed
 
 
+def test_output_is_still_copied_while_a_stopped_command_winds_down(attempt: Attempt) -> None:
+    """What a command writes after the SIGTERM is read as it goes: a pipe left full would
+    block it until the SIGKILL instead of letting it finish its own way."""
+    farewell = "trap 'head -c 300000 /dev/zero; exit 3' TERM; while :; do sleep 0.05; done"
+    assert attempt.run(shell(farewell, timeout_seconds=0.3, stop_grace_seconds=20)) == 0
+    exit_record = attempt.journal().exit
+    assert exit_record is not None and exit_record.timed_out and exit_record.stop_confirmed
+    assert (exit_record.exit_code, exit_record.stdout_bytes) == (3, 300_000)
+
+
 def test_a_cancel_stops_every_process_of_the_group(attempt: Attempt, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     script = f"sleep 30 & echo $! >> {pids}; sleep 30 & echo $! >> {pids}; wait"
@@ -255,7 +265,7 @@ def test_a_runner_failure_is_logged_and_leaves_no_command_behind(attempt: Attemp
     script = textwrap.dedent("""
         import sys
         from coven_core.runner import main
-        def broken(self, spec, command):
+        def broken(self, *arguments):
             raise RuntimeError("runner bug")
         main.Runner._await = broken
         sys.exit(main.main(sys.argv[1:]))
@@ -274,14 +284,14 @@ def test_a_runner_failure_is_logged_and_leaves_no_command_behind(attempt: Attemp
 FORBIDDEN = ("apsw", "babel", "dateutil", "PySide6", "qasync", "coven_core.engine")
 
 
-def test_the_runner_imports_only_the_standard_library_and_psutil() -> None:
+def test_the_runner_imports_only_the_standard_library_until_it_needs_psutil() -> None:
     report = "import json, sys; print(json.dumps(sorted(sys.modules)))"
     before = json.loads(subprocess.check_output([sys.executable, "-c", report]))
     loaded = json.loads(
         subprocess.check_output([sys.executable, "-c", f"import coven_core.runner.main; {report}"])
     )
     new = {name.split(".")[0] for name in set(loaded) - set(before)}
-    assert new <= set(sys.stdlib_module_names) | {"psutil", "coven_core"}
+    assert new <= set(sys.stdlib_module_names) | {"coven_core"}  # psutil only when needed
     assert not [name for name in loaded if name.startswith(FORBIDDEN)]
     ours = {name for name in loaded if name.startswith("coven_core.")}
     assert all(

@@ -14,6 +14,7 @@ import pytest
 
 from coven_core.runner import process as proc
 from coven_core.runner.spec import RunnerSpec
+from tests.core.runner.conftest import wait_until
 
 
 def spec(*argv: str, **options: object) -> RunnerSpec:
@@ -53,15 +54,56 @@ def test_the_command_leads_its_own_process_group() -> None:
     assert command.returncode == -signal.SIGTERM
 
 
+def _status_mask(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1], 16)
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_the_command_gets_sigpipe_back_and_none_of_our_descriptors() -> None:
+    read, write = os.pipe()
+    os.set_inheritable(write, True)  # one an exec would pass on, unless it is closed
+    try:
+        command = proc.spawn(spec("/bin/sleep", "30"))
+        try:
+            wait_until(lambda: os.readlink(f"/proc/{command.pid}/exe").endswith("sleep"),
+                       "the exec")  # fmt: skip
+            assert not _status_mask(command.pid, "SigIgn") & (1 << (signal.SIGPIPE - 1))
+            assert sorted(map(int, os.listdir(f"/proc/{command.pid}/fd"))) == [0, 1, 2]
+        finally:
+            assert proc.stop_group(command, grace=1.0)
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+def test_the_executable_is_searched_along_the_commands_own_path(tmp_path: Path) -> None:
+    locked, runnable = tmp_path / "locked", tmp_path / "runnable"
+    for folder in (locked, runnable):
+        folder.mkdir()
+        script = folder / "coven-test-tool"
+        script.write_text("#!/bin/sh\nexit 7\n", encoding="utf-8")
+    (runnable / "coven-test-tool").chmod(0o755)
+    path = f"{tmp_path / 'missing'}:{runnable}"
+    command = proc.spawn(spec("coven-test-tool", env=(("PATH", path),)))
+    wait_until(lambda: command.poll() is not None, "the command to exit")
+    assert command.returncode == 7
+    with pytest.raises(proc.SpawnError) as raised:  # the first error other than "not there"
+        proc.spawn(spec("coven-test-tool", env=(("PATH", f"{locked}:{tmp_path / 'x'}"),)))
+    assert raised.value.failure_class == "refused"
+
+
 def pump_through(data: bytes, cap: int, tmp_path: Path) -> tuple[proc.Capture, bytes]:
     read, write = os.pipe()
     target = os.open(tmp_path / "out", os.O_WRONLY | os.O_CREAT, 0o644)
-    pump = proc.OutputPump(read, target, cap, "test")
-    pump.start()
+    pumps = proc.OutputPumps([(read, target)], cap)
     writer = threading.Thread(target=lambda: (os.write(write, data), os.close(write)))
     writer.start()  # a pipe holds ~64 KiB: this only finishes if the pump keeps reading
+    [capture] = pumps.finish(deadline=time.monotonic() + 30)
     writer.join(timeout=30)
-    capture = pump.finish(deadline=time.monotonic() + 30)
+    assert not writer.is_alive()
     os.close(target)
     os.close(read)
     return capture, (tmp_path / "out").read_bytes()
@@ -90,7 +132,8 @@ def test_is_running_checks_the_start_time_not_just_the_pid() -> None:
 def test_a_reaped_process_is_not_running() -> None:
     command = proc.spawn(spec("/bin/true"))
     started = proc.start_time(command.pid)
-    command.wait(timeout=30)
+    assert started == psutil.Process(command.pid).create_time()  # psutil's value, exactly
+    wait_until(lambda: command.poll() is not None, "the command to exit")
     assert not proc.is_running(command.pid, started)
     assert proc.group_gone(command.pid)
 

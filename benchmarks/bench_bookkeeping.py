@@ -29,16 +29,23 @@ Where our time goes (issue #9; per occurrence, 200 occurrences (300 for CPU), co
 the WAL hook and apsw's exec trace, CPU as process time; the code before and after issue #9's
 second round run back to back, alternating, on one machine):
 
-=========================  ===============  ===============  ===============
-per occurrence             ours, before     ours, after      raw apsw
-=========================  ===============  ===============  ===============
-commits (fdatasync)        3.04             3.04             3.0
-statements                 57.4             33.4             11
-WAL pages (4 KiB)          34.6             33.6             7.1
-CPU on tmpfs (no fsync)    1.9–3.2 ms       1.0–1.6 ms       0.09–0.17 ms
-CPU on the disk            3.9 ms           2.1–2.2 ms       0.5–0.6 ms
-wall time on the disk      5.5 ms           3.5 ms           1.3–2.0 ms
-=========================  ===============  ===============  ===============
+=========================  ============  ============  =============  ============
+per occurrence             ours, before  ours, after   ours, third    raw apsw
+                                         2nd round     round
+=========================  ============  ============  =============  ============
+commits (fdatasync)        3.04          3.04          3.04           3.0
+statements                 57.4          33.4          33.0           11
+WAL pages (4 KiB)          34.6          33.6          33.6           7.1
+CPU on tmpfs (no fsync)    1.9–3.2 ms    1.0–1.6 ms    0.83–0.96 ms   0.10–0.17 ms
+CPU on the disk            3.9 ms        2.1–2.2 ms    1.4 ms         0.37–0.5 ms
+wall time on the disk      5.5 ms        3.5 ms        2.4–2.8 ms     1.05–1.6 ms
+=========================  ============  ============  =============  ============
+
+The third round (issue #9) cut conversions, not records: instants are remembered both ways
+(``coven_core.store.codec``), the lease row is parsed once per change, occurrence ids are cut
+from the stored text, events share one JSON encoder, a write transaction is a class-based
+context manager, and the claim step reads the active count with what waits. Instructions per
+occurrence (valgrind callgrind, GC off, (150 − 50 occurrences) / 100): 2.17M → 1.70–1.78M.
 
 What the second round changed, every record kept (the events that explain every run, a pass
 record per pass, the fence checked in every scheduler transaction, the event sequence stamped
@@ -53,16 +60,15 @@ dispatch decision is recorded in the attempt's insert; the lease is checked in e
 transaction but rewritten once a minute (``coven_core.lease.RENEW_AFTER``); a routine's active
 count uses its partial index (it walked the routine's whole history).
 
-The target is still missed on a quiet disk: in eight alternating pairs of runs, 0.25–0.31×
-before (0.67× once, on a busy disk) and 0.34–0.42× after (0.29× and 0.53× once each): the
-ratio follows the disk's fsync time. The rest is the schema's, not the pass's: 33.6 log pages
-against 7.1. Each commit that records events writes three pages for them (the table's,
-``events_routine``'s and the AUTOINCREMENT sequence's: 9 an occurrence), the pass records two,
-and every state change of an attempt or an occurrence moves its entry in a partial index
-(``attempts_active``, ``occurrences_active``: 5.7). On the disk the pages cost ~0.5–1 ms of
-CPU (2.1–2.2 ms against 1.0–1.6 ms on tmpfs: a write per page, a checkpoint 4.7× as often)
-besides longer fsyncs. Meeting 0.5× there takes fewer pages per commit (events without a
-sequence page of their own, fewer partial-index moves): a schema change, not done here.
+The target is still missed. After the third round: 0.40–0.51× in six runs (0.25–0.31×
+before the second round, 0.34–0.47× after it); the ratio follows the disk's fsync time and the
+machine's load. The floor reaches 0.65–0.82× in the same runs, so the rows and the schema are
+not what misses (an earlier reading of this table blamed them: 33.6 log pages against the
+floor's 29.3 is most of the baseline's distance, not ours). Ours is 0.58–0.67× of the floor:
+what is left is the pass's own work in Python and apsw, ~0.5–0.6 ms of CPU an occurrence on
+tmpfs over the floor's 0.31–0.34 ms, spread over ~680 calls in two passes with no function
+above a few per cent of it; on the disk the same code takes ~1.6× the CPU (user time 1.1 ms
+against 0.70 ms on tmpfs: it runs cold after every fsync).
 
 Run: python3 benchmarks/bench_bookkeeping.py [--occurrences N] [--rounds N]
 """

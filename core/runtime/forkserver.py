@@ -54,13 +54,18 @@ class ForkServer:
     def _ensure(self) -> None:
         if self._process is not None and self._process.poll() is None:
             return
+        self._reset()  # a server that died left its end of the old socket with us
         ours, theirs = socket.socketpair()
         with theirs:
-            self._process = subprocess.Popen(
-                [*server_command(), str(theirs.fileno())], pass_fds=[theirs.fileno()],
-                start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )  # fmt: skip
+            try:
+                self._process = subprocess.Popen(
+                    [*server_command(), str(theirs.fileno())], pass_fds=[theirs.fileno()],
+                    start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )  # fmt: skip
+            except BaseException:
+                ours.close()
+                raise
         self._socket, self._reader = ours, ours.makefile("rb")
 
     def _reset(self) -> None:

@@ -80,6 +80,8 @@ def test_recover_without_any_evidence_means_nothing_ran(runtime: RunnerRuntime) 
     assert exit_ is not None and exit_.classify() is FailureClass.RUNTIME_UNAVAILABLE
 
 
+@pytest.mark.filterwarnings("error::ResourceWarning")  # its old socket is closed, not leaked
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 def test_a_dead_fork_server_is_replaced(tmp_path: Path) -> None:
     wake = WakeSignal()
     runtime = RunnerRuntime(VirtualClock(NOW), wake, tmp_path / "attempts")

@@ -13,12 +13,12 @@ from coven_core.tz.binding import BoundTime
 
 
 def _stamp(instant: datetime) -> str:
-    """``YYYYMMDDTHHMMSSZ``, cut from the stored text of the instant (which the caller has
-    usually just written, so it is cached): ``strftime`` costs several times as much. Years
-    before 1000 keep ``strftime``'s spelling, so an id never changes."""
-    text = instant_text(instant)
+    """``YYYYMMDDTHHMMSSZ``, cut from the stored text of a UTC instant (which the caller has
+    usually just written, so it is remembered): ``strftime`` costs several times as much.
+    Anything else (another zone, a year before 1000) keeps ``strftime``, so no id changes."""
+    text = instant_text(instant) if instant.tzinfo is UTC else ""
     if len(text) != 27:
-        return instant.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+        return instant.strftime("%Y%m%dT%H%M%SZ")
     return f"{text[0:4]}{text[5:7]}{text[8:13]}{text[14:16]}{text[17:19]}Z"
 
 

@@ -10,8 +10,9 @@ _FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 # The instants a process wrote or read lately, both ways. A pass writes its own instant once
 # per row it touches and reads the same few (a routine's horizon, the lease's terms) every
-# time, so most conversions are repeats. Equal aware datetimes are one instant, so they have
-# one text; a naive datetime never equals an aware one, so it misses and is refused below.
+# time, so most conversions are repeats. Only UTC instants are remembered: two datetimes in
+# one zone compare equal on their wall times alone, so 02:30 in an autumn fold would find the
+# text of the other 02:30, an hour away.
 _TEXTS: dict[datetime, str] = {}
 _INSTANTS: dict[str, datetime] = {}
 _KEEP = 512  # entries each; then the cache starts again (a bound, not an LRU)
@@ -21,6 +22,8 @@ def instant_text(instant: datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SS.ffffffZ``. From ``isoformat``, which writes exactly that shape
     for a UTC instant from year 1000 on at a third of ``strftime``'s cost; earlier years keep
     ``strftime``'s spelling, whatever the platform's is."""
+    if instant.tzinfo is not UTC:
+        return _instant_text(instant)
     text = _TEXTS.get(instant)
     if text is None:
         text = _instant_text(instant)

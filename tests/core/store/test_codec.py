@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -51,6 +52,18 @@ def test_one_instant_has_one_text_whatever_its_zone() -> None:
     utc = datetime(2026, 10, 25, 0, 30, tzinfo=UTC)
     berlin = utc.astimezone(timezone(timedelta(hours=2)))
     assert instant_text(berlin) == instant_text(utc) == "2026-10-25T00:30:00.000000Z"
+
+
+def test_the_two_passes_of_a_fold_keep_their_own_texts() -> None:
+    """In one zone, 02:30 and the repeated 02:30 compare equal (Python compares wall times
+    within a zone), yet they are an hour apart: neither may be written as the other."""
+    berlin = ZoneInfo("Europe/Berlin")
+    first = datetime(2026, 10, 25, 2, 30, tzinfo=berlin)
+    second = first.replace(fold=1)
+    assert first == second  # the trap
+    assert instant_text(first) == "2026-10-25T00:30:00.000000Z"
+    assert instant_text(second) == "2026-10-25T01:30:00.000000Z"
+    assert instant_text(first) == "2026-10-25T00:30:00.000000Z"
 
 
 def test_refused_text_stays_refused_and_good_text_reads_the_same_twice() -> None:

@@ -34,7 +34,11 @@ def make_awaiting(desktop: Desktop, loop: qasync.QEventLoop, routine: str = "bac
     attempt = loop.run_until_complete(desktop.service.call(lambda e: inspect(e.store, ref.run_id)))[
         "attempts"
     ][0]
-    loop.run_until_complete(_spawned(Path(attempt["attempt_dir"]) / "journal.jsonl"))
+    directory = Path(attempt["attempt_dir"])
+    loop.run_until_complete(_journaled(directory / "journal.jsonl", '"event":"spawned"'))
+    # and its first line captured, the evidence the page shows: the runner copies output in
+    # its waits, and one killed the moment it journaled the spawn may not have copied any yet
+    loop.run_until_complete(_journaled(directory / "stdout", "copying 1 of 3"))
     os.kill(attempt["runner_pid"], signal.SIGKILL)  # the runner dies; its command does not
     settled = wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
     assert settled.data["disposition"] == "recovery_required", settled.data
@@ -43,13 +47,13 @@ def make_awaiting(desktop: Desktop, loop: qasync.QEventLoop, routine: str = "bac
     return Awaiting(ref.run_id, routine, after["attempts"][0].get("command_pid"))
 
 
-async def _spawned(journal: Path, timeout: float = 20.0) -> None:
-    """Until the runner has journaled the command's spawn: the STARTED event comes when the
-    runner starts, and the journal is the only news of the spawn that follows."""
+async def _journaled(path: Path, text: str, timeout: float = 20.0) -> None:
+    """Until the runner has written ``text`` to ``path``: the STARTED event comes when the
+    runner starts, and its files are the only news of the spawn and the output that follow."""
     deadline = time.monotonic() + timeout
-    while not journal.exists() or '"event":"spawned"' not in journal.read_text(encoding="utf-8"):
-        assert time.monotonic() < deadline, f"no spawn in {journal}"
-        await asyncio.sleep(0.02)  # real-time: a real runner process writes the journal
+    while not path.exists() or text not in path.read_text(encoding="utf-8"):
+        assert time.monotonic() < deadline, f"no {text!r} in {path}"
+        await asyncio.sleep(0.02)  # real-time: a real runner process writes these files
 
 
 def stop_command(awaiting: Awaiting) -> None:

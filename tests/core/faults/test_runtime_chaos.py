@@ -84,7 +84,11 @@ class Chaos:
         return self.data.parent / "ran"
 
     def open_gate(self, code: int = 0) -> None:
-        self.gate.write_text(f"{code}\n")
+        """Whole, at once: the command reads the gate the moment it exists, and an empty one
+        (created, not yet written) made it ``exit ""``, status 2."""
+        ready = self.gate.with_name("gate.tmp")
+        ready.write_text(f"{code}\n")
+        ready.replace(self.gate)
 
     def runs(self) -> int:
         """How often the command really started."""

@@ -155,13 +155,6 @@ _WAITING = (
 )
 
 
-def active_count(conn: apsw.Connection, routine_id: str | None = None) -> int:
-    sql = f"SELECT count(*) FROM {ACTIVE}"
-    if routine_id is None:
-        return int(scalar(conn, sql))
-    return int(scalar(conn, sql + " AND routine_id = ?", (routine_id,)))
-
-
 def earliest_retry(conn: apsw.Connection, now: datetime) -> datetime | None:
     """When the next attempt still waiting out its backoff may start. (One whose time has
     come but waits for capacity is woken by a run finishing, not by a deadline.)"""

@@ -99,7 +99,8 @@ _CLAIM_CONTEXT = (
 
 def _claim_context(conn: apsw.Connection, routine_id: str) -> tuple[Routine, bool, int]:
     """The routine, whether a run of it awaits a person (``awaiting_decision``) and how many
-    of its occurrences are active (``active_count``): what a claim decides on, in one read."""
+    of its occurrences are active (by ``occurrences.ACTIVE``): what a claim decides on, in one
+    read."""
     row = conn.execute(_CLAIM_CONTEXT, (routine_id,)).fetchone()
     if row is None:
         raise routines.UnknownRoutine(routine_id)

@@ -18,12 +18,12 @@ drain:    1,000 routines due at one instant → the last one settled. Ours: ``on
           starts at ``resume()``, which wakes its loop as its own deadline would. Ratio: our
           time / its time, goal ≤ 1.0 (we are faster).
 drain floor: the least durable work CONTRACT §8 asks per attempt (``bench_dispatch.floor``:
-          a commit for the decision, the journal created and fsync'd with its directory,
-          ``intent`` fsync'd before ``subprocess.run``, ``spawned``, the outputs and ``exited``
-          fsync'd, a commit for the settlement) for the 1,000 routines, 4 at a time on threads,
-          no runner process and no output delivery: what any scheduler keeping these promises
-          pays here. APScheduler keeps none of them (it commits the job's next run time, and
-          a crash mid-run leaves no trace of the run).
+          a commit for the decision, the journal's first record and ``intent`` fsync'd with
+          its directory before ``subprocess.run``, ``spawned`` and ``exited`` fsync'd (and
+          the outputs, when not empty), a commit for the settlement) for the 1,000 routines,
+          4 at a time on threads, no runner process and no output delivery: what any
+          scheduler keeping these promises pays here. APScheduler keeps none of them (it
+          commits the job's next run time, and a crash mid-run leaves no trace of the run).
 start lag p99 at 20 due/s: 1,000 routines, 20 due every second, steady (each repeats every
           50 s, the groups staggered a second apart): scheduled instant → the command's start
           (ours: the runner journal's ``spawned`` record; APScheduler: the job function's first
@@ -51,7 +51,6 @@ import queue
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -79,6 +78,7 @@ from benchmarks.harness import (  # noqa: E402
     percentile,
     print_notes,
     print_table,
+    scratch,
 )
 from coven_core.clock import SystemClock, VirtualClock, WakeReason, WakeSignal  # noqa: E402
 from coven_core.model import RevisionSpec  # noqa: E402
@@ -336,12 +336,9 @@ def _floor_worker(directory: Path, due: queue.SimpleQueue[tuple[float, int] | No
 
 # -- the figures ----------------------------------------------------------------------------
 def in_temp(action: Callable[[Path], Any]) -> Callable[[], Any]:
-    build = ROOT / "build"
-    build.mkdir(exist_ok=True)
-
     def run() -> Any:
-        with tempfile.TemporaryDirectory(dir=build, prefix="aps-") as directory:
-            return action(Path(directory))
+        with scratch("aps-") as directory:
+            return action(directory)
 
     return run
 

@@ -78,13 +78,20 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.harness import Figure, info_figure, interleaved, print_table, timed, write_json
+from benchmarks.harness import (
+    Figure,
+    info_figure,
+    interleaved,
+    print_table,
+    scratch,
+    timed,
+    write_json,
+)
 from coven_core.clock import VirtualClock, WakeSignal
 from coven_core.model import RevisionSpec
 from coven_core.operator import Operator
@@ -230,8 +237,8 @@ def _tx(conn, *statements_and_params) -> None:  # type: ignore[no-untyped-def]
 
 def in_fresh_dir(action, count: int):  # type: ignore[no-untyped-def]
     def run() -> None:
-        with tempfile.TemporaryDirectory(dir=Path.cwd() / "build") as directory:
-            action(Path(directory) / "data", count)
+        with scratch("bookkeeping-") as directory:
+            action(directory / "data", count)
 
     return run
 

@@ -33,7 +33,6 @@ import selectors
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -50,6 +49,7 @@ from benchmarks.harness import (
     delta_figure,
     info_figure,
     print_table,
+    scratch,
     with_bytecode,
     write_json,
 )
@@ -328,8 +328,7 @@ def report(sample: IdleSample, table: list[Figure], seconds: float) -> None:
 
 
 def measure(seconds: float, routines: int, launches: int) -> tuple[IdleSample, list[Figure]]:
-    (ROOT / "build").mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=ROOT / "build", prefix="idle-") as directory:
+    with scratch("idle-") as directory:
         temp = Path(directory)
         env, log, data_dir = child_environment(temp / "home"), temp / "stderr.log", temp / "data"
         schedule = create_routines(data_dir, routines)

@@ -22,7 +22,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from benchmarks.harness import (  # noqa: E402
     info_figure,
     interleaved,
     print_table,
+    scratch,
     with_bytecode,
 )
 from coven_core.engine import open_engine  # noqa: E402
@@ -87,8 +87,7 @@ def wall_seconds(command: list[str], env: dict[str, str]) -> float:
 
 
 def measure(rounds: int, routines: int) -> list[Figure]:
-    (ROOT / "build").mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=ROOT / "build", prefix="status-") as directory:
+    with scratch("status-") as directory:
         env = with_bytecode({k: v for k, v in os.environ.items() if k != "COVEN_DATA_DIR"})
         env["XDG_DATA_HOME"] = str(Path(directory) / "share")
         fill(env, routines)

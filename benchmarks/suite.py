@@ -34,9 +34,11 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.harness import (  # noqa: E402 - after the path, for `python benchmarks/suite.py`
     COST,
     ERROR,
+    KEEP_SCRATCH,
     SPEED,
     Figure,
     compile_sources,
+    empty_scratch,
     error_figure,
     missing_figure,
     print_notes,
@@ -76,6 +78,7 @@ def run_module(name: str, quick: bool) -> list[Figure]:
         command = [sys.executable, "-m", "benchmarks.suite", "--child", name, str(out)]
         command += ["--quick"] if quick else []
         env = with_bytecode()
+        env[KEEP_SCRATCH] = "1"  # emptied once, at the end: see harness.scratch
         env.setdefault("QT_QPA_PLATFORM", "offscreen")  # Qt benchmarks need no display
         try:
             done = subprocess.run(command, cwd=ROOT, timeout=MODULE_TIMEOUT, check=False,
@@ -136,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n=== {name} ===", flush=True)
         table += run_module(name, args.quick)
     after = machine_line()
+    empty_scratch()
     print(f"\n=== suite ({'quick' if args.quick else 'full'}), "
           f"{time.monotonic() - started:.0f} s ===\nbefore: {before}\nafter:  {after}")  # fmt: skip
     print_table(table)

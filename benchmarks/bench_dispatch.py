@@ -8,10 +8,11 @@ start lag: 100 routines due at the same instant with concurrency 4, on the real 
 
 floor:    the least work CONTRACT §8 and §9.2 require of one attempt, done inline in this
           process (no runner process, no Python start): the dispatch decision committed, the
-          journal created (file and directory fsync'd), ``intent`` fsync'd before the spawn,
-          ``subprocess.run`` with output to files, ``spawned`` fsync'd, the output files and
-          their directory fsync'd before the ``exited`` record, that record fsync'd, the
-          settlement committed — two commits and seven fsyncs on the same disk and store
+          journal and the output files created, the journal's first record and ``intent``
+          fsync'd with the directory before the spawn, ``subprocess.run`` with output to the
+          files, ``spawned`` fsync'd, the output files fsync'd (when not empty) before the
+          ``exited`` record, that record fsync'd, the settlement committed — two commits and
+          four fsyncs for ``/bin/true``, as the runner does them, on the same disk and store
           settings (WAL, synchronous=FULL). ``bare / floor`` is the best ratio any design that
           keeps those promises could reach here; ``floor / ours`` is how close we are to it.
 
@@ -26,7 +27,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -38,6 +38,7 @@ from benchmarks.harness import (
     info_figure,
     interleaved,
     print_table,
+    scratch,
     timed,
     write_json,
 )
@@ -101,31 +102,27 @@ def floor_attempt(conn, directory: Path, index: int, on_start=None) -> None:  # 
     _commit(conn, "INSERT INTO attempts VALUES (?, 'dispatching', NULL)", (index,))
     attempt = directory / str(index)
     attempt.mkdir()
-    journal = _create_journal(attempt)
-    _append(journal, {"event": "intent"})
-    if on_start is not None:
-        on_start()
+    journal = os.open(attempt / "journal.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND)
+    _append(journal, {"event": "runner_started", "runner_pid": os.getpid()}, sync=False)
     with open(attempt / "stdout", "wb") as out, open(attempt / "stderr", "wb") as err:
+        _append(journal, {"event": "intent"})  # with the record before it
+        fsync_directory(attempt)  # the journal's and the outputs' names
+        if on_start is not None:
+            on_start()
         code = subprocess.run(TRUE, stdout=out, stderr=err, check=False).returncode
         _append(journal, {"event": "spawned", "pid": 0})
-        os.fsync(out.fileno())
-        os.fsync(err.fileno())
-    fsync_directory(attempt)
+        for output in (out, err):
+            if os.fstat(output.fileno()).st_size:  # an empty one has nothing to sync
+                os.fsync(output.fileno())
     _append(journal, {"event": "exited", "exit_code": code})
     os.close(journal)
     _commit(conn, "UPDATE attempts SET state = 'settled', code = ? WHERE id = ?", (code, index))
 
 
-def _create_journal(attempt: Path) -> int:
-    fd = os.open(attempt / "journal.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND)
-    _append(fd, {"event": "runner_started", "runner_pid": os.getpid()})
-    fsync_directory(attempt)
-    return fd
-
-
-def _append(fd: int, record: dict[str, object]) -> None:
+def _append(fd: int, record: dict[str, object], *, sync: bool = True) -> None:
     os.write(fd, (json.dumps(record) + "\n").encode())
-    os.fsync(fd)
+    if sync:
+        os.fsync(fd)
 
 
 def _commit(conn, statement: str, params: tuple[object, ...]) -> None:  # type: ignore[no-untyped-def]
@@ -135,12 +132,9 @@ def _commit(conn, statement: str, params: tuple[object, ...]) -> None:  # type: 
 
 
 def in_temp(action, count: int):  # type: ignore[no-untyped-def]
-    build = Path.cwd() / "build"
-    build.mkdir(exist_ok=True)
-
     def run() -> float:
-        with tempfile.TemporaryDirectory(dir=build) as directory:
-            return timed(lambda: action(Path(directory) / "data", count), 1) / count
+        with scratch("dispatch-") as directory:
+            return timed(lambda: action(directory / "data", count), 1) / count
 
     return run
 
@@ -169,7 +163,7 @@ def dispatch_figures(count: int, rounds: int) -> list[Figure]:
 
 def start_lags(routines: int, concurrency: int) -> list[float]:
     """Seconds from the scheduled instant to the command's spawn, for each routine."""
-    with tempfile.TemporaryDirectory(dir=Path.cwd() / "build") as directory:
+    with scratch("lags-") as directory:
         real_now = datetime.now(UTC)
         target = (real_now + timedelta(minutes=2)).replace(second=0, microsecond=0)
         offset = (target - timedelta(seconds=1)) - real_now

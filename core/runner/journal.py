@@ -117,11 +117,17 @@ def record(event: str, **fields: object) -> dict[str, object]:
 
 
 def append(
-    path: str | os.PathLike[str], record: Mapping[str, object], *, exclusive: bool = False
+    path: str | os.PathLike[str],
+    record: Mapping[str, object],
+    *,
+    exclusive: bool = False,
+    sync: bool = True,
 ) -> None:
     """Append one record and fsync it; the directory is fsync'd too when this creates the file.
 
-    With ``exclusive``, the journal must not exist yet (FileExistsError otherwise).
+    With ``exclusive``, the journal must not exist yet (FileExistsError otherwise). Without
+    ``sync`` nothing is fsync'd: the caller makes the record durable with a later one (the
+    file's fsync covers every earlier write; the directory it fsyncs itself).
     """
     line = (json.dumps(record, separators=(",", ":")) + "\n").encode()
     try:
@@ -132,10 +138,11 @@ def append(
         fd, created = os.open(path, _WRITE_FLAGS), False
     try:
         write_all(fd, line)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
-    if created:
+    if created and sync:
         fsync_directory(os.path.dirname(os.path.abspath(path)))
 
 

@@ -99,6 +99,7 @@ class Runner:
     def __init__(self, directory: str) -> None:
         self.directory = directory
         self.wakeup = Wakeup()  # first: a stop from now on is acknowledged, not fatal
+        self._named = False  # whether the journal's name is durable yet (see _journal)
 
     def run(self) -> int:
         pid = os.getpid()
@@ -109,7 +110,11 @@ class Runner:
             boot_id=proc.boot_id(),
         )
         try:
-            append(self._path(JOURNAL_FILE), started, exclusive=True)
+            # Not fsync'd on its own: nothing has happened yet that the journal must prove,
+            # and the intent's fsync (file and directory) makes it durable before the spawn.
+            # Killed before that, the runner leaves it in the page cache, which recovery
+            # reads ("nothing ran"); a power cut before it loses an attempt that ran nothing.
+            append(self._path(JOURNAL_FILE), started, exclusive=True, sync=False)
         except FileExistsError:
             print(f"{self.directory}: this attempt was already started", file=sys.stderr)
             return EXIT_ALREADY_STARTED
@@ -133,7 +138,10 @@ class Runner:
         if self.wakeup.stop_signal is not None:
             self._cancelled_before_start()
             return
-        self._journal("intent")  # from here on, the command may have started
+        # From here on, the command may have started. The directory's fsync makes the
+        # journal's and the output files' names durable before it can run, so the exit
+        # record later needs none of its own.
+        self._journal("intent", names=True)
         try:
             command = proc.spawn(spec)
         except proc.SpawnError as error:
@@ -164,7 +172,6 @@ class Runner:
             self._journal("timeout")
         confirmed = proc.stop_group(command, spec.stop_grace_seconds, wait)
         out, err = pumps.finish(time.monotonic() + proc.PUMP_DRAIN_SECONDS)
-        fsync_directory(self.directory)  # the output files' names, before the record counts them
         for capture, name in ((out, STDOUT_FILE), (err, STDERR_FILE)):
             if capture.error is not None:
                 _log(self.directory, f"could not write {name}: {capture.error}")
@@ -230,8 +237,14 @@ class Runner:
     def _spawn_failed(self, error: proc.SpawnError) -> None:
         self._journal("spawn_failed", failure_class=error.failure_class, message=error.message)
 
-    def _journal(self, event: str, **fields: object) -> None:
+    def _journal(self, event: str, *, names: bool = False, **fields: object) -> None:
+        """Append an fsync'd record. The first such record also fsyncs the directory, for
+        the journal's own name (the unsynced first record left that to it); ``names`` asks
+        for that fsync anyway, for files created since."""
         append(self._path(JOURNAL_FILE), record(event, **fields))
+        if names or not self._named:
+            fsync_directory(self.directory)
+            self._named = True
 
     def _path(self, name: str) -> str:
         return os.path.join(self.directory, name)

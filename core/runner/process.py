@@ -244,7 +244,8 @@ class OutputPumps:
             self.wait(left)
         captures = []
         for source, kept in self._pipes.items():
-            os.fsync(kept.target)
+            if kept.written:  # nothing to sync in an empty one (its name: see Runner._journal)
+                os.fsync(kept.target)
             captures.append(kept.capture(truncated=source in self._open))
         return captures
 
@@ -286,6 +287,10 @@ class _Kept:
             self._kept += len(chunk)
         except OSError as error:  # e.g. a full disk: keep draining, record the loss
             self._error, self._truncated = str(error), True
+
+    @property
+    def written(self) -> bool:
+        return self._kept > 0
 
     def capture(self, *, truncated: bool) -> Capture:
         return Capture(self._kept, self._truncated or truncated, self._error)

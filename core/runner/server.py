@@ -21,6 +21,7 @@ identity is unchanged: its pid and start time, which it journals first thing.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import socket
@@ -31,6 +32,10 @@ from coven_core.runner.main import main as run_attempt
 
 def serve(connection: socket.socket) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps finished runners
+    # Everything loaded so far goes to the collector's permanent generation: a runner's
+    # collections then never walk (and so never write to) the pages it shares with this
+    # process, each of which the kernel would otherwise copy for it.
+    gc.freeze()
     spare = Spare.fork(connection)
     try:
         with connection.makefile("rb") as reader:

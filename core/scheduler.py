@@ -284,9 +284,13 @@ class Scheduler:
         jobs: list[delivering.Job] = []
         if ahead.cancels_requested:
             cancels = cancellation.to_send(conn, generation, self._cancels_sent)
+        report.deadline = self._next_deadline(report, ahead)
         if ahead.deliveries_due:
             jobs = delivering.due(conn, self.store.data_dir, now, self.limits.deliveries)
-        report.deadline = self._next_deadline(report, ahead)
+            if len(jobs) >= self.limits.deliveries:
+                # More may be due now, and the agenda's next delivery is only a later retry:
+                # without this, the rest waited for whatever woke the scheduler next.
+                report.deadline = report.started_at
         return _Work(launches, cancels, jobs)
 
     def _next_deadline(self, report: PassReport, ahead: agenda.Agenda) -> datetime | None:

@@ -17,15 +17,16 @@ import math
 import os
 import select
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from subprocess import Popen
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from coven_core.runner.journal import REFUSED, RUNTIME_UNAVAILABLE, VALIDATION, write_all
 from coven_core.runner.spec import RunnerSpec
+
+if TYPE_CHECKING:
+    from subprocess import Popen
 
 #: How long the group may take to vanish after SIGKILL before the stop counts as unconfirmed.
 KILL_CONFIRM_SECONDS = 5.0
@@ -105,6 +106,10 @@ def spawn(spec: RunnerSpec) -> Command:
     try:
         if spec.cwd is None and _POSIX_SPAWN_REPORTS_EXEC_ERRORS:
             return _posix_spawn(spec.command, env)
+        # Only here: subprocess loads threading, whose after-fork hook every forked runner
+        # would run (about 1 ms of CPU each, mostly page copies).
+        import subprocess
+
         popen = subprocess.Popen(
             spec.command, cwd=spec.cwd, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, process_group=0,

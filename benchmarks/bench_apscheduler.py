@@ -39,6 +39,22 @@ start lag floor: the drain floor's attempts at the same steady 20 due/s (each se
           lag a scheduler keeping §8's promises has here, one slot finishing its attempt
           (spawn, fsyncs, settlement commit) before it takes the next.
 
+Where our start lag goes (issue #9, measured 2026-12-02 on this 2-core machine). Each second's
+burst of 20 is CPU-bound, not bound by any wait: the attempts cost 13–15 ms of CPU each in
+all (``perf record``, by process: the scheduler's thread ~3.4 ms, the fork server ~1.9 ms,
+the runner ~7 ms, ``/bin/true`` ~1 ms), so 20 of them on 2 cores take 135–150 ms before
+anything waits; APScheduler's whole p99 is 48–63 ms (its 400-job drain: 1.9 s of CPU in all,
+start-up included). A runner forked from the fork server's image costs 9–10 ms of CPU
+(``wait4``'s rusage); a child that does nothing but exit costs 1.6–2.5 ms, one that only
+starts ``/bin/true`` by ``posix_spawn`` and waits for it 3.9 ms. Of the runner's CPU, a third
+is page faults (copy-on-write: a forked CPython writes the reference count of every object it
+touches), a third is Python, the fsyncs 6 %. Changes that shortened the pass thread's wall
+time without cutting CPU measured nothing: deliveries on a thread beside the starts (p99
+207/205/230 ms against 203/224/222 ms, interleaved), or deferred while occurrences wait for a
+slot (221/245/230 against 220/225/259 ms). Cutting fsyncs (the runner's eight to four) and
+page faults (the fork server freezes its objects) gave ~5 %; the rest needs less CPU per
+attempt than a forked Python runner takes here.
+
 Run: python3 benchmarks/bench_apscheduler.py [--quick] [--routines N] [--window S]
 """
 

@@ -60,15 +60,19 @@ dispatch decision is recorded in the attempt's insert; the lease is checked in e
 transaction but rewritten once a minute (``coven_core.lease.RENEW_AFTER``); a routine's active
 count uses its partial index (it walked the routine's whole history).
 
-The target is still missed. After the third round: 0.40–0.51× in six runs (0.25–0.31×
-before the second round, 0.34–0.47× after it); the ratio follows the disk's fsync time and the
-machine's load. The floor reaches 0.65–0.82× in the same runs, so the rows and the schema are
-not what misses (an earlier reading of this table blamed them: 33.6 log pages against the
-floor's 29.3 is most of the baseline's distance, not ours). Ours is 0.58–0.67× of the floor:
-what is left is the pass's own work in Python and apsw, ~0.5–0.6 ms of CPU an occurrence on
-tmpfs over the floor's 0.31–0.34 ms, spread over ~680 calls in two passes with no function
-above a few per cent of it; on the disk the same code takes ~1.6× the CPU (user time 1.1 ms
-against 0.70 ms on tmpfs: it runs cold after every fsync).
+The target is met in some runs and missed in others. On 2026-12-02, with every round's
+files kept until the end (``harness.scratch``): 0.59× in the suite, 0.43–0.56× (median 0.47×)
+in six runs of this file alone, the floor 0.62–0.90×; SQLite's own time (apsw's profile hook,
+COMMIT included) was 0.42 ms an occurrence on tmpfs, about half of the pass's CPU. Before
+that, after the third round: 0.40–0.51× in six runs (0.25–0.31× before the second round,
+0.34–0.47× after it); the ratio follows the disk's fsync time and the machine's load. The
+floor reaches 0.65–0.82× in the same runs, so the rows and the schema are not what misses (an
+earlier reading of this table blamed them: 33.6 log pages against the floor's 29.3 is most
+of the baseline's distance, not ours). Ours is 0.58–0.67× of the floor: what is left is the
+pass's own work in Python and apsw, ~0.5–0.6 ms of CPU an occurrence on tmpfs over the
+floor's 0.31–0.34 ms, spread over ~680 calls in two passes with no function above a few per
+cent of it; on the disk the same code takes ~1.6× the CPU (user time 1.1 ms against 0.70 ms
+on tmpfs: it runs cold after every fsync).
 
 Run: python3 benchmarks/bench_bookkeeping.py [--occurrences N] [--rounds N]
 """

@@ -119,6 +119,17 @@ def floor_attempt(conn, directory: Path, index: int, on_start=None) -> None:  # 
     _commit(conn, "UPDATE attempts SET state = 'settled', code = ? WHERE id = ?", (code, index))
 
 
+def runner_floor_attempt(conn, directory: Path, index: int, runner) -> float:  # type: ignore[no-untyped-def]
+    """One attempt of the floor with its runner work in a forked runner process
+    (:mod:`benchmarks.runner_floor`); the epoch instant just before the command's spawn."""
+    _commit(conn, "INSERT INTO attempts VALUES (?, 'dispatching', NULL)", (index,))
+    attempt = directory / str(index)
+    attempt.mkdir()
+    spawned_at = runner.run(attempt)
+    _commit(conn, "UPDATE attempts SET state = 'settled', code = 0 WHERE id = ?", (index,))
+    return float(spawned_at)
+
+
 def _append(fd: int, record: dict[str, object], *, sync: bool = True) -> None:
     os.write(fd, (json.dumps(record) + "\n").encode())
     if sync:

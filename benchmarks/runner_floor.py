@@ -1,0 +1,123 @@
+"""The least a runner process per attempt costs: the floor's attempts, each run by a forked child.
+
+CONTRACT §8: commands are not children of the app; each attempt runs through a small runner
+process (part of the engine, so Python) in its own session, which journals. The other floors
+(``bench_dispatch.floor``) do the runner's fsyncs inline, in the benchmark's own threads, and
+so leave out the one cost every design keeping §8 pays: a process per attempt. This one adds
+it, as cheaply as a Python runner can be had: a tiny fork server (this interpreter, started
+as ours is, loading only what it needs) forks a child per attempt, which does the floor's
+runner work — the journal's first record and ``intent`` fsync'd with the directory, then
+``posix_spawn`` of the command with output to files, ``spawned`` and ``exited`` fsync'd (and
+the outputs, when not empty) — and exits. No spare is kept, no spec is read, no signal is
+handled, nothing is watched but the child's end: every cost here is one ours also has.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+SERVER = r"""
+import json, os, signal, socket, sys, time
+
+FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+
+
+def journal(fd, record, sync=True):
+    os.write(fd, (json.dumps(record) + "\n").encode())
+    if sync:
+        os.fsync(fd)
+
+
+def attempt(directory, argv):
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # this child waits for its command
+    name = lambda file: os.path.join(directory, file)
+    log = os.open(name("journal.jsonl"), FLAGS | os.O_EXCL | os.O_APPEND, 0o644)
+    journal(log, {"event": "runner_started", "runner_pid": os.getpid()}, sync=False)
+    out, err = os.open(name("stdout"), FLAGS, 0o644), os.open(name("stderr"), FLAGS, 0o644)
+    journal(log, {"event": "intent"})
+    folder = os.open(directory, os.O_RDONLY)
+    os.fsync(folder)
+    os.close(folder)
+    at = time.time()
+    actions = [(os.POSIX_SPAWN_DUP2, out, 1), (os.POSIX_SPAWN_DUP2, err, 2)]
+    pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions, setpgroup=0)
+    journal(log, {"event": "spawned", "pid": pid, "at": at})
+    _, status = os.waitpid(pid, 0)
+    for fd in (out, err):
+        if os.fstat(fd).st_size:
+            os.fsync(fd)
+    journal(log, {"event": "exited", "status": status})
+
+
+def serve(connection, argv):
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps finished runners
+    with connection.makefile("rb") as requests:
+        for line in requests:
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    connection.close()
+                    os.setsid()
+                    attempt(line.decode().rstrip("\n"), argv)
+                    code = 0
+                finally:
+                    os._exit(code)
+            connection.sendall(b"%d\n" % pid)
+
+
+serve(socket.socket(fileno=int(sys.argv[1])), sys.argv[2:])
+"""
+
+
+class RunnerFloor:
+    """The tiny fork server and its client: :meth:`run` one attempt, get its spawn instant."""
+
+    def __init__(self, argv: tuple[str, ...]) -> None:
+        ours, theirs = socket.socketpair()
+        self._server = subprocess.Popen(
+            [sys.executable, "-c", SERVER, str(theirs.fileno()), *argv],
+            pass_fds=[theirs.fileno()], start_new_session=True, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        theirs.close()
+        self._socket, self._replies = ours, ours.makefile("rb")
+        self._lock = threading.Lock()  # one request at a time, as with ours
+
+    def run(self, directory: Path) -> float:
+        """Run the command through a fresh runner in ``directory``, which must exist; the
+        epoch instant just before its spawn, as the runner journaled it."""
+        with self._lock:
+            self._socket.sendall(f"{directory}\n".encode())
+            pid = int(self._replies.readline())
+        _wait_for_end(pid)
+        records = (directory / "journal.jsonl").read_text(encoding="utf-8").splitlines()
+        spawned = [json.loads(line) for line in records if '"spawned"' in line]
+        if not spawned or not any('"exited"' in line for line in records):
+            raise RuntimeError(f"the floor's runner in {directory} did not finish")
+        return float(spawned[0]["at"])
+
+    def close(self) -> None:
+        self._replies.close()
+        self._socket.close()  # end of file: the server exits
+        self._server.wait(timeout=10)
+
+
+def _wait_for_end(pid: int) -> None:
+    """Block until a process that is not our child ends (a pidfd; gone already is ended)."""
+    try:
+        descriptor = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        poller = select.poll()
+        poller.register(descriptor, select.POLLIN)
+        poller.poll()
+    finally:
+        os.close(descriptor)

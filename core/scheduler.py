@@ -284,18 +284,21 @@ class Scheduler:
         jobs: list[delivering.Job] = []
         if ahead.cancels_requested:
             cancels = cancellation.to_send(conn, generation, self._cancels_sent)
-        report.deadline = self._next_deadline(report, ahead)
         if ahead.deliveries_due:
             jobs = delivering.due(conn, self.store.data_dir, now, self.limits.deliveries)
-            if len(jobs) >= self.limits.deliveries:
-                # More may be due now, and the agenda's next delivery is only a later retry:
-                # without this, the rest waited for whatever woke the scheduler next.
-                report.deadline = report.started_at
+        report.deadline = self._next_deadline(report, ahead, len(jobs))
         return _Work(launches, cancels, jobs)
 
-    def _next_deadline(self, report: PassReport, ahead: agenda.Agenda) -> datetime | None:
-        if report.planned >= self.limits.plan_batch or report.claimed >= self.limits.claim_batch:
-            return report.started_at  # more work than one pass may do: go again at once
+    def _next_deadline(
+        self, report: PassReport, ahead: agenda.Agenda, deliveries: int
+    ) -> datetime | None:
+        """A full batch of plans, claims or deliveries means more may wait now: go again at
+        once (the agenda's next delivery is only a later retry, so without this the rest of
+        the deliveries waited for whatever woke the scheduler next)."""
+        limits = self.limits
+        if (report.planned >= limits.plan_batch or report.claimed >= limits.claim_batch
+                or deliveries >= limits.deliveries):  # fmt: skip
+            return report.started_at
         due = None if ahead.paused else ahead.next_due
         return _earliest(ahead.next_retry, ahead.next_delivery, due)
 

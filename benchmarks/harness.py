@@ -251,6 +251,7 @@ def write_json(figures: list[Figure], path: Path) -> None:
 SCRATCH = ROOT / "build" / "scratch"
 KEEP_SCRATCH = "COVEN_BENCH_KEEP_SCRATCH"
 """Set by the suite for its children: it empties :data:`SCRATCH` itself, once, at the end."""
+_scratch_emptied_at_exit = False  # whether this process has registered that yet
 
 
 @contextlib.contextmanager
@@ -265,8 +266,10 @@ def scratch(prefix: str = "run-") -> Iterator[Path]:
     result. Measured with ``perf record``: that scan was 20–48 % of the engine's CPU in the
     drain and lag runs right after a cleanup; the lag run's p99 went from 221 ms to
     295–336 ms after 20,000 deleted files. A desktop's journaled ext4 never does the scan."""
-    if not SCRATCH.exists() and not os.environ.get(KEEP_SCRATCH):
-        atexit.register(empty_scratch)  # once: the first scratch of a standalone run
+    global _scratch_emptied_at_exit
+    if not _scratch_emptied_at_exit and not os.environ.get(KEEP_SCRATCH):
+        atexit.register(empty_scratch)  # a benchmark run alone, on its first scratch
+        _scratch_emptied_at_exit = True
     SCRATCH.mkdir(parents=True, exist_ok=True)
     yield Path(tempfile.mkdtemp(prefix=prefix, dir=SCRATCH))
 

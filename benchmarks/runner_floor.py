@@ -15,13 +15,13 @@ handled, nothing is watched but the child's end: every cost here is one ours als
 from __future__ import annotations
 
 import json
-import os
-import select
 import socket
 import subprocess
 import sys
 import threading
 from pathlib import Path
+
+from coven_core.runtime.runner import waiter
 
 SERVER = r"""
 import json, os, signal, socket, sys, time
@@ -96,28 +96,14 @@ class RunnerFloor:
         with self._lock:
             self._socket.sendall(f"{directory}\n".encode())
             pid = int(self._replies.readline())
-        _wait_for_end(pid)
-        records = (directory / "journal.jsonl").read_text(encoding="utf-8").splitlines()
-        spawned = [json.loads(line) for line in records if '"spawned"' in line]
-        if not spawned or not any('"exited"' in line for line in records):
+        waiter(pid)()  # the engine's own wait for a runner that is not its child
+        lines = (directory / "journal.jsonl").read_text(encoding="utf-8").splitlines()
+        records = {record["event"]: record for record in map(json.loads, lines)}
+        if "spawned" not in records or "exited" not in records:
             raise RuntimeError(f"the floor's runner in {directory} did not finish")
-        return float(spawned[0]["at"])
+        return float(records["spawned"]["at"])
 
     def close(self) -> None:
         self._replies.close()
         self._socket.close()  # end of file: the server exits
         self._server.wait(timeout=10)
-
-
-def _wait_for_end(pid: int) -> None:
-    """Block until a process that is not our child ends (a pidfd; gone already is ended)."""
-    try:
-        descriptor = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    try:
-        poller = select.poll()
-        poller.register(descriptor, select.POLLIN)
-        poller.poll()
-    finally:
-        os.close(descriptor)

@@ -74,7 +74,7 @@ class RunnerRuntime:
         if self._server is not None:
             try:
                 pid = self._server.spawn(directory)
-                return pid, _waiter(pid)
+                return pid, waiter(pid)
             except OSError:
                 pass  # fall back: slower, never less safe
         try:
@@ -150,7 +150,7 @@ class RunnerRuntime:
         pid = attempt.runner_pid or journal.runner_pid
         start = attempt.runner_start or journal.runner_start
         if pid is not None and is_alive(pid, start):
-            self._watch(attempt.attempt_id, _Watched(pid, start, directory), _waiter(pid))
+            self._watch(attempt.attempt_id, _Watched(pid, start, directory), waiter(pid))
             return None
         journal = _journal_of(directory, started=attempt.state == "running")
         return exit_from_journal(attempt.attempt_id, journal, now)
@@ -219,7 +219,7 @@ def is_alive(pid: int, start: float | None) -> bool:
     return start is not None and is_running(pid, start)
 
 
-def _waiter(pid: int) -> Callable[[], object]:
+def waiter(pid: int) -> Callable[[], object]:
     """Block until a process that is not our child ends: a pidfd where Linux has one."""
     opener = getattr(os, "pidfd_open", None)
     if opener is None:

@@ -10,7 +10,7 @@ import psutil
 from coven_core.runner.journal import read_journal
 from coven_core.runner.spec import RunnerSpec
 from coven_core.runtime.forkserver import ForkServer
-from coven_core.runtime.runner import _waiter
+from coven_core.runtime.runner import waiter
 
 WAIT = 30.0
 
@@ -34,7 +34,7 @@ def test_each_request_is_run_by_a_runner_of_its_own_and_one_spare_waits(tmp_path
         for name in ("a1", "a2", "a3"):
             directory = attempt(tmp_path, name)
             pid = server.spawn(directory)
-            _waiter(pid)()  # a pidfd: the runner is the server's child, not ours
+            waiter(pid)()  # a pidfd: the runner is the server's child, not ours
             journal = read_journal(directory / "journal.jsonl")
             assert journal.runner_pid == pid and journal.exit is not None
             assert journal.exit.exit_code == 0
@@ -53,14 +53,14 @@ def test_a_dead_spare_is_replaced_on_the_spot(tmp_path: Path) -> None:
     server = ForkServer()
     try:
         first = attempt(tmp_path, "a1")
-        _waiter(server.spawn(first))()
+        waiter(server.spawn(first))()
         spare = the_server(server).children()[0]
         spare.kill()
         spare.wait(WAIT)
         second = attempt(tmp_path, "a2")
         pid = server.spawn(second)
         assert pid != spare.pid
-        _waiter(pid)()
+        waiter(pid)()
         assert read_journal(second / "journal.jsonl").exit is not None
     finally:
         server.close()

@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import apsw
 
+from coven_core.store import constraints
+
 APPLICATION_ID = 0x436F766E  # "Covn"
 
 
@@ -272,6 +274,19 @@ _TIMELINE = """
 CREATE INDEX events_intervals ON events (at) WHERE kind IN ('slept', 'downtime')
 """
 
+# Issue #9: what a pass writes, cheaper. The claim step reads waiting occurrences in
+# (scheduled_utc, id) order: with the id in the index that order needs no sort.
+_WAITING_ORDER = """
+DROP INDEX occurrences_due;
+CREATE INDEX occurrences_due ON occurrences (scheduled_utc, id) WHERE state = 'planned'
+"""
+
+
+def _write_costs(conn: apsw.Connection) -> None:
+    constraints.rewrite_checks(conn)  # an IN list in a CHECK costs a b-tree per write
+    _statements(_WAITING_ORDER)(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", 1, 0, _initial),
     Migration("0002_runtime", 1, 1, _statements(_RUNTIME)),
@@ -279,6 +294,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0004_audit", 1, 3, _statements(_AUDIT)),
     Migration("0005_attempt_order", 1, 4, _statements(_ATTEMPT_ORDER)),
     Migration("0006_timeline", 1, 5, _statements(_TIMELINE)),
+    Migration("0007_write_costs", 1, 6, _write_costs),
 )
 
 CURRENT = MIGRATIONS[-1]

@@ -126,6 +126,8 @@ class Waiting:
     kind: OccurrenceKind = OccurrenceKind.SCHEDULED
     probe: bool = False
     forced: bool = False  # a person asked for this attempt (a reconciled retry)
+    run_id: str | None = None  # its run, once a first attempt was claimed
+    attempts: int = 0  # attempts of it so far
 
 
 def waiting(conn: apsw.Connection, now: datetime, limit: int) -> tuple[list[Waiting], int]:
@@ -135,9 +137,9 @@ def waiting(conn: apsw.Connection, now: datetime, limit: int) -> tuple[list[Wait
     active = 0  # on every row; with nothing waiting it bounds nothing
     rows = conn.execute(_WAITING, (instant_text(now), limit))
     for row in rows:
-        oid, rid, rev, at, kind, probe, forced, active = row
+        oid, rid, rev, at, kind, probe, forced, run_id, attempts, active = row
         items.append(Waiting(oid, rid, rev, instant_from(at), OccurrenceKind(kind), bool(probe),
-                             bool(forced)))  # fmt: skip
+                             bool(forced), run_id, attempts))  # fmt: skip
     return items, int(active)
 
 
@@ -148,7 +150,8 @@ with 2,000 settled rows, growing with every one; 7 µs by the partial index)."""
 
 
 _WAITING = (
-    "SELECT id, routine_id, revision, scheduled_utc, kind, probe, forced, "
+    "SELECT id, routine_id, revision, scheduled_utc, kind, probe, forced, run_id, "
+    "(SELECT count(*) FROM attempts a WHERE a.occurrence_id = occurrences.id), "
     f"(SELECT count(*) FROM {ACTIVE}) FROM occurrences "
     "WHERE state = 'planned' AND scheduled_utc <= ?1 "
     "AND (not_before IS NULL OR not_before <= ?1) ORDER BY scheduled_utc, id LIMIT ?2"
@@ -215,7 +218,8 @@ def claim(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp
     the dispatch decision (crash point 4) recorded on it — ``dispatching``, claimed and
     dispatched at once: the two always commit together, before the runtime is asked to start
     anything, so an attempt the scheduler claims is never on record as merely ``claimed``."""
-    run_id, number = _mark_claimed(conn, item.id)
+    run_id, number = item.run_id or ids.new_run_id(), item.attempts + 1
+    _mark_claimed(conn, item.id, run_id)
     attempt = ids.attempt_id(run_id, number)
     events.record(
         conn, stamp.now, EventKind.CLAIMED, routine_id=item.routine_id, occurrence_id=item.id,
@@ -234,19 +238,16 @@ def claim(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp
     )  # fmt: skip
 
 
-def _mark_claimed(conn: apsw.Connection, occurrence_id: str) -> tuple[str, int]:
-    """Mark the occurrence claimed; its run id (a new one on the first attempt) and the number
-    of its next attempt."""
-    rows = conn.execute(
-        "UPDATE occurrences SET state = 'claimed', run_id = coalesce(run_id, ?) "
-        "WHERE id = ? AND state = 'planned' RETURNING run_id, "
-        "(SELECT count(*) FROM attempts a WHERE a.occurrence_id = occurrences.id)",
-        (ids.new_run_id(), occurrence_id),
-    ).fetchall()
-    if not rows:
+def _mark_claimed(conn: apsw.Connection, occurrence_id: str, run_id: str) -> None:
+    """Mark the occurrence claimed, in its run. (Without RETURNING: SQLite buffers the rows
+    of an UPDATE … RETURNING in an ephemeral table, built per execution; the run id and the
+    attempt count came with the waiting read, in this same transaction.)"""
+    conn.execute(
+        "UPDATE occurrences SET state = 'claimed', run_id = ? WHERE id = ? AND state = 'planned'",
+        (run_id, occurrence_id),
+    )
+    if conn.changes() != 1:
         raise StoreBug(f"claim: occurrence {occurrence_id} is not planned")
-    row: tuple[Any, ...] = tuple(rows[0])
-    return str(row[0]), int(row[1]) + 1
 
 
 def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp: Stamp) -> None:

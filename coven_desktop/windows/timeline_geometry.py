@@ -7,19 +7,17 @@ panning inside the strip only moves the blit; a zoom, or a pan past the strip, r
 Level of detail: a strip has one colour per pixel column. Rendering writes, for each colour in
 painting order, the colour's index into a one-byte-per-column mask at the marks' columns (the
 later colour wins a shared column: :data:`CATEGORIES` paints what needs a person's eye last),
-then turns the mask into pixels with ``bytes.translate`` per channel. Mapping instants to
-columns and writing the mask are chains of ``map`` over bound C methods, so no Python bytecode
-runs per occurrence and no Qt object is made for one: the cost is a few C calls per mark at a
-zoom, and nothing per mark while panning.
+then turns the mask into pixels with ``bytes.translate`` per channel. Mapping an instant to
+its column is one short loop step (:func:`_cover`); widening and merging the marks are
+operations on whole rows, and no Qt object is made for a mark: the cost is a few bytecodes
+per mark at a zoom, and nothing per mark while panning.
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections import deque
 from dataclasses import dataclass, field
-from itertools import repeat
 
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QImage
@@ -161,12 +159,16 @@ def _bytes_int(data: bytes | bytearray) -> int:
 
 
 def _cover(instants: array[float], start: float, scale: float, width: int) -> bytes:
-    """A byte per column, 1 under any of these marks. The columns are written by a chain of
-    ``map`` over C methods (no bytecode per mark); widening each to ``MARK_WIDTH`` pixels is
-    a few shifts of the row as one big integer."""
+    """A byte per column, 1 under any of these marks; widening each to ``MARK_WIDTH`` pixels is
+    a few shifts of the row as one big integer.
+
+    The columns are written by a plain loop: Python 3.11 specialises its float arithmetic and
+    the store, and it took 0.6× the time of the chain of ``map`` over ``float.__mul__``,
+    ``float.__add__`` and ``bytearray.__setitem__`` it replaced (each call of a slot wrapper
+    packs its arguments into a tuple). That is most of a zoom step's cost (issue #9)."""
     hit = bytearray(width)
-    columns = map(int, map(scale.__mul__, map((-start).__add__, instants)))
-    deque(map(hit.__setitem__, columns, repeat(1, len(instants))), maxlen=0)
+    for instant in instants:
+        hit[int((instant - start) * scale)] = 1
     bits = spread = _bytes_int(hit)
     for shift in range(1, _HALF + 1):
         spread |= (bits << 8 * shift) | (bits >> 8 * shift)

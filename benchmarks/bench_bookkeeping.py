@@ -74,6 +74,20 @@ floor's 0.31–0.34 ms, spread over ~680 calls in two passes with no function ab
 cent of it; on the disk the same code takes ~1.6× the CPU (user time 1.1 ms against 0.70 ms
 on tmpfs: it runs cold after every fsync).
 
+The fourth round (issue #9, 2026-12-02) cut what SQLite built per write: a CHECK with an IN
+list of more than two values compiled into an ephemeral b-tree for every statement writing
+its column (11 an occurrence; migration 0007 writes them as comparisons), the claim step's
+ORDER BY sorted in a temp b-tree (the due index now carries the id), the claim's UPDATE …
+RETURNING buffered its row in another, and the virtual clock took a lock for each reading.
+Instructions an occurrence (callgrind, (300 − 100) / 200 on tmpfs): 1.80M → 1.52M; user time
+on the disk 1.70 → 1.34 ms (medians of six interleaved runs). Readings after it: 0.68× in the
+suite, 0.53–0.59× in four runs alone (the floor 0.82–0.92×).
+
+What a reading depends on (the last two rows): with ``w`` the baseline's wait on the disk,
+the ratio reaches 0.5 once ``w ≥ c_ours + e − 2 c_raw`` (CPU ``c``, our bigger commits' extra
+wait ``e``). In the suite run above that was 0.28 ms needed against 1.69 ms measured; on a
+disk that syncs faster than ~0.3 ms a commit this code would miss, whatever the rows.
+
 Run: python3 benchmarks/bench_bookkeeping.py [--occurrences N] [--rounds N]
 """
 

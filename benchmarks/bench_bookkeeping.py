@@ -315,8 +315,8 @@ def _disk_rows(ours: float, ours_cpu: float, base: float, base_cpu: float) -> li
     wait, extra = base - base_cpu, (ours - ours_cpu) - (base - base_cpu)
     needed = ours_cpu + extra - 2 * base_cpu
     return [
-        info_figure("  CPU (user + system) per occurrence", "ms", ours_cpu, base_cpu, base_cpu / ours_cpu,
-                    baseline_name="raw apsw's CPU"),
+        info_figure("  CPU (user + system) per occurrence", "ms", ours_cpu, base_cpu,
+                    base_cpu / ours_cpu, baseline_name="raw apsw's CPU"),
         info_figure("  wait on the disk, against what 0.5× needs", "ms", needed, wait,
                     wait / needed, baseline_name="raw apsw's wait (wall − CPU); ≥ 1× passes"),
     ]  # fmt: skip

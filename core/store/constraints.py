@@ -19,6 +19,7 @@ a mistake here refuses the migration instead of leaving a store SQLite cannot re
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import apsw
 
@@ -44,29 +45,32 @@ def as_comparisons(table_sql: str) -> str:
     return _CHECK_IN.sub(rewrite, table_sql)
 
 
-def rewrite_checks(conn: apsw.Connection) -> list[str]:
-    """Rewrite every table's CHECK lists, inside the caller's write transaction; the names of
-    the tables changed."""
+def rewrite_checks(conn: apsw.Connection) -> None:
+    """Rewrite every table's CHECK lists, inside the caller's write transaction."""
     edits = {
         name: as_comparisons(sql)
         for name, sql in conn.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'table'")
         if sql is not None and _CHECK_IN.search(sql)
     }
-    for sql in edits.values():
-        _must_parse(sql)
-    if edits:
-        _write_definitions(conn, edits)
+    if not edits:
+        return
+    _must_parse(edits.values())
+    _write_definitions(conn, edits)
     for name in edits:  # the new definitions are the ones in force from here on
         conn.execute(f'SELECT * FROM "{name}" LIMIT 0')
-    return sorted(edits)
 
 
-def _must_parse(table_sql: str) -> None:
+def _must_parse(definitions: Iterable[str]) -> None:
+    """Each table definition is valid SQL (created in one scratch database)."""
     scratch = apsw.Connection(":memory:")
     try:
-        scratch.execute(table_sql)
-    except apsw.SQLError as exc:
-        raise StoreBug(f"a rewritten table definition does not parse ({exc}): {table_sql}") from exc
+        for table_sql in definitions:
+            try:
+                scratch.execute(table_sql)
+            except apsw.SQLError as exc:
+                raise StoreBug(
+                    f"a rewritten table definition does not parse ({exc}): {table_sql}"
+                ) from exc
     finally:
         scratch.close()
 

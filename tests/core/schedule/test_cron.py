@@ -443,7 +443,8 @@ def _item(low: int, high: int, names: tuple[str, ...] = ()) -> st.SearchStrategy
     value = st.integers(low, high)
     step = st.integers(1, high - low + 2)
     ordered = st.tuples(value, value).map(sorted)
-    # ``a-a/n`` is left out: cronsim reads it as ``a/n`` (see the test below).
+    # ``a-a/n`` is left out: cron implementations (and cronsim's releases) disagree on it, so
+    # it is no common promise to compare; our reading has its own test below.
     distinct = st.tuples(value, value).filter(lambda pair: pair[0] != pair[1]).map(sorted)
     return st.one_of(
         st.just("*"),
@@ -507,11 +508,11 @@ def test_vectors_agree_with_cronsim(text: str) -> None:
     assert ours == _cronsim_times(text, start, 20)
 
 
-@needs_cronsim
-def test_single_value_range_with_step_differs_from_cronsim() -> None:
-    # ``0-0/1`` is the range 0-0 stepped by 1: minute 0 only (Vixie cron, cronie). cronsim 2.x
-    # treats any one-element base as ``a/n`` and fires every minute. We follow Vixie cron.
+def test_single_value_range_with_step_is_that_one_value() -> None:
+    # ``0-0/1`` is the range 0-0 stepped by 1: minute 0 only, as in Vixie cron and cronie.
+    # Other parsers have read it as ``0/1`` (every minute); we assert our own reading only, so
+    # the cross-check above leaves this shape out rather than pin a third party's answer.
     start = datetime(2000, 1, 1)
     assert CronSchedule.parse("0-0/1 * * * *").minutes == (0,)
     assert first("0-0/1 * * * *", start, 2) == dates("2000-01-01 00:00", "2000-01-01 01:00")
-    assert _cronsim_times("0-0/1 * * * *", start, 2)[1] == datetime(2000, 1, 1, 0, 1)
+    assert CronSchedule.parse("5-5/10 * * * *").minutes == (5,)

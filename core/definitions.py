@@ -20,6 +20,7 @@ from coven_core.events import EventKind
 from coven_core.model import RevisionSpec, Routine, RoutineState, SkipReason
 from coven_core.occurrences import operator_stamp
 from coven_core.planner import next_due
+from coven_core.planning import close_broken
 from coven_core.schedule.timetable import Timetable
 from coven_core.store.codec import instant_from, maybe_instant_text
 from coven_core.tz.local import resolve_local_zone
@@ -90,6 +91,7 @@ def edit(
 def delete(conn: apsw.Connection, now: datetime, name: str) -> str:
     """No future planning; history is kept; a run in flight is not touched."""
     routine = routines.by_name(conn, name)
+    close_broken(conn, routine, now, operator_stamp(conn, now))
     routines.set_state(conn, routine.id, RoutineState.DELETED, "deleted by a person", now)
     _skip_waiting(conn, routine.id, SkipReason.DELETED, now)
     events.record(conn, now, EventKind.ROUTINE_DELETED, routine_id=routine.id, name=name)

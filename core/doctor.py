@@ -106,7 +106,7 @@ from typing import Any, Literal, NamedTuple
 
 import apsw
 
-from coven_core import audit, ids, lease
+from coven_core import audit, ids, lease, routines
 from coven_core.glance import scheduling_paused
 from coven_core.lease import LEASE_TTL, Lease
 from coven_core.model import Disposition, OccurrenceState
@@ -558,6 +558,20 @@ def _unplanned_moments(context: _Context) -> Iterator[Finding]:
                            routine_id=rid)  # fmt: skip
 
 
+# --- routines -----------------------------------------------------------------------------
+
+
+def _routines(context: _Context) -> Iterator[Finding]:
+    """Every live routine's newest revision loads and binds with the tz database in use: a
+    broken one plans nothing until a person edits or deletes it (CONTRACT §6)."""
+    for routine in routines.live(context.conn):
+        broken = routines.breakage(context.conn, routine)
+        if broken is not None:
+            reason = broken.reason(routine.name)
+            yield _finding(ERROR, f"routine {routine.name!r} is broken: {reason}",
+                           routine_id=routine.id, revision=broken.number)  # fmt: skip
+
+
 # --- attempts -----------------------------------------------------------------------------
 
 
@@ -917,6 +931,7 @@ _CHECKS: tuple[_Check, ...] = (
            f"schema {CURRENT.major}.{CURRENT.minor}, Coven's application id, migrations recorded"),
     _Check("location", _location, "the data directory and store files are private and local"),
     _Check("lease", _lease),
+    _Check("routines", _routines, "every routine's revision loads and binds its time zone"),
     _Check("occurrences", _occurrences,
            "every past occurrence has one disposition or a live state someone watches"),
     _Check("attempts", _attempts, "no two attempts of one occurrence overlapped"),

@@ -43,6 +43,7 @@ class EventKind(enum.StrEnum):
     DELIVERY_FAILED = "delivery_failed"
     RECONCILED = "reconciled"
     TIMEZONE_CHANGED = "timezone_changed"
+    ROUTINE_BROKEN = "routine_broken"  # its revision could not be loaded; it plans nothing
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,7 @@ class SkipReason(enum.StrEnum):
     PAUSED = "paused"
     QUARANTINED = "quarantined"
     DELETED = "deleted"
+    ROUTINE_BROKEN = "routine_broken"  # its revision could not be loaded (§6, fault domains)
 
 
 class MissedCause(enum.StrEnum):
@@ -74,6 +75,7 @@ class MissedCause(enum.StrEnum):
     PAUSED = "paused"
     QUARANTINED = "quarantined"
     LATE = "scheduler_late"  # the scheduler itself fell behind (overload, a stalled disk)
+    ROUTINE_BROKEN = "routine_broken"  # the moments could not even be computed
 
 
 class AttemptState(enum.StrEnum):

@@ -86,10 +86,23 @@ def insert_missed(
     reason: SkipReason = SkipReason.MISSED,
 ) -> bool:
     """One coalesced row for a whole window of missed moments."""
+    zone = revision.spec.timezone, revision.tzdb_version
+    return insert_window(conn, routine_id, window, zone, stamp, reason)
+
+
+def insert_window(
+    conn: apsw.Connection,
+    routine_id: str,
+    window: MissedWindow,
+    zone: tuple[str, str],
+    stamp: Stamp,
+    reason: SkipReason,
+) -> bool:
+    """One coalesced row for a window, in ``zone`` (its key and tz database version)."""
     oid = ids.coalesced_id(routine_id, window.first)
     values = (
         oid, routine_id, window.revision, OccurrenceKind.COALESCED.value,
-        instant_text(window.first), revision.spec.timezone, revision.tzdb_version,
+        instant_text(window.first), *zone,
         OccurrenceState.SETTLED.value, Disposition.SKIPPED.value, reason.value,
         instant_text(window.first), instant_text(window.last), window.count, window.cause.value,
         instant_text(stamp.now), instant_text(stamp.now), stamp.generation,

@@ -56,6 +56,7 @@ class Overview:
     next_run: tuple[str, datetime] | None
     running: list[RunningRun] = field(default_factory=list)
     routines: list[RoutineLine] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)  # routines that plan nothing, by name
 
 
 def overview(store: Store, now: datetime, holder_token: str | None = None) -> Overview:
@@ -63,12 +64,21 @@ def overview(store: Store, now: datetime, holder_token: str | None = None) -> Ov
         lines = [RoutineLine(r.name, r.state, r.next_due) for r in routines.live(conn)]
         running = _running(conn)
         attention = _attention(conn, now)
-        error = _recent_error(conn, now)
+        broken = [routine.name for routine, _ in routines.broken(conn)]
+        error = _recent_error(conn, now) or _broken_text(broken)
         paused_all = scheduling_paused(conn)
         held = lease.current(conn)
     standby = held is not None and holder_token is not None and held.holder != holder_token
     state = _state(attention, error, running, paused_all, lines)
-    return Overview(state, standby, paused_all, attention, error, _next_run(lines), running, lines)
+    return Overview(
+        state, standby, paused_all, attention, error, _next_run(lines), running, lines, broken
+    )
+
+
+def _broken_text(names: list[str]) -> str | None:
+    if not names:
+        return None
+    return f"broken, plans nothing until edited or deleted: {', '.join(names)}"
 
 
 def _state(

@@ -18,7 +18,7 @@ from coven_core.glance import scheduling_paused
 from coven_core.model import MissedCause, Revision, Routine, RoutineState, SkipReason
 from coven_core.occurrences import operator_stamp
 from coven_core.planner import MissedWindow, next_due
-from coven_core.planning import segments
+from coven_core.planning import load, record_broken
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import scalar
 
@@ -64,7 +64,7 @@ def resume_all(conn: apsw.Connection, now: datetime) -> int:
     paused_at = instant_from(scalar(conn, "SELECT paused_at FROM scheduler_state"))
     conn.execute("UPDATE scheduler_state SET paused = 0, paused_reason = NULL")
     skipped = sum(
-        close_window(conn, routine, paused_at, now)
+        _close_unless_unreadable(conn, routine, paused_at, now)
         for routine in routines.live(conn)
         if routine.state is RoutineState.ACTIVE
     )
@@ -97,12 +97,26 @@ def release(conn: apsw.Connection, now: datetime, name: str) -> int:
     return skipped
 
 
+def _close_unless_unreadable(
+    conn: apsw.Connection, routine: Routine, paused_at: datetime, now: datetime
+) -> int:
+    """One routine's window after a pause of everything; one whose revisions cannot be read
+    keeps its undecided time for the delete that mends it (``definitions.delete``)."""
+    try:
+        return close_window(conn, routine, paused_at, now)
+    except routines.BrokenRevision:
+        return 0
+
+
 def activate(conn: apsw.Connection, routine: Routine, now: datetime, verb: str) -> datetime:
     """The one way a routine becomes active again (resume, release): never while one of its
     runs awaits a person's decision — an active routine plans and starts new work, and
     nothing new may start before that decision (CONTRACT §5.2, issue #5). Returns when the
     routine stopped being active."""
     occurrences.refuse_while_awaiting(conn, routine.id, routine.name, verb)
+    broken = routines.breakage(conn, routine)
+    if broken is not None:  # it would plan nothing: mending it comes first
+        raise routines.BrokenRoutine(routine.name, broken.reason(routine.name))
     since = _state_changed_at(conn, routine)
     routines.set_state(conn, routine.id, RoutineState.ACTIVE, None, now)
     return since
@@ -136,10 +150,12 @@ def close_window(
     runs. Moments still undecided from *before* the pause (the scheduler was not running)
     become one missed window: the person paused before they could run, so none runs now.
     Returns how many moments the pause covered."""
-    revisions = routines.revisions(conn, routine.id)
+    revisions = routines.revisions_of(conn, routine)
     by_number = {revision.number: revision for revision in revisions}
     stamp = operator_stamp(conn, now)
     start = routine.planned_through
+    for span, _ in load(revisions, start, now + _JUST_AFTER).broken:  # mended by an edit since
+        record_broken(conn, routine.id, span.revision.number, (span.start, span.end), stamp)
     windows = (
         (_window(revisions, start, min(paused_at, now), MissedCause.APP_NOT_RUNNING),
          SkipReason.MISSED),
@@ -150,10 +166,18 @@ def close_window(
         if window is not None:
             revision = by_number[window.revision]
             occurrences.insert_missed(conn, routine.id, window, revision, stamp, reason)
-    upcoming = next_due(routines.timetable(revisions[-1]), now)
-    routines.advance(conn, routine.id, now + _JUST_AFTER, upcoming)
+    routines.advance(conn, routine.id, now + _JUST_AFTER, _upcoming(revisions[-1], now))
     during = windows[1][0]
-    return 0 if during is None else during.count
+    return 0 if during is None else during.count or 0
+
+
+def _upcoming(current: Revision, now: datetime) -> datetime | None:
+    """The next moment to decide; none while the current revision is broken (its span was
+    just recorded as broken, and an edit gives it a due time again)."""
+    try:
+        return next_due(routines.timetable(current), now)
+    except routines.BrokenRevision:
+        return None
 
 
 def _window(
@@ -161,7 +185,7 @@ def _window(
 ) -> MissedWindow | None:
     """Every moment in ``[start, end)`` folded into one window (None if there are none)."""
     window: MissedWindow | None = None
-    for segment in segments(revisions, start, end):
+    for segment in load(revisions, start, end).segments:  # broken spans: see close_window
         for moment in segment.timetable.moments_between(segment.start, segment.end):
             if window is None:
                 window = MissedWindow(segment.revision, moment.utc, moment.utc, 1, cause)

@@ -53,11 +53,11 @@ class MissedWindow:
     revision: int
     first: datetime
     last: datetime
-    count: int
+    count: int | None  # None: the moments could not be computed (a broken revision)
     cause: MissedCause
 
     def add(self, moment: BoundTime) -> None:
-        self.last, self.count = moment.utc, self.count + 1
+        self.last, self.count = moment.utc, (self.count or 0) + 1
 
 
 @dataclass

@@ -21,39 +21,59 @@ from coven_core.tz.binding import BoundTime
 @dataclass(frozen=True)
 class RoutineView:
     routine: Routine
-    revision: Revision
+    revision: Revision | None  # None: the newest revision cannot be read (see ``broken``)
     last_disposition: str | None
     last_at: datetime | None
+    broken: str | None = None  # why the routine plans nothing, and how to mend it
+
+    @property
+    def state(self) -> str:
+        """The routine's state as a person reads it: ``broken`` outranks the stored one."""
+        return "broken" if self.broken else self.routine.state.value
+
+    @property
+    def zone(self) -> str:
+        """The zone to show its times in: its own, or UTC while that does not bind."""
+        return "UTC" if self.broken or self.revision is None else self.revision.spec.timezone
 
     def to_json(self) -> dict[str, Any]:
-        spec = self.revision.spec
-        return {
+        fields = {
             "id": self.routine.id,
             "name": self.routine.name,
-            "state": self.routine.state.value,
+            "state": self.state,
             "state_reason": self.routine.state_reason,
-            "schedule": spec.schedule,
-            "timezone": spec.timezone,
-            "zone_source": spec.zone_source,
-            "revision": self.revision.number,
-            "tzdb_version": self.revision.tzdb_version,
-            "dst_policy": self.revision.dst_policy,
-            "misfire": spec.misfire.value,
-            "grace_seconds": None if spec.grace is None else spec.grace.total_seconds(),
-            "overlap": spec.overlap.value,
-            "timeout_seconds": None if spec.timeout is None else spec.timeout.total_seconds(),
-            "retries": spec.retries,
-            "idempotent": spec.idempotent,
-            "shell": spec.shell,
-            "stop_grace_seconds": spec.stop_grace.total_seconds(),
-            "quarantine_after": spec.quarantine_after,
-            "command": list(spec.argv),
-            "cwd": spec.cwd,
-            "env": sorted(key for key, _ in spec.env),  # values may be secret (§13)
+            "broken": self.broken,
             "next_due": _iso(self.routine.next_due),
             "last_disposition": self.last_disposition,
             "last_at": _iso(self.last_at),
         }
+        if self.revision is not None:
+            fields |= _revision_json(self.revision)
+        return fields
+
+
+def _revision_json(revision: Revision) -> dict[str, Any]:
+    spec = revision.spec
+    return {
+        "schedule": spec.schedule,
+        "timezone": spec.timezone,
+        "zone_source": spec.zone_source,
+        "revision": revision.number,
+        "tzdb_version": revision.tzdb_version,
+        "dst_policy": revision.dst_policy,
+        "misfire": spec.misfire.value,
+        "grace_seconds": None if spec.grace is None else spec.grace.total_seconds(),
+        "overlap": spec.overlap.value,
+        "timeout_seconds": None if spec.timeout is None else spec.timeout.total_seconds(),
+        "retries": spec.retries,
+        "idempotent": spec.idempotent,
+        "shell": spec.shell,
+        "stop_grace_seconds": spec.stop_grace.total_seconds(),
+        "quarantine_after": spec.quarantine_after,
+        "command": list(spec.argv),
+        "cwd": spec.cwd,
+        "env": sorted(key for key, _ in spec.env),  # values may be secret (§13)
+    }
 
 
 def _iso(instant: datetime | None) -> str | None:
@@ -61,14 +81,34 @@ def _iso(instant: datetime | None) -> str | None:
 
 
 def routine_view(conn: apsw.Connection, routine: Routine) -> RoutineView:
-    revision = routines.current_revision(conn, routine)
+    revision, broken = _loaded(conn, routine)
     row = conn.execute(
         "SELECT disposition, settled_at FROM occurrences WHERE routine_id = ? "
         "AND disposition IS NOT NULL ORDER BY scheduled_utc DESC, id DESC LIMIT 1",
         (routine.id,),
     ).fetchone()
     last, at = (row[0], maybe_instant_from(row[1])) if row else (None, None)
-    return RoutineView(routine, revision, last, at)
+    return RoutineView(routine, revision, last, at, broken)
+
+
+def _loaded(conn: apsw.Connection, routine: Routine) -> tuple[Revision | None, str | None]:
+    """The routine's newest revision, and why it cannot be used (None when it can)."""
+    try:
+        revision = routines.current_revision(conn, routine)
+    except routines.BrokenRevision as broken:
+        return None, broken.reason(routine.name)
+    try:
+        routines.timetable(revision)
+    except routines.BrokenRevision as broken:
+        return revision, broken.reason(routine.name)
+    return revision, None
+
+
+def usable(view: RoutineView) -> Revision:
+    """The view's revision, or the error a person reads when the routine is broken."""
+    if view.broken is not None or view.revision is None:
+        raise routines.BrokenRoutine(view.routine.name, view.broken or "its revision is missing")
+    return view.revision
 
 
 def show(store: Store, name: str) -> RoutineView:
@@ -162,7 +202,7 @@ def explain(store: Store, name: str, now: datetime, count: int = 10) -> Explanat
         view = routine_view(conn, routines.by_name(conn, name))
         paused_all = scheduling_paused(conn)
     start = max(now, view.routine.planned_through)
-    upcoming = preview(routines.timetable(view.revision), start, None, count)
+    upcoming = preview(routines.timetable(usable(view)), start, None, count)
     next_run = _next_run(view, start)
     verdict = _verdict(view, paused_all, next_run, bool(upcoming.moments))
     return Explanation(view, upcoming, verdict, next_run, paused_all)
@@ -171,7 +211,7 @@ def explain(store: Store, name: str, now: datetime, count: int = 10) -> Explanat
 def _next_run(view: RoutineView, start: datetime) -> BoundTime | None:
     """The first moment that will really run — looking past skipped ones, not just the
     range shown (a yearly rule's next few moments may all fall in DST gaps)."""
-    moments = routines.timetable(view.revision).moments_from(start)
+    moments = routines.timetable(usable(view)).moments_from(start)
     return next((m for m in islice(moments, 10_000) if not m.skipped), None)
 
 
@@ -185,7 +225,7 @@ def _verdict(
     if paused_all:
         return "It will not run: all scheduling is paused (coven resume --all)."
     if first is None and any_moments:
-        zone = view.revision.spec.timezone
+        zone = view.zone
         return (
             f"It will not run: its upcoming times do not exist in {zone} (they fall in "
             "daylight-saving gaps, and Coven never moves a run to another time)."

@@ -21,7 +21,8 @@ class RevisionCache:
         self._by_routine: dict[str, tuple[tuple[Revision, ...], dict[int, Revision]]] = {}
 
     def of(self, conn: apsw.Connection, routine: Routine) -> tuple[Revision, ...]:
-        """The routine's revisions, oldest first, as of the routine row given."""
+        """The routine's revisions, oldest first, as of the routine row given
+        (:class:`routines.BrokenRevision` if they cannot be read)."""
         return self._entry(conn, routine)[0]
 
     def numbered(self, conn: apsw.Connection, routine: Routine, number: int) -> Revision:
@@ -33,7 +34,7 @@ class RevisionCache:
     ) -> tuple[tuple[Revision, ...], dict[int, Revision]]:
         entry = self._by_routine.get(routine.id)
         if entry is None or entry[0][-1].number != routine.revision:
-            revisions = tuple(routines.revisions(conn, routine.id))
+            revisions = tuple(routines.revisions_of(conn, routine))
             entry = revisions, {revision.number: revision for revision in revisions}
             if len(self._by_routine) >= self._limit:
                 self._by_routine.clear()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from coven_core.errors import ValidationError
+from coven_core.errors import CovenError, ScheduleError, ValidationError, ZoneError
 from coven_core.glance import SCHEDULING_PAUSED
 from coven_core.model import (
     MisfirePolicy,
@@ -38,6 +38,33 @@ if TYPE_CHECKING:
 class UnknownRoutine(ValidationError):
     def __init__(self, name: str) -> None:
         super().__init__(f"no routine named {name!r} (see: coven routine list)")
+
+
+class BrokenRevision(CovenError):
+    """A stored revision that can no longer be loaded: a zone the tz database has lost, a
+    schedule this version refuses, a damaged or missing row. Its routine is *broken* — it
+    plans nothing until an edit supersedes the revision, or it is deleted — and every other
+    routine goes on (CONTRACT §6: each routine is its own fault domain)."""
+
+    def __init__(self, number: int, problem: str, fix: str | None) -> None:
+        self.number, self.problem, self.fix = number, problem, fix
+        super().__init__(f"revision {number} cannot be loaded: {problem}")
+
+    def reason(self, name: str) -> str:
+        """What is wrong with routine ``name`` and how a person mends it."""
+        if self.fix is None:  # nothing to edit from: the stored row itself is unusable
+            mend = f"delete it (coven routine delete {name}) and add it again"
+        else:
+            mend = f"edit it (coven routine edit {name} {self.fix}) or delete it"
+        return f"{self}; {mend}"
+
+
+class BrokenRoutine(CovenError):
+    """A request that needs a broken routine's schedule (explain it, resume it): refused,
+    saying what is wrong and how to mend it."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"routine {name!r} is broken: {reason}")
 
 
 COLUMNS = "id, name, state, state_reason, revision, planned_through, next_due, created_at"
@@ -71,6 +98,21 @@ def _one(conn: apsw.Connection, where: str, key: str) -> Routine:
 def live(conn: apsw.Connection) -> list[Routine]:
     rows = conn.execute(f"SELECT {COLUMNS} FROM routines WHERE state != 'deleted' ORDER BY name")
     return [from_row(row) for row in rows]
+
+
+def active(conn: apsw.Connection) -> list[Routine]:
+    rows = conn.execute(f"SELECT {COLUMNS} FROM routines WHERE state = 'active' ORDER BY name")
+    return [from_row(row) for row in rows]
+
+
+def broken(conn: apsw.Connection) -> list[tuple[Routine, BrokenRevision]]:
+    """Active routines that plan nothing because their revision does not load. A pass (or a
+    start's review) leaves such a routine with nothing due, so only those are looked at."""
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM routines WHERE state = 'active' AND next_due IS NULL"
+    )
+    found = [(routine, breakage(conn, routine)) for routine in map(from_row, rows)]
+    return [(routine, why) for routine, why in found if why is not None]
 
 
 def due(conn: apsw.Connection, now: datetime, limit: int) -> list[Routine]:
@@ -148,7 +190,14 @@ def revisions(conn: apsw.Connection, routine_id: str) -> list[Revision]:
         "ORDER BY number",
         (routine_id,),
     )
-    return [_revision(row) for row in rows]
+    return [_decoded(row) for row in rows]
+
+
+def _decoded(row: tuple[Any, ...]) -> Revision:
+    try:
+        return _revision(row)
+    except (ValueError, TypeError, KeyError) as error:  # bad JSON, enum value or instant
+        raise BrokenRevision(row[1], f"its stored row is damaged ({error})", None) from error
 
 
 def _revision(row: tuple[Any, ...]) -> Revision:
@@ -168,16 +217,42 @@ def _revision(row: tuple[Any, ...]) -> Revision:
     )  # fmt: skip
 
 
+def revisions_of(conn: apsw.Connection, routine: Routine) -> list[Revision]:
+    """The routine's revisions, oldest first, up to the one its row names as newest."""
+    found = revisions(conn, routine.id)
+    if not found or found[-1].number != routine.revision:
+        raise BrokenRevision(routine.revision, "it is missing from the store", None)
+    return found
+
+
 def current_revision(conn: apsw.Connection, routine: Routine) -> Revision:
-    return revisions(conn, routine.id)[-1]
+    return revisions_of(conn, routine)[-1]
+
+
+def breakage(conn: apsw.Connection, routine: Routine) -> BrokenRevision | None:
+    """Why the routine's newest revision cannot be loaded, or None when it can."""
+    try:
+        timetable(current_revision(conn, routine))
+    except BrokenRevision as broken:
+        return broken
+    return None
 
 
 @lru_cache(maxsize=4096)
 def timetable(revision: Revision) -> Timetable:
-    """The revision's timetable. Revisions are immutable, so one build serves every pass."""
+    """The revision's timetable. Revisions are immutable, so one build serves every pass.
+
+    A stored revision that no longer binds (a tz database without its zone, a parser that
+    now refuses its schedule) raises :class:`BrokenRevision`."""
     from coven_core.schedule.timetable import Timetable  # not for readers like `coven status`
 
-    return Timetable.build(revision.spec.schedule, revision.spec.timezone, revision.anchor)
+    spec = revision.spec
+    try:
+        return Timetable.build(spec.schedule, spec.timezone, revision.anchor)
+    except ZoneError as error:
+        raise BrokenRevision(revision.number, str(error), "--tz ZONE") from error
+    except ScheduleError as error:
+        raise BrokenRevision(revision.number, str(error), "--schedule TEXT") from error
 
 
 def new_revision(

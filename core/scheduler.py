@@ -38,7 +38,7 @@ from coven_core.liveness import LeaderLock
 from coven_core.model import MissedCause
 from coven_core.occurrences import Stamp
 from coven_core.passes import PassReport, insert_pass
-from coven_core.planning import claim_one, plan_routine
+from coven_core.planning import claim_one, plan_routine, review
 from coven_core.retention import Sweeper
 from coven_core.revision_cache import RevisionCache
 from coven_core.runtime.base import Exit, Launch, LaunchError, Runtime, Started
@@ -243,6 +243,7 @@ class Scheduler:
         unfinished = recovery.unfinished(conn, stamp.generation)
         for attempt in unfinished:
             recovery.recover(conn, attempt, self.runtime, stamp)
+        review(conn, stamp)  # routines that stopped or started to load with this tzdb
         self._recovered_generation = stamp.generation
         return len(unfinished)
 

@@ -51,6 +51,7 @@ class Status(NamedTuple):
     lags: Lags
     store_bytes: int
     counts: dict[str, int]
+    broken: dict[str, str]  # routine name → why it plans nothing and how to mend it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +64,9 @@ class Status(NamedTuple):
             **self.lags.to_json(),
             "store_bytes": self.store_bytes,
             "counts": self.counts,
+            "broken_routines": [
+                {"name": name, "reason": reason} for name, reason in self.broken.items()
+            ],
         }
 
     def _leader_json(self) -> dict[str, Any] | None:
@@ -89,8 +93,19 @@ def status(store: Store, now: datetime) -> Status:
             held, alive, scheduling_paused(conn), _last_pass(conn), earliest_due(conn),
             _count(conn, "SELECT count(*) FROM occurrences WHERE state = 'planned'"),
             _count(conn, "SELECT count(*) FROM occurrences WHERE state IN ('claimed', 'running')"),
-            lags(conn, now), _store_bytes(store), _counts(conn),
+            lags(conn, now), _store_bytes(store), _counts(conn), _broken(conn),
         )  # fmt: skip
+
+
+def _broken(conn: apsw.Connection) -> dict[str, str]:
+    """Broken routines by name. Only active routines with nothing due can be (see
+    ``routines.broken``): with none, a glance loads neither the model nor the tz binding."""
+    sql = "SELECT count(*) FROM routines WHERE state = 'active' AND next_due IS NULL"
+    if not _count(conn, sql):
+        return {}
+    from coven_core import routines
+
+    return {routine.name: why.reason(routine.name) for routine, why in routines.broken(conn)}
 
 
 def _median(values: list[float]) -> float | None:

@@ -40,11 +40,16 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     with opened_engine(args) as engine:
         items = attention(engine.store, engine.clock.now_utc())
-        zones = {
-            view.routine.id: view.revision.spec.timezone for view in list_routines(engine.store)
-        }
+        views = list_routines(engine.store)
+    zones = {view.routine.id: view.zone for view in views}
+    broken = {view.routine.name: view.broken for view in views if view.broken}
     if args.json:
-        print_json({"items": [item.to_json() for item in items]})
+        print_json(
+            {
+                "items": [item.to_json() for item in items],
+                "broken_routines": [{"name": n, "reason": r} for n, r in broken.items()],
+            }
+        )
     else:
-        print_items(items, zones)
+        print_items(items, zones, broken)
     return 0

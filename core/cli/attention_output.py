@@ -17,12 +17,15 @@ DIGEST_SHOWN = 12
 _FIELD, _NESTED, _LINE = "  ", "    ", "      "
 
 
-def print_items(items: Sequence[Item], zones: Mapping[str, str]) -> None:
-    """``zones``: each live routine's time zone by routine id (a deleted one's times are UTC)."""
+def print_items(items: Sequence[Item], zones: Mapping[str, str], broken: Mapping[str, str]) -> None:
+    """``zones``: each live routine's time zone by routine id (a deleted one's times are UTC);
+    ``broken``: why each broken routine plans nothing, by name."""
     locale = user_locale()
-    if not items:
+    if not items and not broken:
         print(_("Nothing needs your attention.", locale))
         return
+    for name, why in broken.items():
+        print(f"routine_broken · {name}\n{_FIELD}{why}\n")
     for index, item in enumerate(items):
         if index:
             print()

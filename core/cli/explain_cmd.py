@@ -10,7 +10,7 @@ from coven_core.cli.arguments import add_store_options, opened_engine, positive
 from coven_core.cli.output import print_json
 from coven_core.cli.preview_output import print_preview
 from coven_core.preview import DEFAULT_COUNT
-from coven_core.queries import Explanation, explain
+from coven_core.queries import Explanation, explain, usable
 
 
 def register(commands: Any) -> None:
@@ -37,7 +37,7 @@ def explanation_json(result: Explanation) -> dict[str, Any]:
         "routine": routine.name,
         "state": routine.state.value,
         "state_reason": routine.state_reason,
-        "revision": result.view.revision.number,
+        "revision": usable(result.view).number,
         "verdict": result.verdict,
         **result.upcoming.to_json(),
     }
@@ -45,7 +45,7 @@ def explanation_json(result: Explanation) -> dict[str, Any]:
 
 def _print_readable(result: Explanation) -> None:
     routine = result.view.routine
-    print(f"{routine.name}  ·  {routine.state.value}  ·  revision {result.view.revision.number}")
+    print(f"{routine.name}  ·  {routine.state.value}  ·  revision {usable(result.view).number}")
     print(result.verdict)
     print()
     print_preview(result.upcoming)

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"routine": view.routine.name, "occurrences": [r.to_json() for r in rows]})
     else:
-        _print_readable(rows, view.revision.spec.timezone)
+        _print_readable(rows, view.zone)
     return 0
 
 
@@ -55,9 +55,11 @@ def _row(row: HistoryRow, zone_key: str, locale: str) -> list[str]:
 
 
 def _reason(row: HistoryRow, zone_key: str, locale: str) -> str:
-    """``missed 42 (asleep) · first → last`` for a coalesced window, else the plain reason."""
-    if row.window_count is None or row.window_first is None or row.window_last is None:
+    """``missed 42 (asleep) · first → last`` for a coalesced window, else the plain reason. A
+    broken routine's window has no count: its moments could not be computed."""
+    if row.window_first is None or row.window_last is None:
         return row.reason or ""
     first = local_text(row.window_first, zone_key, locale, "short")
     last = local_text(row.window_last, zone_key, locale, "short")
-    return f"{row.reason} {row.window_count} ({row.cause}) · {first} → {last}"
+    count = "" if row.window_count is None else f" {row.window_count}"
+    return f"{row.reason}{count} ({row.cause}) · {first} → {last}"

@@ -9,6 +9,7 @@ from coven_core.cli.durations import format_duration
 from coven_core.cli.output import print_fields, print_table
 from coven_core.cli.times import maybe_local_text
 from coven_core.i18n import _, user_locale
+from coven_core.model import Revision
 from coven_core.queries import RoutineView
 
 
@@ -19,30 +20,49 @@ def print_routines(views: Sequence[RoutineView]) -> None:
         return
     headers = [_(word, locale) for word in ("Name", "State", "Schedule", "Zone", "Next", "Last")]
     print_table(headers, [_list_row(view, locale) for view in views])
+    for view in views:
+        if view.broken:
+            print(f"{view.routine.name}: {view.broken}")
 
 
 def _list_row(view: RoutineView, locale: str) -> list[str]:
-    routine, zone = view.routine, view.revision.spec.timezone
+    routine, revision = view.routine, view.revision
     return [
         routine.name,
-        routine.state.value,
-        view.revision.spec.schedule,
-        zone,
-        maybe_local_text(routine.next_due, zone, locale),
+        view.state,
+        "—" if revision is None else revision.spec.schedule,
+        "—" if revision is None else revision.spec.timezone,
+        _next(view, locale),
         view.last_disposition or "—",
     ]
 
 
 def print_routine(view: RoutineView) -> None:
     locale = user_locale()
-    routine, revision, spec = view.routine, view.revision, view.revision.spec
-    state = routine.state.value + (f" ({routine.state_reason})" if routine.state_reason else "")
+    routine, revision = view.routine, view.revision
+    reason = view.broken or routine.state_reason
+    state = view.state + (f" ({reason})" if reason else "")
     last = view.last_disposition or "—"
     if view.last_at is not None:
-        last += " · " + maybe_local_text(view.last_at, spec.timezone, locale)
-    fields = [
-        (_("Name", locale), routine.name),
-        (_("State", locale), state),
+        last += " · " + maybe_local_text(view.last_at, view.zone, locale)
+    fields = [(_("Name", locale), routine.name), (_("State", locale), state)]
+    if revision is not None:
+        fields += _revision_fields(revision, locale)
+    fields += [
+        (_("Next", locale), _next(view, locale)),
+        (_("Last", locale), last),
+    ]
+    print_fields(fields)
+
+
+def _next(view: RoutineView, locale: str) -> str:
+    """A broken routine has no next run, whatever its row last said."""
+    return "—" if view.broken else maybe_local_text(view.routine.next_due, view.zone, locale)
+
+
+def _revision_fields(revision: Revision, locale: str) -> list[tuple[str, str]]:
+    spec = revision.spec
+    return [
         (_("Schedule", locale), spec.schedule),
         (_("Time zone", locale), f"{spec.timezone} ({spec.zone_source})"),
         (_("Revision", locale), f"{revision.number} · tzdb {revision.tzdb_version}"),
@@ -53,7 +73,4 @@ def print_routine(view: RoutineView) -> None:
         (_("Command", locale), shlex.join(spec.argv)),
         (_("Directory", locale), spec.cwd or "—"),
         (_("Environment", locale), " ".join(key for key, _value in spec.env) or "—"),
-        (_("Next", locale), maybe_local_text(routine.next_due, spec.timezone, locale)),
-        (_("Last", locale), last),
     ]
-    print_fields(fields)

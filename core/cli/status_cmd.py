@@ -46,6 +46,7 @@ def _print_readable(result: Status) -> None:
             (_("Active", locale), str(result.active)),
             *_lag_fields(result.lags, locale),
             (_("Store size", locale), size_text(result.store_bytes, locale)),
+            *[(_("Broken", locale), f"{name}: {why}") for name, why in result.broken.items()],
         ]
     )
     if result.counts:

@@ -34,7 +34,7 @@ from coven_core import routines
 from coven_core.i18n import _
 from coven_core.inspection import inspect
 from coven_core.model import Disposition, OccurrenceKind, Revision
-from coven_core.queries import Explanation, explain
+from coven_core.queries import Explanation, explain, usable
 from coven_core.schedule.timetable import ScheduleKind, Timetable
 from coven_core.store.codec import instant_from
 from coven_core.store.store import Store
@@ -337,7 +337,7 @@ def explain_routine(
 ) -> RoutineExplanation:
     """Raises UnknownRoutine for a name that is not a live routine."""
     found = explain(store, name, now, count)
-    revision = found.view.revision
+    revision = usable(found.view)
     zone_key, version = revision.spec.timezone, revision.tzdb_version
     table = routines.timetable(revision)
     absolute = table.kind is ScheduleKind.INTERVAL
@@ -369,7 +369,7 @@ def verdict(found: Explanation, locale: str) -> str:
             "It will not run: its upcoming times do not exist in {place} (they fall in "
             "daylight-saving gaps, and Coven never moves a run to another time).",
             locale,
-        ).format(place=zone_place(found.view.revision.spec.timezone, locale))
+        ).format(place=zone_place(found.view.zone, locale))
     if found.next_run is None:
         return _("It will not run again: its schedule has no further occurrences.", locale)
     time, date = wall_text(found.next_run.local, locale)

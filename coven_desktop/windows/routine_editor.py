@@ -214,6 +214,7 @@ class RoutineEditor(QGroupBox):
         self.editing = view
         name = view.routine.name
         self.setTitle(self.tr("Edit {name}").format(name=name))
+        assert view.revision is not None, "a routine with no readable revision is not edited"
         self._fill(RoutineDraft.of(name, view.revision.spec))
         self.name.setReadOnly(True)  # the operator API has no rename
         self._open()
@@ -278,8 +279,9 @@ class RoutineEditor(QGroupBox):
         """The stored anchor while the schedule is the stored one (the engine keeps it then);
         otherwise now, as the operator will set it."""
         view = self.editing
-        if view is not None and self.schedule.text() == view.revision.spec.schedule:
-            return view.revision.anchor
+        stored = None if view is None else view.revision
+        if stored is not None and self.schedule.text() == stored.spec.schedule:
+            return stored.anchor
         return None
 
     def _show(self, result: DraftCheck, now: datetime) -> None:

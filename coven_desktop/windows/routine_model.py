@@ -115,7 +115,8 @@ class RoutinesModel(QAbstractTableModel):
 
     def _tooltip(self, row: RoutineRow, column: Column) -> str | None:
         if column is Column.SCHEDULE:  # the whole sentence, and the spec as stored
-            return f"{row.words}\n{row.view.revision.spec.schedule}"
+            revision = row.view.revision
+            return row.words if revision is None else f"{row.words}\n{revision.spec.schedule}"
         if column in (Column.NAME, Column.ZONE, Column.STATE):
             return self._display(row, column)  # the column may be too narrow for it
         due = row.view.routine.next_due
@@ -127,13 +128,15 @@ class RoutinesModel(QAbstractTableModel):
         return None
 
     def _state(self, row: RoutineRow) -> str:
+        if row.view.broken is not None:
+            return self.tr("Broken: edit or delete it")  # the Schedule column says why
         state = self._states[row.state]
         reason = row.view.routine.state_reason
         return self.tr("{state} ({reason})").format(state=state, reason=reason) if reason else state
 
     def _next_run(self, row: RoutineRow) -> str:
         due = row.view.routine.next_due
-        if row.state is not RoutineState.ACTIVE:
+        if row.state is not RoutineState.ACTIVE or row.view.broken is not None:
             return "—"  # the State column says why
         if due is None or self._now is None:
             return self.tr("No further runs")

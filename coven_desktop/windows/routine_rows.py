@@ -42,7 +42,7 @@ class RoutineRow:
 
     @property
     def zone_key(self) -> str:
-        return self.view.revision.spec.timezone
+        return self.view.zone
 
 
 def load_rows(engine: Engine, locale: str) -> list[RoutineRow]:
@@ -51,6 +51,9 @@ def load_rows(engine: Engine, locale: str) -> list[RoutineRow]:
 
 
 def row_for(view: RoutineView, locale: str) -> RoutineRow:
+    if view.broken is not None or view.revision is None:  # its schedule cannot be read
+        stored = "—" if view.revision is None else view.revision.spec.timezone
+        return RoutineRow(view, view.broken or "", stored)
     words = describe_timetable(routines.timetable(view.revision), locale)
     return RoutineRow(view, words, zone_label(view.revision.spec.timezone, locale))
 

@@ -189,8 +189,12 @@ class Page(QWidget):
 
     def edit_selected(self) -> None:
         row = self.selected()
-        if row is not None:
-            self.editor.open_for_edit(row.view)
+        if row is None:
+            return
+        if row.view.revision is None:  # nothing left to edit from: only delete mends it
+            self._on_refused(row.view.broken or "")
+            return
+        self.editor.open_for_edit(row.view)
 
     def pause_selected(self) -> None:
         self._act_on_selected(lambda name: lambda e: e.operator.pause(name))

@@ -39,7 +39,8 @@ def test_the_run_is_listed_with_its_evidence(coven: Coven, awaiting: Awaiting) -
 def test_json_is_the_engines_items_as_they_are(coven: Coven, awaiting: Awaiting) -> None:
     engine = awaiting.engine
     items = attention(engine.store, engine.clock.now_utc())
-    assert coven.json("attention") == {"items": [item.to_json() for item in items]}
+    expected = {"items": [item.to_json() for item in items], "broken_routines": []}
+    assert coven.json("attention") == expected
 
 
 def test_the_evidence_reads_well(
@@ -67,13 +68,13 @@ def test_the_evidence_reads_well(
 
 def test_nothing_needs_attention(coven: Coven) -> None:
     coven.add("backup", "--schedule", "@daily", "--tz", "UTC")
-    assert coven.json("attention") == {"items": []}
+    assert coven.json("attention") == {"items": [], "broken_routines": []}
     assert coven("attention") == (0, "Nothing needs your attention.\n", "")
 
 
 def test_a_decided_run_leaves_the_list(coven: Coven, awaiting: Awaiting) -> None:
     coven.json("reconcile", awaiting.run_id, "--as", "failed", "--reason", "half a backup")
-    assert coven.json("attention") == {"items": []}
+    assert coven.json("attention") == {"items": [], "broken_routines": []}
 
 
 def test_bad_input_exits_2(coven: Coven, awaiting: Awaiting) -> None:
@@ -99,7 +100,7 @@ def _item(attempt: AttemptEvidence, kind: str = "recovery_required") -> Item:
 
 
 def _printed(capsys: pytest.CaptureFixture[str], item: Item, zone: str = "UTC") -> list[str]:
-    print_items([item], {"r1": zone})
+    print_items([item], {"r1": zone}, {})
     return capsys.readouterr().out.splitlines()
 
 

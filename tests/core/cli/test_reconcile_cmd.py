@@ -45,7 +45,7 @@ def test_succeeded_reconciles_and_keeps_the_routine_paused(
     assert (found["disposition"], found["reconciled_as"]) == ("reconciled", "succeeded")
     assert REASON[1] in found["reason"]
     assert paused_routines(coven) == ["backup"]
-    assert coven.json("attention") == {"items": []}
+    assert coven.json("attention") == {"items": [], "broken_routines": []}
 
 
 def test_the_decision_reads_well(coven: Coven, awaiting: Awaiting) -> None:
@@ -66,7 +66,7 @@ def test_retry_after_verifying_plans_a_new_attempt(coven: Coven, awaiting: Await
     assert out.splitlines()[0].startswith(f"Run {awaiting.run_id} will get a new attempt: ")
     assert occurrence(coven, awaiting.run_id)["state"] == "planned"
     assert paused_routines(coven) == ["backup"]
-    assert coven.json("attention") == {"items": []}
+    assert coven.json("attention") == {"items": [], "broken_routines": []}
 
 
 def test_the_routine_resumes_once_decided(coven: Coven, awaiting: Awaiting) -> None:

@@ -16,6 +16,7 @@ def test_a_new_store_has_no_leader_and_no_pass(coven: Coven) -> None:
         "queue_depth": 0, "active": 0, "counts": {}, "oldest_eligible_age_seconds": None,
         "planning_lag_seconds": None, "start_lag_p50_seconds": None,
         "start_lag_p99_seconds": None, "start_lag_samples": 0, "store_bytes": 0,
+        "broken_routines": [],
     }  # fmt: skip
     assert doc["store_bytes"] > 0
     status, out, _ = coven("status")

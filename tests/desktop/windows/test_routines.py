@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtWidgets import QAbstractButton, QMessageBox, QToolButton
 from pytestqt.qtbot import QtBot
 
+from coven_core import routines
 from coven_core.drafts import DraftCheck
 from coven_core.events import Event, EventKind
 from coven_core.model import RevisionSpec, RoutineState
@@ -170,6 +171,35 @@ def test_rows_say_the_schedule_in_words_zone_state_and_next_run(desktop, loop, p
     assert cell(1, Column.NEXT_RUN) == "—"
     assert cell(0, Column.LAST_RESULT) == "Not run yet"
     assert model.data(model.index(1, Column.ZONE), NameRole) == "sync"
+
+
+def test_a_broken_routine_says_so_and_the_others_read_as_before(
+    desktop, loop, page, qtmodeltester
+) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
+    add(desktop, loop, "sync", "*/15 * * * *", "UTC")
+
+    def corrupt(e: Any) -> None:
+        e.store.conn.execute(
+            "UPDATE revisions SET timezone = 'Mars/Olympus' WHERE number = 1 "
+            "AND routine_id = (SELECT id FROM routines WHERE name = 'sync')"
+        )
+        routines.timetable.cache_clear()
+
+    engine(desktop, loop, corrupt)
+    reload(loop, page)
+    model = page.model
+
+    def cell(row: int, column: Column) -> str:
+        return model.data(model.index(row, column))
+
+    assert cell(0, Column.SCHEDULE) == f"Every day at 2:30{NNBSP}AM"
+    assert cell(1, Column.STATE) == "Broken: edit or delete it"
+    assert "Mars/Olympus" in cell(1, Column.SCHEDULE) and "coven routine edit sync" in cell(
+        1, Column.SCHEDULE
+    )
+    assert (cell(1, Column.ZONE), cell(1, Column.NEXT_RUN)) == ("Mars/Olympus", "—")
+    qtmodeltester.check(model)
 
 
 def test_rows_follow_the_users_locale(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]

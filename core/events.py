@@ -43,6 +43,8 @@ class EventKind(enum.StrEnum):
     DELIVERY_FAILED = "delivery_failed"
     RECONCILED = "reconciled"
     TIMEZONE_CHANGED = "timezone_changed"
+    OVERRUN = "overrun"  # a run far longer than its routine usually takes (once an attempt)
+    STOPPED = "stopped"  # a person stopped a run's live processes (coven stop)
 
 
 @dataclass(frozen=True)

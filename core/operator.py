@@ -14,7 +14,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
-from coven_core import audit, definitions, failpoints, pausing, runs
+from coven_core import audit, definitions, failpoints, pausing, runs, settings
 from coven_core.clock import Clock, WakeReason
 from coven_core.definitions import DuplicateRoutine, validated
 from coven_core.errors import CovenError
@@ -115,6 +115,12 @@ class Operator:
         """Active again with its failure count reset; the quarantined time becomes one
         skipped window."""
         return self._act("release", name, None, partial(pausing.release, name=name))
+
+    # -- settings ---------------------------------------------------------------------------
+    def set_setting(self, name: str, value: str) -> settings.Value:
+        """``coven config set NAME VALUE``; runs claimed from now on use it."""
+        work = partial(settings.set_value, name=name, value=value)
+        return self._act("config.set", name, None, work, WakeReason.DEFINITION_CHANGED)
 
     # -- the one way every command runs ------------------------------------------------------
     def _act(

@@ -37,6 +37,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "status_cmd": ("status",),
     "audit_cmd": ("audit",),
     "doctor_cmd": ("doctor",),
+    "config_cmd": ("config",),
     "daemon_cmd": ("daemon",),
 }
 _MODULE_OF = {command: module for module, names in COMMAND_MODULES.items() for command in names}

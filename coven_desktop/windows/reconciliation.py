@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from coven_core import audit
+from coven_core import audit, overrun
 from coven_core.attention import AttemptEvidence, Item, attention
 from coven_core.audit import AuditEntry
 from coven_core.reconcile import Decision, Outcome
@@ -247,6 +247,7 @@ class Page(LivePage):
             RECOVERY_REQUIRED: self.tr("your decision"),
             "stuck_cancel": self.tr("a stop to be confirmed"),
             "delivery_failing": self.tr("its output to be delivered"),
+            "overrun": self.tr("a run far past its usual time"),
         }.get(kind, kind)
 
     def _select(self, row: int) -> None:
@@ -306,6 +307,12 @@ class Page(LivePage):
                 "Coven asked this run to stop and has not had the stop confirmed. "
                 "Check the processes below; the next pass settles it once they end."
             )
+        if item.kind == "overrun":
+            running = overrun.describe(item.running_seconds, item.usual_seconds, self.locale_name)
+            return self.tr(
+                "This run is still going, far past its routine's usual time ({running}). "
+                "Coven does not stop it for that; its timeout does, or cancel it yourself."
+            ).format(running=running)
         return self.tr(
             "The run succeeded but its output could not be delivered: {error}. "
             "Coven keeps trying; free some space or fix the folder's permissions."

@@ -14,7 +14,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
-from coven_core import audit, definitions, failpoints, pausing, runs, settings
+from coven_core import audit, definitions, failpoints, pausing, runs, settings, stopping
 from coven_core.clock import Clock, WakeReason
 from coven_core.definitions import DuplicateRoutine, validated
 from coven_core.errors import CovenError
@@ -86,6 +86,17 @@ class Operator:
         """Cancel every active run of a routine."""
         work = partial(runs.cancel_routine, name=name, reason=reason)
         return self._act("cancel.routine", name, reason, work)
+
+    def stop(self, run_id: str, reason: str | None = None) -> stopping.Stopped:
+        """Stop what still runs of a run (its runner, else its command's process group),
+        through the cancel path, so that a person can then decide on it. Two audited
+        transactions — the request, then what the signals did — and none held between them,
+        while the processes are given their stop grace to end."""
+        work = partial(stopping.request, run_id=run_id, reason=reason)
+        target = self._act("stop", run_id, reason, work)
+        stopped = stopping.perform(target)
+        record = partial(stopping.record, target=target, stopped=stopped)
+        return self._act("stop.result", run_id, reason, record)
 
     def retry(self, run_id: str) -> RunRef:
         return self._act("retry", run_id, None, partial(runs.retry, run_id=run_id))

@@ -27,7 +27,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "preview_cmd": ("preview",),
     "routine_cmd": ("routine",),
     "pause_cmd": ("pause", "resume"),
-    "run_cmd": ("run-now", "cancel", "retry"),
+    "run_cmd": ("run-now", "cancel", "stop", "retry"),
     "quarantine_cmd": ("quarantine", "release", "probe"),
     "attention_cmd": ("attention",),
     "reconcile_cmd": ("reconcile",),

@@ -105,14 +105,21 @@ def test_engine_and_runner_killed_is_ambiguous_never_rerun(harness: Harness, tmp
     assert _marker_lines(tmp_path / "m") == ["ran"]  # retries=3, yet never run again
 
 
-def test_runner_killed_alone_is_ambiguous(harness: Harness, tmp_path) -> None:
-    rid = harness.add("victim", ("sh", "-c", f"echo ran >> {tmp_path}/m; sleep 60"))
+def _runner_killed_alone(harness: Harness, tmp_path: Path, then: str) -> str:
+    """The command marks ``m`` and goes on with ``then``; its runner is killed (the command
+    runs on); the daemon settles what it can and stops. Returns the routine's id."""
+    rid = harness.add("victim", ("sh", "-c", f"echo ran >> {tmp_path}/m; {then}"))
     harness.start_daemon()
     assert wait_for(lambda: _marker_lines(tmp_path / "m"))
     ((runner_pid,),) = harness.query("SELECT runner_pid FROM attempts")
     os.kill(runner_pid, signal.SIGKILL)
     assert wait_for(lambda: harness.disposition(rid))
     harness.stop_all()
+    return rid
+
+
+def test_runner_killed_alone_is_ambiguous(harness: Harness, tmp_path) -> None:
+    rid = _runner_killed_alone(harness, tmp_path, "sleep 60")
     assert harness.disposition(rid) == "recovery_required"
     assert _marker_lines(tmp_path / "m") == ["ran"]
 
@@ -135,13 +142,7 @@ def test_no_decision_while_the_command_lives_until_it_is_stopped(
     harness: Harness, tmp_path: Path
 ) -> None:
     """Issue #18: the runner died, its command runs on; a decision now could run it twice."""
-    rid = harness.add("victim", ("sh", "-c", f"echo ran >> {tmp_path}/m; exec sleep 60"))
-    harness.start_daemon()
-    assert wait_for(lambda: _marker_lines(tmp_path / "m"))
-    ((runner_pid,),) = harness.query("SELECT runner_pid FROM attempts")
-    os.kill(runner_pid, signal.SIGKILL)
-    assert wait_for(lambda: harness.disposition(rid))
-    harness.stop_all()
+    _runner_killed_alone(harness, tmp_path, "exec sleep 60")
     ((run_id,),) = harness.query("SELECT run_id FROM occurrences")
     item = json.loads(_coven(harness, "attention", "--json").stdout)["items"][0]
     command_pid = item["attempts"][0]["command_pid"]

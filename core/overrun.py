@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from statistics import median
+from typing import Any
 
 import apsw
 
@@ -110,7 +111,7 @@ EARLIEST = f"(SELECT min(overrun_after) FROM attempts WHERE {_pending('attempts'
 
 def raise_due(conn: apsw.Connection, now: datetime) -> int:
     """Raise the overruns that are due, each once: returns how many."""
-    rows = conn.execute(_DUE, (instant_text(now),)).fetchall()
+    rows: list[tuple[Any, ...]] = conn.execute(_DUE, (instant_text(now),)).fetchall()
     for attempt_id, occurrence_id, routine_id, run_id, name, started, usual in rows:
         conn.execute(
             "UPDATE attempts SET overrun_at = ? WHERE id = ?", (instant_text(now), attempt_id)

@@ -1,7 +1,8 @@
 """What needs a person, with the evidence to decide (CONTRACT §1, §10; issue #5).
 
-Three kinds of item: a run whose outcome is unknown (``recovery_required``), a cancellation
-that was requested but not acknowledged in time, and a delivery that keeps failing. Each item
+Four kinds of item: a run whose outcome is unknown (``recovery_required``), a cancellation
+that was requested but not acknowledged in time, a delivery that keeps failing, and a run
+still going far past its routine's usual time (``overrun``, until it ends). Each item
 carries its evidence — the runner's journal, whether the runner and the command are still
 alive (pid *and* start time), the tail of the captured output, timestamps, the attempts and
 what the engine already tried — and a digest of exactly that evidence, which a decision
@@ -21,7 +22,7 @@ import apsw
 
 from coven_core.runner.journal import read_journal
 from coven_core.runner.process import is_running
-from coven_core.store.codec import instant_text
+from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import one
 from coven_core.store.store import Store
 
@@ -101,6 +102,8 @@ class Item:
     attempts: list[AttemptEvidence]
     tried: list[str]  # the engine's own steps, from the event log, oldest first
     delivery_error: str | None = None
+    running_seconds: float | None = None  # an overrun: how long it has run so far
+    usual_seconds: float | None = None  # an overrun: what the routine usually takes
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "evidence_digest": self.digest()}
@@ -114,13 +117,13 @@ class Item:
 def attention(store: Store, now: datetime) -> list[Item]:
     with store.read() as conn:
         rows = _candidates(conn, now)
-        return [_item(conn, *row) for row in rows]
+        return [_item(conn, now, *row) for row in rows]
 
 
 def item_for_run(conn: apsw.Connection, run_id: str, now: datetime) -> Item | None:
     for row in _candidates(conn, now):
         if row[1] == run_id:
-            return _item(conn, *row)
+            return _item(conn, now, *row)
     return None
 
 
@@ -133,6 +136,9 @@ SELECT 'stuck_cancel', o.run_id, o.id FROM attempts a JOIN occurrences o ON o.id
 UNION ALL
 SELECT 'delivery_failing', o.run_id, o.id FROM deliveries d JOIN occurrences o
     ON o.id = d.occurrence_id WHERE d.state = 'failed' OR d.tries >= 2
+UNION ALL
+SELECT 'overrun', o.run_id, o.id FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id
+    WHERE a.overrun_at IS NOT NULL AND a.state != 'settled'
 """
 
 
@@ -141,18 +147,28 @@ def _candidates(conn: apsw.Connection, now: datetime) -> list[tuple[str, str | N
     return [(kind, run, oid) for kind, run, oid in conn.execute(_CANDIDATES, (stuck_since,))]
 
 
-def _item(conn: apsw.Connection, kind: str, run_id: str | None, occurrence_id: str) -> Item:
+def _item(
+    conn: apsw.Connection, now: datetime, kind: str, run_id: str | None, occurrence_id: str
+) -> Item:
     row = one(
         conn,
         "SELECT r.name, r.id, o.scheduled_utc, o.disposition, o.reason, "
-        "(SELECT last_error FROM deliveries d WHERE d.occurrence_id = o.id) "
+        "(SELECT last_error FROM deliveries d WHERE d.occurrence_id = o.id), "
+        "(SELECT a.started_at FROM attempts a WHERE a.occurrence_id = o.id "
+        "ORDER BY a.number DESC LIMIT 1), "
+        "(SELECT a.usual_seconds FROM attempts a WHERE a.occurrence_id = o.id "
+        "ORDER BY a.number DESC LIMIT 1) "
         "FROM occurrences o JOIN routines r ON r.id = o.routine_id WHERE o.id = ?",
         (occurrence_id,),
     )
-    name, routine_id, scheduled, disposition, reason, delivery_error = row
+    name, routine_id, scheduled, disposition, reason, delivery_error, started, usual = row
+    running = None
+    if kind == "overrun" and started is not None:
+        running = (now - instant_from(started)).total_seconds()
     return Item(
         kind, run_id, occurrence_id, name, routine_id, scheduled, disposition, reason,
         _attempts(conn, occurrence_id), _tried(conn, occurrence_id), delivery_error,
+        running, usual if kind == "overrun" else None,
     )  # fmt: skip
 
 

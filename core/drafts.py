@@ -16,7 +16,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from coven_core.definitions import check_name, validated
-from coven_core.durations import format_duration, parse_limit
+from coven_core.durations import (
+    DEFAULT,
+    format_duration,
+    format_timeout,
+    parse_limit,
+    parse_timeout,
+)
 from coven_core.errors import CovenError
 from coven_core.i18n import _
 from coven_core.model import MisfirePolicy, OverlapPolicy, RevisionSpec
@@ -42,7 +48,7 @@ class RoutineDraft:
     misfire: MisfirePolicy = MisfirePolicy.LATEST_ONLY
     grace: str = "none"
     overlap: OverlapPolicy = OverlapPolicy.SKIP
-    timeout: str = "none"
+    timeout: str = DEFAULT  # the global default timeout (coven config)
     retries: int = 0
     idempotent: bool = False
 
@@ -52,7 +58,7 @@ class RoutineDraft:
         command = spec.argv[0] if spec.shell else shlex.join(spec.argv)
         return cls(
             name, spec.schedule, spec.timezone, command, spec.shell, spec.misfire,
-            format_duration(spec.grace), spec.overlap, format_duration(spec.timeout),
+            format_duration(spec.grace), spec.overlap, format_timeout(spec.timeout),
             spec.retries, spec.idempotent,
         )  # fmt: skip
 
@@ -105,7 +111,7 @@ def check(
     )
     argv = found.read("command", lambda: _argv(draft))
     grace = found.read("grace", lambda: parse_limit(draft.grace))
-    timeout = found.read("timeout", lambda: parse_limit(draft.timeout))
+    timeout = found.read("timeout", lambda: parse_timeout(draft.timeout))
     shown = preview(table, now, None, count) if table is not None and zone is not None else None
     if found.problems:
         return DraftCheck(tuple(found.problems), None, shown)

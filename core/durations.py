@@ -1,7 +1,12 @@
 """Durations as people type them: ``90s``, ``15m``, ``2h``, ``1d``, ``1h30m``; ``none``.
 
 One reading for every front end: the ``coven`` options (``--grace``, ``--timeout``) and the
-desktop's routine form."""
+desktop's routine form.
+
+A routine's timeout has three values, not two (CONTRACT §6: every run has a timeout unless a
+person said ``none``): a duration; ``none``, said explicitly and stored as :data:`NO_TIMEOUT`
+(zero, which no duration can be); and ``default`` (``None``: the global setting at dispatch,
+also what a routine stored before the setting existed means)."""
 
 from __future__ import annotations
 
@@ -14,6 +19,9 @@ from coven_core.errors import ValidationError
 _PATTERN = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
 NO_LIMIT = "none"
+DEFAULT = "default"
+#: A routine's timeout when a person said ``none``: a zero duration, which no typed one can be.
+NO_TIMEOUT = timedelta(0)
 
 
 class DurationError(ValidationError):
@@ -36,6 +44,21 @@ def parse_duration(text: str) -> timedelta:
 def parse_limit(text: str) -> timedelta | None:
     """A duration, or ``none`` for no limit."""
     return None if text.strip().lower() == NO_LIMIT else parse_duration(text)
+
+
+def parse_timeout(text: str) -> timedelta | None:
+    """A routine's timeout: a duration, ``none`` (:data:`NO_TIMEOUT`) or ``default`` (None)."""
+    if text.strip().lower() == DEFAULT:
+        return None
+    limit = parse_limit(text)
+    return NO_TIMEOUT if limit is None else limit
+
+
+def format_timeout(timeout: timedelta | None) -> str:
+    """The inverse of :func:`parse_timeout`: ``2h``, ``none``, ``default``."""
+    if timeout is None:
+        return DEFAULT
+    return NO_LIMIT if timeout == NO_TIMEOUT else format_duration(timeout)
 
 
 def format_duration(duration: timedelta | None) -> str:

@@ -44,6 +44,8 @@ class EventKind(enum.StrEnum):
     RECONCILED = "reconciled"
     TIMEZONE_CHANGED = "timezone_changed"
     ROUTINE_BROKEN = "routine_broken"  # its revision could not be loaded; it plans nothing
+    OVERRUN = "overrun"  # a run far longer than its routine usually takes (once an attempt)
+    STOPPED = "stopped"  # a person stopped a run's live processes (coven stop)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from the moment), so a crash or a second process can never make a second row for
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import apsw
@@ -25,7 +25,7 @@ from coven_core.model import (
 )
 from coven_core.planner import MissedWindow, Planned
 from coven_core.runtime.base import Launch, Started
-from coven_core.store.codec import instant_from, instant_text
+from coven_core.store.codec import instant_from, instant_text, maybe_instant_text, seconds_of
 from coven_core.store.errors import StoreBug
 from coven_core.store.query import scalar
 
@@ -226,7 +226,19 @@ def skip(conn: apsw.Connection, item: Waiting, reason: SkipReason, stamp: Stamp)
     )  # fmt: skip
 
 
-def claim(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> Launch:
+@dataclass(frozen=True)
+class Limits:
+    """What an attempt runs under, decided at its claim and recorded on it (issue #18)."""
+
+    timeout: timedelta | None  # None: no limit
+    timeout_source: str  # routine (its own, none included) or default (the global setting)
+    usual: timedelta | None = None  # the median of the routine's recent successes
+    overrun_after: timedelta | None = None  # from the claim; None: the timeout comes first
+
+
+def claim(
+    conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp, limits: Limits
+) -> Launch:
     """Claim a planned occurrence: its run (kept across attempts) and its next attempt, with
     the dispatch decision (crash point 4) recorded on it — ``dispatching``, claimed and
     dispatched at once: the two always commit together, before the runtime is asked to start
@@ -238,15 +250,19 @@ def claim(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp
         conn, stamp.now, EventKind.CLAIMED, routine_id=item.routine_id, occurrence_id=item.id,
         run_id=run_id,
     )  # fmt: skip
+    overrun_after = None if limits.overrun_after is None else stamp.now + limits.overrun_after
     conn.execute(  # claimed_seq: this claim's event, to order it against settlements
         "INSERT INTO attempts (id, occurrence_id, number, state, generation, claimed_at, "
-        f"dispatched_at, claimed_seq) VALUES (?1, ?2, ?3, 'dispatching', ?4, ?5, ?5, "
-        f"{events.LAST_SEQ})",
-        (attempt, item.id, number, stamp.generation, instant_text(stamp.now)),
-    )
+        "dispatched_at, claimed_seq, timeout_seconds, timeout_source, usual_seconds, "
+        f"overrun_after) VALUES (?1, ?2, ?3, 'dispatching', ?4, ?5, ?5, {events.LAST_SEQ}, "
+        "?6, ?7, ?8, ?9)",
+        (attempt, item.id, number, stamp.generation, instant_text(stamp.now),
+         seconds_of(limits.timeout), limits.timeout_source, seconds_of(limits.usual),
+         maybe_instant_text(overrun_after)),
+    )  # fmt: skip
     spec = revision.spec
     return Launch(
-        attempt, item.id, item.routine_id, spec.argv, spec.cwd, spec.env, spec.timeout,
+        attempt, item.id, item.routine_id, spec.argv, spec.cwd, spec.env, limits.timeout,
         spec.shell, spec.stop_grace,
     )  # fmt: skip
 

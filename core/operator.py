@@ -14,7 +14,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
-from coven_core import audit, definitions, failpoints, pausing, runs
+from coven_core import audit, definitions, failpoints, pausing, runs, settings, stopping
 from coven_core.clock import Clock, WakeReason
 from coven_core.definitions import DuplicateRoutine, validated
 from coven_core.errors import CovenError
@@ -87,6 +87,17 @@ class Operator:
         work = partial(runs.cancel_routine, name=name, reason=reason)
         return self._act("cancel.routine", name, reason, work)
 
+    def stop(self, run_id: str, reason: str | None = None) -> stopping.Stopped:
+        """Stop what still runs of a run (its runner, else its command's process group),
+        through the cancel path, so that a person can then decide on it. Two audited
+        transactions — the request, then what the signals did — and none held between them,
+        while the processes are given their stop grace to end."""
+        work = partial(stopping.request, run_id=run_id, reason=reason)
+        target = self._act("stop", run_id, reason, work)
+        stopped = stopping.perform(target)
+        record = partial(stopping.record, target=target, stopped=stopped)
+        return self._act("stop.result", run_id, reason, record)
+
     def retry(self, run_id: str) -> RunRef:
         return self._act("retry", run_id, None, partial(runs.retry, run_id=run_id))
 
@@ -115,6 +126,12 @@ class Operator:
         """Active again with its failure count reset; the quarantined time becomes one
         skipped window."""
         return self._act("release", name, None, partial(pausing.release, name=name))
+
+    # -- settings ---------------------------------------------------------------------------
+    def set_setting(self, name: str, value: str) -> settings.Value:
+        """``coven config set NAME VALUE``; runs claimed from now on use it."""
+        work = partial(settings.set_value, name=name, value=value)
+        return self._act("config.set", name, None, work, WakeReason.DEFINITION_CHANGED)
 
     # -- the one way every command runs ------------------------------------------------------
     def _act(

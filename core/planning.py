@@ -10,10 +10,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 import apsw
 
-from coven_core import events, occurrences, routines
+from coven_core import events, occurrences, overrun, routines, settings
 from coven_core.events import EventKind
 from coven_core.model import (
     MissedCause,
@@ -196,7 +197,7 @@ def claim_one(
     conn: apsw.Connection, item: Waiting, stamp: Stamp, cache: RevisionCache
 ) -> Launch | None:
     """Claim a waiting occurrence, or settle it as skipped if it must not run now."""
-    routine, awaiting, active = _claim_context(conn, item.routine_id)
+    routine, awaiting, active, context = _claim_context(conn, item.routine_id)
     blocked = _blocked_reason(routine, item)
     if blocked is not None:
         occurrences.skip(conn, item, blocked, stamp)
@@ -212,25 +213,37 @@ def claim_one(
         if item.kind is not OccurrenceKind.MANUAL:  # a person's "run now" waits its turn
             _overlap(conn, item, revision, stamp)
         return None
-    return occurrences.claim(conn, item, revision, stamp)
+    timeout, source = overrun.applied_timeout(revision.spec.timeout, context.default_timeout)
+    usual, after = overrun.budget(overrun.durations_from(context.durations), timeout)
+    limits = occurrences.Limits(timeout, source, usual, after)
+    return occurrences.claim(conn, item, revision, stamp, limits)
 
 
 _CLAIM_CONTEXT = (
     f"SELECT {routines.COLUMNS}, EXISTS (SELECT 1 FROM occurrences WHERE routine_id = ?1 "
     f"AND disposition = 'recovery_required'), (SELECT count(*) FROM {occurrences.ACTIVE} "
-    "AND routine_id = ?1) FROM routines WHERE id = ?1"
+    f"AND routine_id = ?1), {settings.DEFAULT_TIMEOUT_SQL}, {overrun.durations_sql('?1')} "
+    "FROM routines WHERE id = ?1"
 )
 
 
-def _claim_context(conn: apsw.Connection, routine_id: str) -> tuple[Routine, bool, int]:
-    """The routine, whether a run of it awaits a person (``awaiting_decision``) and how many
-    of its occurrences are active (by ``occurrences.ACTIVE``): what a claim decides on, in one
-    read."""
+class _TimeContext(NamedTuple):
+    default_timeout: str | None  # the stored setting (None: never set)
+    durations: str | None  # the routine's recent successes (overrun.durations_sql)
+
+
+def _claim_context(
+    conn: apsw.Connection, routine_id: str
+) -> tuple[Routine, bool, int, _TimeContext]:
+    """The routine, whether a run of it awaits a person (``awaiting_decision``), how many of
+    its occurrences are active (by ``occurrences.ACTIVE``), and what its attempt's timeout and
+    overrun are decided on: what a claim decides on, in one read."""
     row = conn.execute(_CLAIM_CONTEXT, (routine_id,)).fetchone()
     if row is None:
         raise routines.UnknownRoutine(routine_id)
-    *columns, awaiting, active = row
-    return routines.from_row(columns), bool(awaiting), int(active)
+    *columns, awaiting, active, default_timeout, durations = row
+    context = _TimeContext(default_timeout, durations)
+    return routines.from_row(columns), bool(awaiting), int(active), context
 
 
 def _blocked_reason(routine: Routine, item: Waiting) -> SkipReason | None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from itertools import islice
 from typing import Any
 
 import apsw
 
 from coven_core import routines
+from coven_core.durations import NO_TIMEOUT, format_timeout
 from coven_core.glance import scheduling_paused
 from coven_core.model import Revision, Routine, RoutineState
 from coven_core.preview import Preview, preview
@@ -64,7 +65,8 @@ def _revision_json(revision: Revision) -> dict[str, Any]:
         "misfire": spec.misfire.value,
         "grace_seconds": None if spec.grace is None else spec.grace.total_seconds(),
         "overlap": spec.overlap.value,
-        "timeout_seconds": None if spec.timeout is None else spec.timeout.total_seconds(),
+        "timeout": format_timeout(spec.timeout),  # 2h, none (said so) or default
+        "timeout_seconds": _limit_seconds(spec.timeout),
         "retries": spec.retries,
         "idempotent": spec.idempotent,
         "shell": spec.shell,
@@ -74,6 +76,13 @@ def _revision_json(revision: Revision) -> dict[str, Any]:
         "cwd": spec.cwd,
         "env": sorted(key for key, _ in spec.env),  # values may be secret (§13)
     }
+
+
+def _limit_seconds(timeout: timedelta | None) -> float | None:
+    """A timeout's seconds; null for ``none`` and ``default`` (``timeout`` tells which)."""
+    if timeout is None or timeout == NO_TIMEOUT:
+        return None
+    return timeout.total_seconds()
 
 
 def _iso(instant: datetime | None) -> str | None:

@@ -4,6 +4,8 @@ The decision — succeeded, failed, or retry — needs a reason, and records the
 based on (the item as shown, and its digest). The occurrence becomes ``reconciled`` with the
 chosen outcome; ``retry`` is allowed only when the person states they verified there was no
 side effect, and starts a new attempt. The routine stays paused until a person resumes it.
+Every decision is refused while the run's runner or command still lives (pid and start
+time, as adoption checks): ``coven stop`` first (:mod:`coven_core.stopping`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from datetime import datetime
 
 import apsw
 
-from coven_core import events, routines
+from coven_core import events, routines, stopping
 from coven_core.attention import Item, item_for_run
 from coven_core.errors import Conflict, ValidationError
 from coven_core.events import EventKind
@@ -65,6 +67,7 @@ def reconcile(
     if not reason.strip():
         raise ValidationError("a reconciliation needs a reason (--reason TEXT)")
     item = _awaiting(conn, run_id, now)
+    stopping.refuse_while_alive(conn, run_id, item.occurrence_id)
     if seen_digest is not None and seen_digest != item.digest():
         raise Conflict(f"the evidence for run {run_id} changed since it was shown; look again")
     if outcome is Outcome.RETRY and not verified_no_side_effect:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 import apsw
@@ -27,6 +27,7 @@ from coven_core import (
     failpoints,
     lease,
     occurrences,
+    overrun,
     recovery,
     routines,
 )
@@ -281,6 +282,9 @@ class Scheduler:
     ) -> _Work:  # fmt: skip
         """What is left to do outside the transaction, and when to wake next."""
         ahead = agenda.read(conn, now, generation)
+        if ahead.next_overrun is not None and ahead.next_overrun <= now:
+            overrun.raise_due(conn, now)  # once: each is marked as raised
+            ahead = replace(ahead, next_overrun=overrun.earliest(conn))
         cancels: list[str] = []
         jobs: list[delivering.Job] = []
         if ahead.cancels_requested:
@@ -301,7 +305,7 @@ class Scheduler:
                 or deliveries >= limits.deliveries):  # fmt: skip
             return report.started_at
         due = None if ahead.paused else ahead.next_due
-        return _earliest(ahead.next_retry, ahead.next_delivery, due)
+        return _earliest(ahead.next_retry, ahead.next_delivery, due, ahead.next_overrun)
 
     # -- between the transactions: start commands, holding no transaction ------------------
     def _start(self, launch: Launch) -> Started | LaunchError:

@@ -1,11 +1,13 @@
 """Desktop notifications for what a person should know about — a run that failed, a routine
-quarantined, a run that needs a decision — rate-limited so a storm cannot flood the desktop."""
+quarantined, a run that needs a decision, a run far past its usual time — rate-limited so a
+storm cannot flood the desktop."""
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
 
+from coven_core import overrun
 from coven_core.events import Event, EventKind
 from coven_core.i18n import _, user_locale
 
@@ -29,6 +31,14 @@ class Notifications:
         locale = self.locale
         if event.kind is EventKind.QUARANTINED:
             return _("Routine quarantined", locale), str(event.data.get("reason", ""))
+        if event.kind is EventKind.OVERRUN:
+            data = event.data
+            running = overrun.describe(
+                data.get("running_seconds"), data.get("usual_seconds"), locale
+            )
+            return _("A run is taking much longer than usual", locale), (
+                f"{data.get('routine', '')}: {running}"
+            )
         if event.kind is not EventKind.SETTLED:
             return None
         disposition = event.data.get("disposition")

@@ -4,9 +4,11 @@
 :meth:`coven_core.attention.Item.to_json` gives it (stable):
 
 - ``kind``: ``recovery_required`` (the outcome is unknown: decide with ``coven reconcile``),
-  ``stuck_cancel`` (a cancel was not acknowledged in time) or ``delivery_failing``;
+  ``stuck_cancel`` (a cancel was not acknowledged in time), ``delivery_failing`` or
+  ``overrun`` (still running far past the routine's usual time; never stopped for it);
 - ``run_id``, ``occurrence_id``, ``routine``, ``routine_id``, ``scheduled_utc``,
-  ``disposition``, ``reason``, ``delivery_error``;
+  ``disposition``, ``reason``, ``delivery_error``, ``running_seconds`` and
+  ``usual_seconds`` (an overrun's; null otherwise);
 - ``attempts``, oldest first: ``number``, ``attempt_id``, ``state``, ``failure_class``,
   ``message``, ``claimed_at``, ``started_at``, ``exited_at``, ``runner_pid``, ``runner_alive``,
   ``command_pid``, ``command_alive`` (alive: that pid runs *and* its start time matches),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from coven_core import overrun
 from coven_core.attention import AttemptEvidence, Item
 from coven_core.cli.output import last_lines, print_fields, print_lines
 from coven_core.cli.times import instant_in, local_text
@@ -50,6 +51,9 @@ def _summary(item: Item, zone: str, locale: str) -> list[tuple[str, str]]:
     ]
     if item.delivery_error:
         fields.append((_("Delivery", locale), item.delivery_error))
+    if item.kind == "overrun":
+        overran = overrun.describe(item.running_seconds, item.usual_seconds, locale)
+        fields.append((_("Overrun", locale), overran))
     digest = _("{short} (in full: coven attention --json)", locale)
     fields.append((_("Evidence", locale), digest.format(short=item.digest()[:DIGEST_SHOWN])))
     return fields
@@ -126,6 +130,8 @@ def _next_step_heading(item: Item, locale: str) -> str:
 
 def _next_steps(item: Item) -> list[str]:
     """The exact commands: only a run whose outcome is unknown can be reconciled."""
+    if item.kind == "overrun" and item.run_id is not None:
+        return [f"coven inspect {item.run_id}", f"coven cancel {item.run_id} --reason TEXT"]
     if item.kind != "recovery_required" or item.run_id is None:
         return [f"coven inspect {item.run_id or item.occurrence_id}"]
     decide = f"coven reconcile {item.run_id} --as"

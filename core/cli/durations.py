@@ -11,6 +11,7 @@ from coven_core.durations import (
     format_duration,
     parse_duration,
     parse_limit,
+    parse_timeout,
 )
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "limit_argument",
     "parse_duration",
     "parse_limit",
+    "timeout_argument",
 ]
 
 
@@ -28,6 +30,14 @@ def limit_argument(text: str) -> timedelta | None:
     """For ``type=``: argparse prefixes the option, giving ``--grace: '5 minutes' is not …``."""
     try:
         return parse_limit(text)
+    except DurationError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def timeout_argument(text: str) -> timedelta | None:
+    """For ``--timeout``: a duration, ``none`` (explicitly no limit) or ``default``."""
+    try:
+        return parse_timeout(text)
     except DurationError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 

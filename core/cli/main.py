@@ -27,7 +27,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "preview_cmd": ("preview",),
     "routine_cmd": ("routine",),
     "pause_cmd": ("pause", "resume"),
-    "run_cmd": ("run-now", "cancel", "retry"),
+    "run_cmd": ("run-now", "cancel", "stop", "retry"),
     "quarantine_cmd": ("quarantine", "release", "probe"),
     "attention_cmd": ("attention",),
     "reconcile_cmd": ("reconcile",),
@@ -37,6 +37,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "status_cmd": ("status",),
     "audit_cmd": ("audit",),
     "doctor_cmd": ("doctor",),
+    "config_cmd": ("config",),
     "daemon_cmd": ("daemon",),
 }
 _MODULE_OF = {command: module for module, names in COMMAND_MODULES.items() for command in names}

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from coven_core.cli.arguments import whole_number
-from coven_core.cli.durations import duration_argument, limit_argument
+from coven_core.cli.durations import duration_argument, limit_argument, timeout_argument
 from coven_core.errors import ValidationError
 from coven_core.model import MisfirePolicy, OverlapPolicy
 from coven_core.tz.local import resolve_zone_key
@@ -31,7 +31,8 @@ def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None
     option("--misfire", choices=[p.value for p in MisfirePolicy], help="default latest_only")
     option("--grace", type=limit_argument, metavar="DURATION", help="e.g. 15m; none: no limit")
     option("--overlap", choices=[p.value for p in OverlapPolicy], help="default skip")
-    option("--timeout", type=limit_argument, metavar="DURATION", help="e.g. 2h; none: no limit")
+    option("--timeout", type=timeout_argument, metavar="DURATION",
+           help="e.g. 2h; none: no limit; default (the default): coven config's")  # fmt: skip
     option("--retries", type=whole_number, metavar="N", help="automatic retries (default 0)")
     option("--idempotent", action=argparse.BooleanOptionalAction, help="safe to run twice")
     option("--cwd", type=_directory, metavar="DIR", help="working directory")

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from coven_core.cli.durations import format_duration
 from coven_core.cli.output import print_fields, print_table
 from coven_core.cli.times import maybe_local_text
+from coven_core.durations import format_timeout
 from coven_core.i18n import _, user_locale
 from coven_core.model import Revision
 from coven_core.queries import RoutineView
@@ -68,7 +69,7 @@ def _revision_fields(revision: Revision, locale: str) -> list[tuple[str, str]]:
         (_("Revision", locale), f"{revision.number} · tzdb {revision.tzdb_version}"),
         (_("Misfire", locale), f"{spec.misfire.value} · grace {format_duration(spec.grace)}"),
         (_("Overlap", locale), spec.overlap.value),
-        (_("Timeout", locale), format_duration(spec.timeout)),
+        (_("Timeout", locale), format_timeout(spec.timeout)),
         (_("Retries", locale), f"{spec.retries}" + (" · idempotent" if spec.idempotent else "")),
         (_("Command", locale), shlex.join(spec.argv)),
         (_("Directory", locale), spec.cwd or "—"),

@@ -1,12 +1,22 @@
-"""``coven run-now NAME [--key KEY]``, ``coven cancel RUN_ID|--routine NAME`` and
-``coven retry RUN_ID``: the operator's commands on runs (CONTRACT §5.4, §6, §7)."""
+"""``coven run-now NAME [--key KEY]``, ``coven cancel RUN_ID|--routine NAME``,
+``coven stop RUN_ID [--reason TEXT]`` and ``coven retry RUN_ID``: the operator's commands on
+runs (CONTRACT §5.4, §6, §7, §8).
+
+``stop`` ends what still runs of a run — its runner, else its command's process group, as a
+cancel does: SIGTERM, then SIGKILL after the routine's stop grace — typically a run awaiting
+a decision whose command outlived its runner, which ``coven reconcile`` refuses to decide on
+while it lives. It waits for the processes to end (the stop grace and a few seconds more) and
+records the outcome on the attempt. Exit status 0 when every process is gone, 3 when the stop
+could not be confirmed or nothing runs. ``--json`` prints ``run_id``, ``confirmed`` and
+``result`` (what was done, in words).
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from coven_core.cli.arguments import add_store_options, non_empty, opened_engine
+from coven_core.cli.arguments import EXIT_CONFLICT, add_store_options, non_empty, opened_engine
 from coven_core.cli.output import print_json
 from coven_core.cli.run_output import cancelled_run, cancelled_runs, started_run
 from coven_core.i18n import _
@@ -19,6 +29,7 @@ _REASON_HELP = "why (recorded with the cancel request, shown in history)"
 def register(commands: Any) -> None:
     _register_run_now(commands)
     _register_cancel(commands)
+    _register_stop(commands)
     _register_retry(commands)
 
 
@@ -38,6 +49,27 @@ def _register_cancel(commands: Any) -> None:
     parser.add_argument("--reason", metavar="TEXT", help=_REASON_HELP)
     add_store_options(parser)
     parser.set_defaults(run=run_cancel)
+
+
+def _register_stop(commands: Any) -> None:
+    parser = commands.add_parser("stop", help="stop a run's live command so you can decide")
+    parser.add_argument("run_id", metavar="RUN_ID", help="the run (see: coven attention)")
+    parser.add_argument("--reason", metavar="TEXT", help="why (recorded and audited)")
+    add_store_options(parser)
+    parser.set_defaults(run=run_stop)
+
+
+def run_stop(args: argparse.Namespace) -> int:
+    with opened_engine(args) as engine:
+        stopped = engine.operator.stop(args.run_id, args.reason)
+    if args.json:
+        print_json(stopped.to_json())
+    elif stopped.confirmed:
+        print(_("Run {run}: {result}. Decide on it now: coven attention.").format(
+            run=stopped.run_id, result=stopped.result))  # fmt: skip
+    else:
+        print(_("Run {run}: {result}.").format(run=stopped.run_id, result=stopped.result))
+    return 0 if stopped.confirmed else EXIT_CONFLICT
 
 
 def _register_retry(commands: Any) -> None:

@@ -282,6 +282,27 @@ CREATE INDEX occurrences_due ON occurrences (scheduled_utc, id) WHERE state = 'p
 """
 
 
+# Issue #18: nothing runs forever without anyone knowing. Global settings (the default
+# timeout); on each attempt the timeout that applied and where it came from, when it would
+# overrun (and what the routine usually takes), when the overrun was raised (once), and what
+# a person's stop did.
+_LIVENESS = """
+CREATE TABLE settings (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    changed_at TEXT NOT NULL
+) STRICT;
+ALTER TABLE attempts ADD COLUMN timeout_seconds REAL;
+ALTER TABLE attempts ADD COLUMN timeout_source TEXT;
+ALTER TABLE attempts ADD COLUMN usual_seconds REAL;
+ALTER TABLE attempts ADD COLUMN overrun_after TEXT;
+ALTER TABLE attempts ADD COLUMN overrun_at TEXT;
+ALTER TABLE attempts ADD COLUMN stop_result TEXT;
+CREATE INDEX attempts_overrun ON attempts (overrun_after)
+    WHERE overrun_after IS NOT NULL AND overrun_at IS NULL AND state != 'settled'
+"""
+
+
 def _write_costs(conn: apsw.Connection) -> None:
     constraints.rewrite_checks(conn)  # an IN list in a CHECK costs a b-tree per write
     _statements(_WAITING_ORDER)(conn)
@@ -295,6 +316,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0005_attempt_order", 1, 4, _statements(_ATTEMPT_ORDER)),
     Migration("0006_timeline", 1, 5, _statements(_TIMELINE)),
     Migration("0007_write_costs", 1, 6, _write_costs),
+    Migration("0008_liveness", 1, 7, _statements(_LIVENESS)),
 )
 
 CURRENT = MIGRATIONS[-1]

@@ -7,7 +7,9 @@ timestamps, the attempts and what the engine already tried. A decision — *It s
 *It failed*, *Retry it* (only once the person ticks that they verified there was no side
 effect) — needs a reason and is sent with the digest of the evidence as shown, so evidence
 that changed meanwhile is refused and shown again. The decision and its audit entry appear at
-once; the routine stays paused until the person resumes it here.
+once; the routine stays paused until the person resumes it here. While the run's runner or
+command still runs the engine refuses any decision (the refusal is shown); *Stop the command*
+stops it through the engine's ``stop`` (issue #18), and then the person decides.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from coven_core import audit
+from coven_core import audit, overrun
 from coven_core.attention import AttemptEvidence, Item, attention
 from coven_core.audit import AuditEntry
 from coven_core.reconcile import Decision, Outcome
@@ -158,15 +160,21 @@ class Page(LivePage):
         self.succeeded_button.clicked.connect(lambda: self.decide(Outcome.SUCCEEDED))
         self.failed_button.clicked.connect(lambda: self.decide(Outcome.FAILED))
         self.retry_button.clicked.connect(lambda: self.decide(Outcome.RETRY))
+        self.stop_button = QPushButton(self.tr("Stop the command"), box)
+        self.stop_button.clicked.connect(self.stop)
+        self.stop_result = QLabel(box)
+        self.stop_result.setWordWrap(True)
         self.verified.toggled.connect(lambda _on: self._enable_actions())
         buttons = QHBoxLayout()
         for button in (self.succeeded_button, self.failed_button, self.retry_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        buttons.addWidget(self.stop_button)
         layout.addWidget(self.reason)
         layout.addWidget(self.decision_error)
         layout.addWidget(self.verified)
         layout.addLayout(buttons)
+        layout.addWidget(self.stop_result)
         self.decision_box = box
         return box
 
@@ -247,6 +255,7 @@ class Page(LivePage):
             RECOVERY_REQUIRED: self.tr("your decision"),
             "stuck_cancel": self.tr("a stop to be confirmed"),
             "delivery_failing": self.tr("its output to be delivered"),
+            "overrun": self.tr("a run far past its usual time"),
         }.get(kind, kind)
 
     def _select(self, row: int) -> None:
@@ -256,6 +265,7 @@ class Page(LivePage):
     def _show_item(self, item: Item | None) -> None:
         if item is None or self.shown is None or not _same(item, self.shown):
             show_error(self.decision_error, None)  # a refusal was about the run shown before
+            self.stop_result.setText("")
         self.shown = item
         self.evidence.setVisible(item is not None)
         self.decision_box.setVisible(item is not None)
@@ -306,6 +316,12 @@ class Page(LivePage):
                 "Coven asked this run to stop and has not had the stop confirmed. "
                 "Check the processes below; the next pass settles it once they end."
             )
+        if item.kind == "overrun":
+            running = overrun.describe(item.running_seconds, item.usual_seconds, self.locale_name)
+            return self.tr(
+                "This run is still going, far past its routine's usual time ({running}). "
+                "Coven does not stop it for that; its timeout does, or cancel it yourself."
+            ).format(running=running)
         return self.tr(
             "The run succeeded but its output could not be delivered: {error}. "
             "Coven keeps trying; free some space or fix the folder's permissions."
@@ -386,6 +402,7 @@ class Page(LivePage):
         for widget in (self.reason, self.verified, self.succeeded_button, self.failed_button):
             widget.setEnabled(decidable)
         self.retry_button.setEnabled(decidable and self.verified.isChecked())
+        self.stop_button.setVisible(decidable and _still_running(self.shown))
 
     # -- deciding ---------------------------------------------------------------------------
     def decide(self, outcome: Outcome) -> None:
@@ -400,6 +417,24 @@ class Page(LivePage):
             self.reason.setFocus()
             return
         self.spawn(self._reconcile(item, outcome, reason, self.verified.isChecked()))
+
+    def stop(self) -> None:
+        item = self.shown
+        if item is not None and item.run_id is not None:
+            self.spawn(self._stop(item.run_id, self.reason.text().strip() or None))
+
+    async def _stop(self, run_id: str, reason: str | None) -> None:
+        done = await act(self.desktop, lambda engine: engine.operator.stop(run_id, reason))
+        await self.reload()  # the processes are gone, or not: the evidence says which
+        if not done.ok or done.result is None:
+            show_error(self.decision_error, done.refusal)
+            return
+        show_error(self.decision_error, None)
+        self.stop_result.setText(
+            self.tr("Stopped: {result}. Now decide what happened.").format(
+                result=done.result.result
+            )
+        )
 
     async def _reconcile(self, item: Item, outcome: Outcome, reason: str, verified: bool) -> None:
         run_id, seen = item.run_id or "", item.digest()
@@ -492,6 +527,10 @@ class Page(LivePage):
         )
         self.resume_button.hide()
         await self.reload()
+
+
+def _still_running(item: Item | None) -> bool:
+    return item is not None and any(a.runner_alive or a.command_alive for a in item.attempts)
 
 
 def _same(a: Item, b: Item) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from coven_core import agenda, cancellation, delivering, occurrences
+from coven_core import agenda, cancellation, delivering, occurrences, overrun
 from coven_core.glance import earliest_due, scheduling_paused
 from tests.core.conftest import T0, Engine, minutes
 
@@ -18,6 +18,7 @@ def separately(engine: Engine, generation: int) -> agenda.Agenda:
         delivering.earliest(conn, now),
         earliest_due(conn),
         scheduling_paused(conn),
+        overrun.earliest(conn),
     )
 
 
@@ -48,6 +49,8 @@ def test_each_part_is_found_by_its_index(engine: Engine) -> None:
             "EXPLAIN QUERY PLAN " + agenda._SQL, {"now": "2026", "generation": 1}
         )
     )
-    for index in ("attempts_cancel", "deliveries_pending", "occurrences_due", "routines_due"):
+    indexes = ("attempts_cancel", "deliveries_pending", "occurrences_due", "routines_due",
+               "attempts_overrun")  # fmt: skip
+    for index in indexes:
         assert index in plan, plan
     assert "SCAN" not in plan.replace("SCAN CONSTANT ROW", ""), plan

@@ -5,8 +5,11 @@ Each command appends to a marker file: the witness of how many times it really r
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -102,14 +105,21 @@ def test_engine_and_runner_killed_is_ambiguous_never_rerun(harness: Harness, tmp
     assert _marker_lines(tmp_path / "m") == ["ran"]  # retries=3, yet never run again
 
 
-def test_runner_killed_alone_is_ambiguous(harness: Harness, tmp_path) -> None:
-    rid = harness.add("victim", ("sh", "-c", f"echo ran >> {tmp_path}/m; sleep 60"))
+def _runner_killed_alone(harness: Harness, tmp_path: Path, then: str) -> str:
+    """The command marks ``m`` and goes on with ``then``; its runner is killed (the command
+    runs on); the daemon settles what it can and stops. Returns the routine's id."""
+    rid = harness.add("victim", ("sh", "-c", f"echo ran >> {tmp_path}/m; {then}"))
     harness.start_daemon()
     assert wait_for(lambda: _marker_lines(tmp_path / "m"))
     ((runner_pid,),) = harness.query("SELECT runner_pid FROM attempts")
     os.kill(runner_pid, signal.SIGKILL)
     assert wait_for(lambda: harness.disposition(rid))
     harness.stop_all()
+    return rid
+
+
+def test_runner_killed_alone_is_ambiguous(harness: Harness, tmp_path) -> None:
+    rid = _runner_killed_alone(harness, tmp_path, "sleep 60")
     assert harness.disposition(rid) == "recovery_required"
     assert _marker_lines(tmp_path / "m") == ["ran"]
 
@@ -119,3 +129,30 @@ def _alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def _coven(harness: Harness, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "coven_core.cli.main", *args], env={**os.environ, **harness.env()},
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_no_decision_while_the_command_lives_until_it_is_stopped(
+    harness: Harness, tmp_path: Path
+) -> None:
+    """Issue #18: the runner died, its command runs on; a decision now could run it twice."""
+    _runner_killed_alone(harness, tmp_path, "exec sleep 60")
+    ((run_id,),) = harness.query("SELECT run_id FROM occurrences")
+    item = json.loads(_coven(harness, "attention", "--json").stdout)["items"][0]
+    command_pid = item["attempts"][0]["command_pid"]
+    assert item["attempts"][0]["command_alive"] and _alive(command_pid)
+    decide = ("reconcile", run_id, "--as", "retry", "--verified-no-side-effect", "--reason", "x")
+    refused = _coven(harness, *decide)
+    assert refused.returncode == 3 and f"its command (pid {command_pid}" in refused.stderr
+    assert f"coven stop {run_id}" in refused.stderr and _alive(command_pid)
+    stopped = _coven(harness, "stop", run_id, "--reason", "hung after its runner died")
+    assert stopped.returncode == 0, stopped.stderr
+    assert not _alive(command_pid)
+    assert _coven(harness, *decide).returncode == 0
+    assert _marker_lines(tmp_path / "m") == ["ran"]  # never two copies at once

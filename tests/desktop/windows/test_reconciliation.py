@@ -71,9 +71,34 @@ def test_the_evidence_is_shown(page: Page, awaiting: Awaiting, qtmodeltester) ->
         qtmodeltester.check(model)
 
 
+def test_no_decision_while_the_command_runs_until_it_is_stopped(
+    page: Page, desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot, awaiting: Awaiting
+) -> None:
+    """Issue #18: a retry here used to start a second copy next to the running command."""
+    assert page.stop_button.isVisible()
+    page.verified.click()
+    qtbot.keyClicks(page.reason, "nothing was copied yet")
+    click(qtbot, loop, page, page.retry_button)
+    refusal = page.decision_error.text()  # the engine's own words
+    assert f"its command (pid {awaiting.command_pid}, attempt 1)" in refusal
+    assert f"coven stop {awaiting.run_id}" in refusal
+    assert occurrence(desktop, loop, awaiting.run_id)["disposition"] == "recovery_required"
+    click(qtbot, loop, page, page.stop_button)
+    assert "Stopped: " in page.stop_result.text() and not page.decision_error.isVisible()
+    assert not page.stop_button.isVisible()  # nothing of it runs any more
+    entry = loop.run_until_complete(
+        desktop.service.call(lambda e: audit.recent(e.store, target=awaiting.run_id, limit=1))
+    )[0]
+    assert (entry.action, entry.why) == ("stop.result", "nothing was copied yet")
+    page.verified.setChecked(True)
+    click(qtbot, loop, page, page.retry_button)
+    assert "to be retried" in page.decided_text.text()
+
+
 def test_it_failed_with_a_reason_is_recorded_audited_and_pauses(
     page: Page, desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot, awaiting: Awaiting
 ) -> None:
+    click(qtbot, loop, page, page.stop_button)  # no decision while the command runs
     qtbot.keyClicks(page.reason, "the copy stopped half way")
     click(qtbot, loop, page, page.failed_button)
 
@@ -114,6 +139,7 @@ def test_an_empty_reason_shows_an_error_and_changes_nothing(
 def test_retry_waits_for_the_check_box(
     page: Page, desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot, awaiting: Awaiting
 ) -> None:
+    click(qtbot, loop, page, page.stop_button)  # no decision while the command runs
     assert page.succeeded_button.isEnabled() and not page.retry_button.isEnabled()
     page.verified.click()
     assert page.retry_button.isEnabled()

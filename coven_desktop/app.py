@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -66,12 +67,13 @@ def _run(app: QApplication, data_dir: object, name: str, *, quit_after_ready: bo
 async def _serve(app: QApplication, desktop: Desktop, *, quit_after_ready: bool) -> None:
     """Start, then run until quit, in one run of the loop: a task the start left behind
     would otherwise take its next step between two runs, where there is no running loop."""
+    stop_requested = _on_stop_signals(asyncio.get_running_loop())
     await desktop.start()
     if quit_after_ready:
         print(json.dumps(readiness(desktop)), flush=True)
         await desktop.close()
         return
-    await _until_quit(app)
+    await _until_quit(app, desktop, stop_requested)
 
 
 def readiness(desktop: Desktop) -> dict[str, object]:
@@ -88,7 +90,26 @@ def readiness(desktop: Desktop) -> dict[str, object]:
     }
 
 
-async def _until_quit(app: QApplication) -> None:
+#: What a session sends at logout (SIGTERM, SIGHUP) or a terminal on Ctrl+C: each acts as Quit.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def _on_stop_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Event:
+    """An event set by any of :data:`STOP_SIGNALS`.
+
+    Through the loop's ``add_signal_handler``: a plain ``signal.signal`` handler runs only when
+    the interpreter gets control, which an idle Qt event loop may not give it for a long time;
+    the loop's handler writes to a wakeup fd that qasync watches, so the loop wakes at once.
+    The loop removes the handlers when it closes.
+    """
+    requested = asyncio.Event()
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, requested.set)
+    return requested
+
+
+async def _until_quit(app: QApplication, desktop: Desktop, stop_requested: asyncio.Event) -> None:
+    """Until Quit (the tray's, or a stop signal's, which does the same)."""
     done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def finish() -> None:
@@ -96,7 +117,12 @@ async def _until_quit(app: QApplication) -> None:
             done.set_result(None)
 
     app.aboutToQuit.connect(finish)
-    await done
+    signalled = asyncio.ensure_future(stop_requested.wait())
+    await asyncio.wait([done, signalled], return_when=asyncio.FIRST_COMPLETED)
+    if not done.done():
+        desktop.quit()  # drains (bounded), closes the store; app.quit() then ends the wait
+        await done
+    signalled.cancel()
 
 
 if __name__ == "__main__":

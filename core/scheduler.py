@@ -138,6 +138,11 @@ class Scheduler:
             self._maybe_sweep(report)
         self.deadline = report.deadline
         self.last_report = report
+        log.debug(
+            "pass %s: planned %s, claimed %s, dispatched %s, settled %s, recovered %s",
+            trigger, report.planned, report.claimed, report.dispatched, report.settled,
+            report.recovered,
+        )  # fmt: skip
         if self.listener is not None:
             self.listener(report)  # e.g. the desktop bridge: it must only queue, never block
         self._mind_the_lock()

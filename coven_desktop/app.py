@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -12,8 +14,9 @@ from collections.abc import Sequence
 import qasync
 from PySide6.QtWidgets import QApplication
 
+from coven_core import logfile
 from coven_core.clock import SystemClock
-from coven_core.engine import clock_offset_for_tests
+from coven_core.engine import STOP_SIGNALS, clock_offset_for_tests
 from coven_core.errors import CovenError
 from coven_core.store.location import prepare_data_dir, resolve_data_dir
 from coven_core.tz import tzdb
@@ -22,6 +25,8 @@ from coven_desktop.desktop import Desktop
 from coven_desktop.instance import InstanceServer, hand_over, server_name
 
 __all__ = ["APP_NAME", "MainWindow", "main"]
+
+log = logging.getLogger(__name__)
 
 
 def _arguments(argv: Sequence[str]) -> argparse.Namespace:
@@ -32,6 +37,7 @@ def _arguments(argv: Sequence[str]) -> argparse.Namespace:
         help="start fully, print what is running as one JSON line, then quit (a smoke test "
         "for installed bundles)",
     )  # fmt: skip
+    logfile.add_level_option(parser)
     return parser.parse_args(list(argv))
 
 
@@ -49,6 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = server_name(data_dir)
     if hand_over(name, list(sys.argv[1:])):
         return 0  # the running instance shows its window
+    logfile.start(data_dir, args.log_level)
+    log.info("coven-desktop %s: starting on the store in %s", os.getpid(), data_dir)
     return _run(app, data_dir, name, quit_after_ready=args.quit_after_ready)
 
 
@@ -90,10 +98,6 @@ def readiness(desktop: Desktop) -> dict[str, object]:
     }
 
 
-#: What a session sends at logout (SIGTERM, SIGHUP) or a terminal on Ctrl+C: each acts as Quit.
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-
-
 def _on_stop_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Event:
     """An event set by any of :data:`STOP_SIGNALS`.
 
@@ -103,9 +107,14 @@ def _on_stop_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Event:
     The loop removes the handlers when it closes.
     """
     requested = asyncio.Event()
-    for sig in STOP_SIGNALS:
-        loop.add_signal_handler(sig, requested.set)
+    for name in STOP_SIGNALS:  # each acts as Quit
+        loop.add_signal_handler(getattr(signal, name), _stop_requested, requested, name)
     return requested
+
+
+def _stop_requested(requested: asyncio.Event, name: str) -> None:
+    log.info("%s received: quitting", name)
+    requested.set()
 
 
 async def _until_quit(app: QApplication, desktop: Desktop, stop_requested: asyncio.Event) -> None:

@@ -66,6 +66,7 @@ def test_a_stop_signal_quits_like_quit(tmp_path: Path, stop: signal.Signals) -> 
         app.kill()
         app.wait()
     assert _sockets(data) == []
+    assert f"{stop.name} received: quitting" in (data / "logs" / "coven.log").read_text()
     engine = open_engine(data)
     try:
         assert engine.store.conn.execute(

@@ -11,12 +11,12 @@ never a routine's environment, arguments or output: those can hold secrets.
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import logging.handlers
 import os
 import sys
 from pathlib import Path
-from typing import IO, Any
 
 #: The log folder inside the data directory, and the file in it.
 FOLDER = "logs"
@@ -44,12 +44,12 @@ def log_path(data_dir: Path) -> Path:
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     """A rotating file created 0600: the umask must not make a log readable by others."""
 
-    def _open(self) -> IO[Any]:
+    def _open(self) -> io.TextIOWrapper:
         def private(path: str, flags: int) -> int:
             return os.open(path, flags, 0o600)
 
         return open(
-            self.baseFilename, self.mode, encoding=self.encoding, errors=self.errors,
+            self.baseFilename, "a", encoding=self.encoding, errors=self.errors,
             opener=private,
         )  # fmt: skip
 

@@ -98,26 +98,29 @@ def readiness(desktop: Desktop) -> dict[str, object]:
     }
 
 
-def _on_stop_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Event:
-    """An event set by any of :data:`STOP_SIGNALS`.
+def _on_stop_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+    """A future that any of the engine's ``STOP_SIGNALS`` resolves.
 
     Through the loop's ``add_signal_handler``: a plain ``signal.signal`` handler runs only when
     the interpreter gets control, which an idle Qt event loop may not give it for a long time;
     the loop's handler writes to a wakeup fd that qasync watches, so the loop wakes at once.
     The loop removes the handlers when it closes.
     """
-    requested = asyncio.Event()
+    requested: asyncio.Future[None] = loop.create_future()
     for name in STOP_SIGNALS:  # each acts as Quit
         loop.add_signal_handler(getattr(signal, name), _stop_requested, requested, name)
     return requested
 
 
-def _stop_requested(requested: asyncio.Event, name: str) -> None:
+def _stop_requested(requested: asyncio.Future[None], name: str) -> None:
     log.info("%s received: quitting", name)
-    requested.set()
+    if not requested.done():
+        requested.set_result(None)
 
 
-async def _until_quit(app: QApplication, desktop: Desktop, stop_requested: asyncio.Event) -> None:
+async def _until_quit(
+    app: QApplication, desktop: Desktop, stop_requested: asyncio.Future[None]
+) -> None:
     """Until Quit (the tray's, or a stop signal's, which does the same)."""
     done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
@@ -126,12 +129,10 @@ async def _until_quit(app: QApplication, desktop: Desktop, stop_requested: async
             done.set_result(None)
 
     app.aboutToQuit.connect(finish)
-    signalled = asyncio.ensure_future(stop_requested.wait())
-    await asyncio.wait([done, signalled], return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.wait([done, stop_requested], return_when=asyncio.FIRST_COMPLETED)
     if not done.done():
         desktop.quit()  # drains (bounded), closes the store; app.quit() then ends the wait
         await done
-    signalled.cancel()
 
 
 if __name__ == "__main__":

@@ -139,7 +139,7 @@ class SchedulerThread(threading.Thread):
 
 
 def run_daemon(engine: Engine, limits: Limits | None = None) -> int:
-    """The headless scheduler in the foreground until SIGTERM or SIGINT, then a drain."""
+    """The headless scheduler in the foreground until SIGTERM, SIGINT or SIGHUP, then a drain."""
     scheduler = engine.scheduler(limits=limits)
     stop = _on_stop_signals(engine.wake)
     import logging  # only here: `coven status` and friends never load it

@@ -1,4 +1,4 @@
-"""``coven daemon``: the headless scheduler in the foreground until SIGTERM or SIGINT."""
+"""``coven daemon``: the headless scheduler in the foreground until SIGTERM, SIGINT or SIGHUP."""
 
 from __future__ import annotations
 

@@ -95,8 +95,6 @@ JSON (:meth:`Report.to_json`, printed by ``coven doctor --json``), stable::
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -110,6 +108,7 @@ from coven_core import audit, ids, lease, routines
 from coven_core.glance import scheduling_paused
 from coven_core.lease import LEASE_TTL, Lease
 from coven_core.model import Disposition, OccurrenceState
+from coven_core.privacy import loose_entries
 from coven_core.retention import FolderGrowth, Growth, RetentionPolicy, TableGrowth, growth
 from coven_core.runner.journal import ExitRecord, read_journal
 from coven_core.runtime.runner import JOURNAL
@@ -127,6 +126,7 @@ WARNING: Severity = "warning"
 INFO: Severity = "info"
 
 MAX_FINDINGS_PER_CHECK = 50
+_STORE_ENDS = ("", "-wal", "-shm", "-journal")
 _START_COVEN = "Start Coven (or `coven daemon`) to adopt or settle it"
 _LIVE_STATES = (OccurrenceState.CLAIMED.value, OccurrenceState.RUNNING.value)
 
@@ -379,25 +379,23 @@ def _location(context: _Context) -> Iterator[Finding]:
             refuse()
         except StoreLocationError as error:
             yield _finding(ERROR, _one_line(str(error)))
-    for folder in ("attempts", "output"):
-        yield from _private_folder(store.data_dir / folder)
+    yield from _loose_entries(store.data_dir, store.path)
     fstype = filesystem_type(store.data_dir)
     where = f"filesystem type {fstype}" if fstype else "filesystem type unknown"
     yield _finding(INFO, f"the store is in {store.data_dir}, {where}", fstype=fstype)
 
 
-def _private_folder(path: Path) -> Iterator[Finding]:
-    """Captured output may hold secrets: its folders are as private as the store."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    mode = stat.S_IMODE(info.st_mode)
-    if os.name == "posix" and mode & 0o077:
-        yield _finding(
-            WARNING, f"{path} has permissions {mode:04o}; captured output is private to you. "
-            f"Run: chmod 700 {path}", path=str(path),
-        )  # fmt: skip
+def _loose_entries(data_dir: Path, store_path: Path) -> Iterator[Finding]:
+    """Specs, outputs and logs may hold secrets: everything in the data directory is as
+    private as the store (which the refusals above already judged)."""
+    store_files = {store_path.with_name(store_path.name + end) for end in _STORE_ENDS}
+    for entry in loose_entries(data_dir):
+        if entry.path not in store_files and entry.path != data_dir:
+            kind = "folder" if entry.is_dir else "file"
+            yield _finding(
+                WARNING, f"{entry.path} has permissions {entry.mode:04o}; every {kind} in the "
+                f"data directory is private to you. Run: {entry.fix}", path=str(entry.path),
+            )  # fmt: skip
 
 
 # --- the lease ----------------------------------------------------------------------------

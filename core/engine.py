@@ -139,24 +139,35 @@ class SchedulerThread(threading.Thread):
 
 
 def run_daemon(engine: Engine, limits: Limits | None = None) -> int:
-    """The headless scheduler in the foreground until SIGTERM or SIGINT, then a drain."""
+    """The headless scheduler in the foreground until SIGTERM, SIGINT or SIGHUP, then a drain."""
     scheduler = engine.scheduler(limits=limits)
     stop = _on_stop_signals(engine.wake)
+    import logging  # only here: `coven status` and friends never load it
+
     from coven_core.wakeup import WakeListener
 
+    log = logging.getLogger(__name__)
+    log.info("coven daemon %s: scheduling the store in %s", os.getpid(), engine.store.data_dir)
     with WakeListener.start(engine.store.wake_dir, engine.wake):
         try:
             scheduler.run()
         finally:
             stop()
+    log.info("coven daemon %s: stopped, %s command(s) left running", os.getpid(),
+             scheduler.runtime.active())  # fmt: skip
     return 0
 
 
+#: What a session sends at logout (SIGTERM, SIGHUP) or a terminal on Ctrl+C: each stops.
+STOP_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+
+
 def _on_stop_signals(wake: WakeSignal) -> Callable[[], None]:
-    """SIGTERM/SIGINT become a SHUTDOWN wake (the loop drains); returns an undo function."""
+    """SIGTERM/SIGINT/SIGHUP become a SHUTDOWN wake (the loop drains); returns an undo."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    stops = tuple(getattr(signal, name) for name in STOP_SIGNALS if hasattr(signal, name))
+    previous = {sig: signal.getsignal(sig) for sig in stops}
     for sig in previous:
         signal.signal(sig, lambda *_: wake.set(WakeReason.SHUTDOWN))
 

@@ -51,6 +51,8 @@ from coven_core.watch import DriftWatch
 log = logging.getLogger(__name__)
 
 _JUST_AFTER = timedelta(microseconds=1)
+#: The trigger of the last pass before a scheduler stops: it settles and records, never starts.
+SHUTDOWN = "shutdown"
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,11 @@ class Scheduler:
             self._maybe_sweep(report)
         self.deadline = report.deadline
         self.last_report = report
+        log.debug(
+            "pass %s: planned %s, claimed %s, dispatched %s, settled %s, recovered %s",
+            trigger, report.planned, report.claimed, report.dispatched, report.settled,
+            report.recovered,
+        )  # fmt: skip
         if self.listener is not None:
             self.listener(report)  # e.g. the desktop bridge: it must only queue, never block
         self._mind_the_lock()
@@ -181,7 +188,7 @@ class Scheduler:
         """Drain for a bounded time, settle what ended, record what was left running."""
         self.runtime.drain(self.limits.drain_timeout)
         if self.lease is not None:
-            self.pass_once("shutdown")
+            self.pass_once(SHUTDOWN)
         left = self.runtime.active()
         with self.store.write() as conn:
             now = self.clock.now_utc()
@@ -206,7 +213,8 @@ class Scheduler:
             report.recovered += self._recover(conn, stamp)
             report.planned += self._plan(conn, now, cause, stamp, report)  # unless paused
             failpoints.hit("plan.written")
-            launches = self._claim(conn, now, stamp, report)
+            # A shutdown starts nothing: what it claimed would only be left for the next start.
+            launches = [] if report.trigger == SHUTDOWN else self._claim(conn, now, stamp, report)
             failpoints.hit("claim.written" if not launches else "dispatch.decided")
             work = self._follow_up(conn, now, stamp.generation, report, launches)
             if not (work.launches or work.cancels or work.jobs or self._unrecorded):

@@ -11,34 +11,35 @@ So :func:`notify` never raises, and removes the sockets of processes that died w
 
 Where AF_UNIX datagrams are missing (Windows) cross-process wakes are not yet supported: the
 listener does nothing and :func:`notify` reaches no one (see :data:`SUPPORTED`).
+
+The sockets always live in the store's own wake directory (0700, inside the private data
+directory), so only their owner can reach them, never in a shared temp directory under a name
+another user could take first; a long path is shortened through
+:class:`~coven_core.socketpath.SocketDir`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import secrets
 import socket
 import stat
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from types import TracebackType
 
 from coven_core.clock import WakeReason, WakeSignal
 from coven_core.errors import CovenError
+from coven_core.socketpath import MAX_SOCKET_PATH, SocketDir, SocketPathTooLong
+
+__all__ = ["MAX_SOCKET_PATH", "SUPPORTED", "WakeDirError", "WakeListener", "notify", "socket_dir"]
 
 #: Whether wakes can cross processes here. Elsewhere listeners are inert and notify returns 0.
 SUPPORTED = sys.platform != "win32" and hasattr(socket, "AF_UNIX")
 
-#: The longest socket path we bind: below macOS's 104-byte ``sun_path`` (Linux allows 108).
-MAX_SOCKET_PATH = 100
-#: Room kept for ``/<pid>-<token>.sock`` whatever the pid, so that every process on one wake
-#: directory takes the same decision in :func:`socket_dir`.
-_NAME_ROOM = 32
 _SUFFIX = ".sock"
 _STOP = b"__stop__"  # what close() sends itself; any datagram ends the thread once closing
 _MAX_PAYLOAD = 64
@@ -50,20 +51,9 @@ class WakeDirError(CovenError):
 
 
 def socket_dir(wake_dir: Path) -> Path:
-    """The directory where the sockets for ``wake_dir`` actually live.
-
-    Normally ``wake_dir`` itself (resolved). When a socket path in it could pass the AF_UNIX
-    limit, it is ``<tempfile.gettempdir()>/coven-wake-<hash of the resolved wake_dir>``:
-    every process derives the same name from the same store, so they still meet there —
-    provided they share a temp directory (a service with a private /tmp or another TMPDIR
-    would not).
-    """
-    resolved = wake_dir.resolve()
-    encoded = os.fsencode(resolved)
-    if len(encoded) + _NAME_ROOM <= MAX_SOCKET_PATH:
-        return resolved
-    digest = hashlib.sha256(encoded).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"coven-wake-{digest}"
+    """The directory where the sockets for ``wake_dir`` live: itself, resolved, whatever the
+    length of its path."""
+    return wake_dir.resolve()
 
 
 def notify(wake_dir: Path, reason: WakeReason) -> int:
@@ -78,11 +68,10 @@ def notify(wake_dir: Path, reason: WakeReason) -> int:
         sockets = _listener_sockets(socket_dir(wake_dir))
         if not sockets:
             return 0
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sender:
-            sender.setblocking(False)
+        with SocketDir(sockets[0].parent) as folder, _sender() as sender:
             payload = reason.value.encode("ascii")
-            return sum(_send_one(sender, path, payload) for path in sockets)
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop in resolve() before 3.13
+            return sum(_send_one(sender, folder, path, payload) for path in sockets)
+    except (OSError, RuntimeError, SocketPathTooLong):  # RuntimeError: a symlink loop
         return 0
 
 
@@ -197,17 +186,20 @@ def _prepare_dir(directory: Path) -> None:
 
 
 def _bind(directory: Path) -> tuple[socket.socket, Path]:
-    path = directory / f"{os.getpid()}-{secrets.token_hex(4)}{_SUFFIX}"
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
-        raise WakeDirError(f"wake socket path {path} is too long for AF_UNIX; set a shorter TMPDIR")
+    name = f"{os.getpid()}-{secrets.token_hex(4)}{_SUFFIX}"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    with SocketDir(directory) as folder:
+        try:
+            sock.bind(folder.path(name))
+        except SocketPathTooLong as error:
+            sock.close()
+            raise WakeDirError(str(error)) from None
+        except OSError:
+            sock.close()
+            raise
+    path = directory / name
     try:
-        sock.bind(str(path))
-    except OSError:
-        sock.close()
-        raise
-    try:
-        os.chmod(path, 0o600)
+        os.chmod(path, 0o600)  # a socket file's mode follows the umask
     except OSError:
         sock.close()
         path.unlink(missing_ok=True)
@@ -225,9 +217,15 @@ def _listener_sockets(directory: Path) -> list[Path]:
     return sorted(directory.glob(f"*{_SUFFIX}"))
 
 
-def _send_one(sender: socket.socket, path: Path, payload: bytes) -> bool:
+def _sender() -> socket.socket:
+    sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sender.setblocking(False)
+    return sender
+
+
+def _send_one(sender: socket.socket, folder: SocketDir, path: Path, payload: bytes) -> bool:
     try:
-        sender.sendto(payload, str(path))
+        sender.sendto(payload, folder.path(path.name))
     except OSError as error:
         if error.errno in (errno.ECONNREFUSED, errno.ENOENT):  # its process is gone
             with contextlib.suppress(OSError):
@@ -238,9 +236,8 @@ def _send_one(sender: socket.socket, path: Path, payload: bytes) -> bool:
 
 def _send_stop(path: Path) -> bool:
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sender:
-            sender.setblocking(False)
-            sender.sendto(_STOP, str(path))
-    except OSError:
+        with SocketDir(path.parent) as folder, _sender() as sender:
+            sender.sendto(_STOP, folder.path(path.name))
+    except (OSError, SocketPathTooLong):
         return False
     return True

@@ -5,14 +5,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
 import qasync
 from PySide6.QtWidgets import QApplication
 
+from coven_core import logfile
 from coven_core.clock import SystemClock
-from coven_core.engine import clock_offset_for_tests
+from coven_core.engine import STOP_SIGNALS, clock_offset_for_tests
 from coven_core.errors import CovenError
 from coven_core.store.location import prepare_data_dir, resolve_data_dir
 from coven_core.tz import tzdb
@@ -21,6 +25,8 @@ from coven_desktop.desktop import Desktop
 from coven_desktop.instance import InstanceServer, hand_over, server_name
 
 __all__ = ["APP_NAME", "MainWindow", "main"]
+
+log = logging.getLogger(__name__)
 
 
 def _arguments(argv: Sequence[str]) -> argparse.Namespace:
@@ -31,6 +37,7 @@ def _arguments(argv: Sequence[str]) -> argparse.Namespace:
         help="start fully, print what is running as one JSON line, then quit (a smoke test "
         "for installed bundles)",
     )  # fmt: skip
+    logfile.add_level_option(parser)
     return parser.parse_args(list(argv))
 
 
@@ -48,6 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = server_name(data_dir)
     if hand_over(name, list(sys.argv[1:])):
         return 0  # the running instance shows its window
+    logfile.start(data_dir, args.log_level)
+    log.info("coven-desktop %s: starting on the store in %s", os.getpid(), data_dir)
     return _run(app, data_dir, name, quit_after_ready=args.quit_after_ready)
 
 
@@ -66,12 +75,13 @@ def _run(app: QApplication, data_dir: object, name: str, *, quit_after_ready: bo
 async def _serve(app: QApplication, desktop: Desktop, *, quit_after_ready: bool) -> None:
     """Start, then run until quit, in one run of the loop: a task the start left behind
     would otherwise take its next step between two runs, where there is no running loop."""
+    stop_requested = _on_stop_signals(asyncio.get_running_loop())
     await desktop.start()
     if quit_after_ready:
         print(json.dumps(readiness(desktop)), flush=True)
         await desktop.close()
         return
-    await _until_quit(app)
+    await _until_quit(app, desktop, stop_requested)
 
 
 def readiness(desktop: Desktop) -> dict[str, object]:
@@ -88,7 +98,30 @@ def readiness(desktop: Desktop) -> dict[str, object]:
     }
 
 
-async def _until_quit(app: QApplication) -> None:
+def _on_stop_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+    """A future that any of the engine's ``STOP_SIGNALS`` resolves.
+
+    Through the loop's ``add_signal_handler``: a plain ``signal.signal`` handler runs only when
+    the interpreter gets control, which an idle Qt event loop may not give it for a long time;
+    the loop's handler writes to a wakeup fd that qasync watches, so the loop wakes at once.
+    The loop removes the handlers when it closes.
+    """
+    requested: asyncio.Future[None] = loop.create_future()
+    for name in STOP_SIGNALS:  # each acts as Quit
+        loop.add_signal_handler(getattr(signal, name), _stop_requested, requested, name)
+    return requested
+
+
+def _stop_requested(requested: asyncio.Future[None], name: str) -> None:
+    log.info("%s received: quitting", name)
+    if not requested.done():
+        requested.set_result(None)
+
+
+async def _until_quit(
+    app: QApplication, desktop: Desktop, stop_requested: asyncio.Future[None]
+) -> None:
+    """Until Quit (the tray's, or a stop signal's, which does the same)."""
     done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def finish() -> None:
@@ -96,7 +129,10 @@ async def _until_quit(app: QApplication) -> None:
             done.set_result(None)
 
     app.aboutToQuit.connect(finish)
-    await done
+    await asyncio.wait([done, stop_requested], return_when=asyncio.FIRST_COMPLETED)
+    if not done.done():
+        desktop.quit()  # drains (bounded), closes the store; app.quit() then ends the wait
+        await done
 
 
 if __name__ == "__main__":

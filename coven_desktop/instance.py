@@ -2,8 +2,11 @@
 shows its window, and exits (CONTRACT §12).
 
 The first instance listens on a local socket whose name is derived from the data directory;
-the socket lives in the runtime directory when there is one, else inside the private data
-directory (PLATFORM_NOTES: ``XDG_RUNTIME_DIR`` may be unset).
+the socket lives in the runtime directory when there is one of ours (owned by this user, mode
+0700), else inside the private data directory (PLATFORM_NOTES: ``XDG_RUNTIME_DIR`` may be
+unset). Never in a shared directory, where another user could take the name first, and never
+in the abstract namespace, which every local user can reach: a path too long for a socket is
+shortened through :class:`~coven_core.socketpath.SocketDir`, as the engine's wake sockets are.
 """
 
 from __future__ import annotations
@@ -11,10 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
+
+from coven_core.socketpath import SocketDir
 
 _TIMEOUT_MS = 1000
 
@@ -23,16 +29,27 @@ def server_name(data_dir: Path) -> str:
     """A full socket path, unique per user and store."""
     digest = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:12]
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    folder = Path(runtime) if runtime and Path(runtime).is_dir() else data_dir
+    folder = Path(runtime) if runtime and _is_private_dir(Path(runtime)) else data_dir
     return str(folder / f"coven-desktop-{digest}.sock")
+
+
+def _is_private_dir(path: Path) -> bool:
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    private = stat.S_IMODE(info.st_mode) & 0o077 == 0
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and private
 
 
 def hand_over(name: str, arguments: list[str]) -> bool:
     """Give our arguments to a running instance; False if there is none."""
     socket = QLocalSocket()
-    socket.connectToServer(name)
-    if not socket.waitForConnected(_TIMEOUT_MS):
-        return False
+    path = Path(name)
+    with SocketDir(path.parent) as folder:
+        socket.connectToServer(folder.path(path.name))
+        if not socket.waitForConnected(_TIMEOUT_MS):
+            return False
     socket.write(json.dumps(arguments).encode() + b"\n")
     socket.waitForBytesWritten(_TIMEOUT_MS)
     socket.disconnectFromServer()
@@ -49,9 +66,14 @@ class InstanceServer(QObject):
         self._server = QLocalServer(self)
         self._sockets: list[QLocalSocket] = []
         self._server.newConnection.connect(self._accept)
-        QLocalServer.removeServer(name)  # a stale socket from a crashed instance
-        if not self._server.listen(name):
+        path = Path(name)
+        self._folder = SocketDir(path.parent)  # open until close(): Qt removes the file then
+        address = self._folder.path(path.name)
+        QLocalServer.removeServer(address)  # a stale socket from a crashed instance
+        if not self._server.listen(address):
+            self._folder.close()
             raise OSError(f"cannot listen on {name}: {self._server.errorString()}")
+        os.chmod(address, 0o600)  # a socket file's mode follows the umask
 
     def _accept(self) -> None:
         while (socket := self._server.nextPendingConnection()) is not None:
@@ -78,3 +100,4 @@ class InstanceServer(QObject):
             socket.abort()
         self._sockets.clear()
         self._server.close()
+        self._folder.close()

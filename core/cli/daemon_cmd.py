@@ -1,10 +1,11 @@
-"""``coven daemon``: the headless scheduler in the foreground until SIGTERM or SIGINT."""
+"""``coven daemon``: the headless scheduler in the foreground until SIGTERM, SIGINT or SIGHUP."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from coven_core import logfile
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.engine import run_daemon
 
@@ -13,12 +14,15 @@ def register(commands: Any) -> None:
     parser = commands.add_parser(
         "daemon",
         help="run the scheduler in the foreground",
-        description="Run the scheduler in the foreground until SIGTERM or SIGINT, then drain.",
+        description="Run the scheduler in the foreground until SIGTERM, SIGINT or SIGHUP, then "
+        "drain. It logs to stderr and to <data dir>/logs/coven.log.",
     )
     add_store_options(parser, json=False)
+    logfile.add_level_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     with opened_engine(args) as engine:
+        logfile.start(engine.store.data_dir, args.log_level, stderr=True)
         return run_daemon(engine)

@@ -131,7 +131,7 @@ def append(
     """
     line = (json.dumps(record, separators=(",", ":")) + "\n").encode()
     try:
-        fd, created = os.open(path, _WRITE_FLAGS | os.O_CREAT | os.O_EXCL, 0o644), True
+        fd, created = os.open(path, _WRITE_FLAGS | os.O_CREAT | os.O_EXCL, 0o600), True
     except FileExistsError:
         if exclusive:
             raise

@@ -232,7 +232,7 @@ class Runner:
 
     def _create(self, name: str) -> int:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-        return os.open(self._path(name), flags, 0o644)
+        return os.open(self._path(name), flags, 0o600)  # the command's output is private
 
     def _spawn_failed(self, error: proc.SpawnError) -> None:
         self._journal("spawn_failed", failure_class=error.failure_class, message=error.message)
@@ -259,7 +259,8 @@ def _log_failure(directory: str) -> None:
 def _log(directory: str, message: str) -> None:
     """Best effort: ``runner.log`` is for people; the journal is the record."""
     try:
-        with open(os.path.join(directory, LOG_FILE), "a", encoding="utf-8") as log:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        with os.fdopen(os.open(os.path.join(directory, LOG_FILE), flags, 0o600), "a") as log:
             log.write(f"{utc_now().isoformat()} {message.rstrip()}\n")
     except OSError:
         pass

@@ -276,6 +276,7 @@ def _write_spec(path: Path, text: str) -> None:
     scheduler's path per start were the largest share of a pass (``bench_apscheduler``).
     """
     temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+    with os.fdopen(os.open(temporary, flags, 0o600), "w", encoding="utf-8") as handle:
+        handle.write(text)  # 0600 whatever the umask: it holds the routine's environment
     os.replace(temporary, path)

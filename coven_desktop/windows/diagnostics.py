@@ -4,7 +4,8 @@
 Scheduler status — leader, generation, standby or not — the last passes with durations and
 counts, lags and queue depth, what happened to the machine's time (sleep, downtime, clock
 jumps, time-zone changes), where the data directory is and whether it is private, the tz
-database, and **Run doctor**, whose report is computed on the operator thread.
+database, **Run doctor**, whose report is computed on the operator thread, and the log's
+recent lines with a button that opens the log file (issue 18).
 """
 
 from __future__ import annotations
@@ -13,17 +14,21 @@ import stat
 from typing import TYPE_CHECKING
 
 from babel.numbers import format_decimal
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices, QTextCursor
 from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QPlainTextEdit,
     QPushButton,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from coven_core import logfile
 from coven_core.diagnostics import DataDirectory, Diagnostics, HostEvent, PassLine, diagnostics
 from coven_core.doctor import Report, doctor
 from coven_core.events import EventKind
@@ -121,6 +126,23 @@ class Page(LivePage):
         tabs.addTab(table(self.pass_model, tabs, stretch=10), self.tr("Recent passes"))
         tabs.addTab(table(self.event_model, tabs, stretch=2), self.tr("Sleep, clock and zones"))
         tabs.addTab(self._doctor_tab(tabs), self.tr("Doctor"))
+        tabs.addTab(self._log_tab(tabs), self.tr("Log"))
+
+    def _log_tab(self, parent: QWidget) -> QWidget:
+        tab = QWidget(parent)
+        layout = QVBoxLayout(tab)
+        self.log_view = QPlainTextEdit(tab)
+        self.log_view.setReadOnly(True)
+        self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.log_button = QPushButton(self.tr("Open the log file"), tab)
+        self.log_button.clicked.connect(self.open_log)
+        layout.addWidget(self.log_view, 1)
+        layout.addWidget(self.log_button)
+        return tab
+
+    def open_log(self) -> None:
+        """Show the whole file in the desktop's viewer for text files."""
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(logfile.log_path(self.desktop.data_dir))))
 
     def _doctor_tab(self, parent: QWidget) -> QWidget:
         tab = QWidget(parent)
@@ -148,6 +170,14 @@ class Page(LivePage):
         now = self.desktop.clock.now_utc()
         found = await self.desktop.service.call(lambda engine: diagnostics(engine.store, now))
         self.show_diagnostics(found)
+        data_dir = self.desktop.data_dir
+        lines = await self.desktop.service.call(lambda _engine: logfile.recent_lines(data_dir))
+        self.show_log(lines)
+
+    def show_log(self, lines: list[str]) -> None:
+        text = "\n".join(lines) if lines else self.tr("Nothing has been logged yet.")
+        self.log_view.setPlainText(text)
+        self.log_view.moveCursor(QTextCursor.MoveOperation.End)  # the newest line
 
     def show_diagnostics(self, found: Diagnostics) -> None:
         self.shown = found

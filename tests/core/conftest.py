@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +14,7 @@ from coven_core.clock import VirtualClock, WakeReason, WakeSignal
 from coven_core.model import RevisionSpec
 from coven_core.operator import Operator
 from coven_core.runtime.base import Exit, Launch, Started, Unfinished, unknowable
+from coven_core.runtime.runner import RunnerRuntime
 from coven_core.scheduler import Limits, Scheduler
 from coven_core.store.store import Store
 
@@ -130,3 +133,35 @@ def engine(tmp_path, clock: VirtualClock) -> Iterator[Engine]:
 
 def minutes(n: float) -> timedelta:
     return timedelta(minutes=n)
+
+
+@dataclass
+class RealRunners:
+    """A scheduler on a real store whose commands run through real runner processes."""
+
+    store: Store
+    wake: WakeSignal
+    runtime: RunnerRuntime
+    scheduler: Scheduler
+    operator: Operator
+
+    def run_now_to_the_end(self, name: str) -> None:
+        """Run ``name`` now, wait (real time) for its runner to end, then settle and deliver."""
+        self.operator.run_now(name)
+        self.scheduler.pass_once("operator_command")
+        with self.wake.condition:  # real time: a real runner process reports through the wake
+            assert self.wake.condition.wait_for(lambda: self.runtime.active() == 0, timeout=30)
+        self.scheduler.pass_once("run_finished")
+
+
+@contextmanager
+def real_runners(data_dir: Path, clock: VirtualClock) -> Iterator[RealRunners]:
+    wake = WakeSignal()
+    store = Store.open(data_dir, clock.now_utc())
+    runtime = RunnerRuntime(clock, wake, store.data_dir / "attempts")
+    try:
+        yield RealRunners(store, wake, runtime, Scheduler(store, clock, runtime, wake),
+                          Operator(store, clock, wake.set))  # fmt: skip
+    finally:
+        runtime.close()
+        store.close()

@@ -16,22 +16,20 @@ import apsw
 import pytest
 
 from coven_core import doctor as doctor_module
-from coven_core.clock import VirtualClock, WakeSignal
+from coven_core.clock import VirtualClock
 from coven_core.doctor import CHECKS, Report, doctor
 from coven_core.lease import LEASE_TTL
 from coven_core.model import RevisionSpec
-from coven_core.operator import Operator
 from coven_core.reconcile import Outcome
 from coven_core.retention import RetentionPolicy
 from coven_core.runner import journal
 from coven_core.runner.journal import ExitRecord
 from coven_core.runtime.base import Launch, Started
-from coven_core.runtime.runner import JOURNAL, RunnerRuntime
-from coven_core.scheduler import Scheduler
+from coven_core.runtime.runner import JOURNAL
 from coven_core.store import schema
 from coven_core.store.codec import instant_text
 from coven_core.store.store import Store
-from tests.core.conftest import Engine, ScriptedRuntime, make_engine
+from tests.core.conftest import Engine, ScriptedRuntime, make_engine, real_runners
 
 # Berlin springs forward on 2026-03-29 at 02:00 local (01:00 UTC): hourly runs there meet a gap.
 START = datetime(2026, 3, 28, 18, 0, tzinfo=UTC)
@@ -56,7 +54,8 @@ class JournalingRuntime(ScriptedRuntime):
         directory.mkdir(mode=0o700)
         _journal(directory, journal.record("intent"))
         _journal(directory, journal.record("spawned", pid=4242, pid_start=1.0))
-        (directory / "stdout").write_text(f"{launch.occurrence_id} did its work\n")
+        with open(directory / "stdout", "w", opener=_private) as stdout:
+            stdout.write(f"{launch.occurrence_id} did its work\n")
         script = self.codes.get(launch.routine_id) or []
         self.auto_exit = script.pop(0) if script else 0
         super().start(launch)
@@ -77,8 +76,13 @@ def _journal_exit(directory: Path, code: int, *, cancelled: bool = False) -> Non
 
 def _journal(directory: Path, record: dict[str, object]) -> None:
     """As a runner writes it, less the fsync (the test needs the lines, not the durability)."""
-    with open(directory / JOURNAL, "a") as file:
+    with open(directory / JOURNAL, "a", opener=_private) as file:
         file.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+
+def _private(path: str, flags: int) -> int:
+    """Create files 0600, as a runner does."""
+    return os.open(path, flags, 0o600)
 
 
 def journaled_engine(data_dir: Path, clock: VirtualClock) -> Engine:
@@ -586,6 +590,23 @@ def test_loose_permissions_are_named_with_their_fix(engine: Engine, realistic: I
     assert found[2][2].endswith(f"Run: chmod 700 {data_dir / 'output'}")
 
 
+def test_every_file_and_folder_in_the_data_directory_is_judged(
+    engine: Engine, realistic: Ids
+) -> None:
+    data_dir = engine.store.data_dir
+    attempt = data_dir / "attempts" / "run1.1"
+    attempt.mkdir(mode=0o700)
+    (attempt / "spec.json").write_text("{}")
+    os.chmod(attempt / "spec.json", 0o644)
+    (data_dir / "logs").mkdir(mode=0o700)
+    os.chmod(data_dir / "logs", 0o755)
+    found = problems(checked(engine), "location")
+    assert sorted(message.rsplit("Run: ", 1)[1] for _, _, message in found) == [
+        f"chmod 600 {attempt / 'spec.json'}", f"chmod 700 {data_dir / 'logs'}",
+    ]  # fmt: skip
+    assert all(severity == "warning" for _, severity, _ in found)
+
+
 def test_findings_are_capped_per_check(
     engine: Engine, realistic: Ids, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -602,19 +623,11 @@ def test_findings_are_capped_per_check(
 def test_a_real_runner_s_journal_is_evidence_until_its_exit_line_is_corrupted(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
-    wake = WakeSignal()
-    store = Store.open(tmp_path / "data", clock.now_utc())
-    runtime = RunnerRuntime(clock, wake, store.data_dir / "attempts")
-    scheduler = Scheduler(store, clock, runtime, wake)
-    try:
-        operator = Operator(store, clock, wake.set)
+    with real_runners(tmp_path / "data", clock) as real:
+        store = real.store
         spec = RevisionSpec("@yearly", "UTC", ("/bin/sh", "-c", "echo real"))
-        operator.add_routine("real", spec)
-        operator.run_now("real")
-        scheduler.pass_once("operator_command")
-        with wake.condition:  # real time: a real runner process reports through the wake signal
-            assert wake.condition.wait_for(lambda: runtime.active() == 0, timeout=30)
-        scheduler.pass_once("run_finished")
+        real.operator.add_routine("real", spec)
+        real.run_now_to_the_end("real")
         report = doctor(store, clock.now_utc())
         assert report.ok and problems(report) == []
         (directory,) = store.conn.execute("SELECT attempt_dir FROM attempts").fetchone()
@@ -623,9 +636,6 @@ def test_a_real_runner_s_journal_is_evidence_until_its_exit_line_is_corrupted(
         assert written.count('"exit_code":0') == 1
         path.write_text(written.replace('"exit_code":0', '"exit_code":"0"'))
         error = the_error(doctor(store, clock.now_utc()))
-    finally:
-        runtime.close()
-        store.close()
     assert error.check == "evidence"
     assert "has no readable `exited` record" in error.message
     assert "malformed exited skipped" in error.details["journal_problems"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import socket
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from coven_core import wakeup
+from coven_core import socketpath, wakeup
 from coven_core.clock import WakeReason, WakeSignal
 from coven_core.wakeup import MAX_SOCKET_PATH, WakeDirError, WakeListener, notify, socket_dir
 
@@ -206,12 +207,12 @@ def test_notify_never_raises_on_a_file_where_the_dir_should_be(tmp_path: Path) -
         WakeListener.start(tmp_path / "wake", WakeSignal())
 
 
-# -- long paths: the temp-dir fallback ---------------------------------------------------------
+# -- long paths: the sockets stay in the private directory -------------------------------------
 
 
 @pytest.fixture
 def short_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A short temp dir for the fallback, in this process and in children (TMPDIR)."""
+    """A temp dir of its own, in this process and in children (TMPDIR): nothing may appear in it."""
     short = Path(tempfile.mkdtemp(prefix="cw-"))
     monkeypatch.setattr(tempfile, "tempdir", str(short))
     monkeypatch.setenv("TMPDIR", str(short))
@@ -225,22 +226,27 @@ def _long_dir(tmp_path: Path) -> Path:
     return deep
 
 
+needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+
+
 @unix_only
-def test_long_wake_dir_falls_back_to_a_hashed_temp_dir(tmp_path: Path, short_tmp: Path) -> None:
+@needs_proc
+def test_long_wake_dir_keeps_its_sockets_inside(tmp_path: Path, short_tmp: Path) -> None:
     deep = _long_dir(tmp_path)
-    assert socket_dir(deep) == socket_dir(deep)  # every process derives the same place
-    assert socket_dir(deep).parent == short_tmp
-    assert socket_dir(deep) != socket_dir(deep.with_name("other"))
     signal = WakeSignal()
     with WakeListener.start(deep, signal) as listener:
-        assert listener.path is not None and listener.path.parent == socket_dir(deep)
-        assert len(os.fsencode(listener.path)) <= MAX_SOCKET_PATH
-        assert stat.S_IMODE(socket_dir(deep).stat().st_mode) == 0o700
+        assert listener.path is not None and listener.path.parent == deep.resolve()
+        assert listener.path.is_socket()
+        assert stat.S_IMODE(deep.stat().st_mode) == 0o700
+        assert stat.S_IMODE(listener.path.stat().st_mode) == 0o600
+        assert list(short_tmp.iterdir()) == []  # nothing in a shared directory
         assert notify(deep, WakeReason.DEFINITION_CHANGED) == 1
         assert wait_for_wake(signal) is WakeReason.DEFINITION_CHANGED
+    assert list(deep.iterdir()) == []
 
 
 @unix_only
+@needs_proc
 def test_long_wake_dir_works_across_processes(tmp_path: Path, short_tmp: Path) -> None:
     deep = _long_dir(tmp_path)
     signal = WakeSignal()
@@ -259,24 +265,32 @@ def test_long_wake_dir_works_across_processes(tmp_path: Path, short_tmp: Path) -
 
 
 @unix_only
-def test_too_long_temp_dir_is_a_clear_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@needs_proc
+def test_a_name_taken_in_the_temp_dir_by_someone_else_stops_nothing(
+    tmp_path: Path, short_tmp: Path
 ) -> None:
-    monkeypatch.setattr(tempfile, "tempdir", str(_long_dir(tmp_path)))
-    with pytest.raises(WakeDirError, match="too long"):
-        WakeListener.start(_long_dir(tmp_path / "store"), WakeSignal())
+    """The old fallback's name, ``$TMPDIR/coven-wake-<hash>``, created first by another user."""
+    deep = _long_dir(tmp_path)
+    digest = hashlib.sha256(os.fsencode(deep.resolve())).hexdigest()[:16]
+    squatted = short_tmp / f"coven-wake-{digest}"
+    squatted.mkdir(mode=0o777)
+    if os.geteuid() == 0:
+        os.chown(squatted, 12345, 12345)  # a real other owner when we can make one
+    signal = WakeSignal()
+    with WakeListener.start(deep, signal):
+        assert notify(deep, WakeReason.OPERATOR_COMMAND) == 1
+        assert wait_for_wake(signal) is WakeReason.OPERATOR_COMMAND
+    assert list(squatted.iterdir()) == []
 
 
 @unix_only
-def test_fallback_dir_owned_by_someone_else_is_refused(
-    tmp_path: Path, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+def test_too_long_a_path_without_proc_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    deep = _long_dir(tmp_path)
-    socket_dir(deep).mkdir(mode=0o700)
-    monkeypatch.setattr(os, "geteuid", lambda: os.getuid() + 1)  # as if another user made it
-    with pytest.raises(WakeDirError, match="not a directory owned by this user"):
-        WakeListener.start(deep, WakeSignal())
-    assert notify(deep, WakeReason.SHUTDOWN) == 0
+    monkeypatch.setattr(socketpath, "_PROC_FD", tmp_path / "no-proc")
+    with pytest.raises(WakeDirError, match="too long"):
+        WakeListener.start(_long_dir(tmp_path / "store"), WakeSignal())
+    assert notify(_long_dir(tmp_path / "store"), WakeReason.SHUTDOWN) == 0
 
 
 # -- platforms without AF_UNIX ------------------------------------------------------------------

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from pytestqt.qtbot import QtBot
 
+from coven_core.engine import open_engine
 from coven_desktop.app import APP_NAME, MainWindow
+from tests.system.conftest import wait_for
 
 
 def test_main_window_names_the_engine_and_tz_database(qtbot: QtBot) -> None:
@@ -37,3 +41,36 @@ def test_quit_after_ready_starts_fully_reports_and_quits(tmp_path: Path) -> None
         "window_icon_renders": True, "data_dir": str(data),
     }  # fmt: skip
     assert "Traceback" not in started.stderr
+
+
+def _sockets(folder: Path) -> list[Path]:
+    return [path for path in folder.rglob("*") if path.is_socket()]
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_stop_signal_quits_like_quit(tmp_path: Path, stop: signal.Signals) -> None:
+    """A logout sends SIGTERM (or SIGHUP): drain, remove the sockets, close the store, exit 0."""
+    data = tmp_path / "data"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    env.pop("XDG_RUNTIME_DIR", None)  # the instance socket then lives in the data directory
+    app = subprocess.Popen(
+        [sys.executable, "-m", "coven_desktop.app", "--data-dir", str(data)], env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        # Ready: the instance socket and the scheduler's wake socket are both listening.
+        assert wait_for(lambda: len(_sockets(data)) == 2), app.stderr
+        app.send_signal(stop)
+        assert app.wait(timeout=60) == 0, app.stderr.read() if app.stderr else ""
+    finally:
+        app.kill()
+        app.wait()
+    assert _sockets(data) == []
+    assert f"{stop.name} received: quitting" in (data / "logs" / "coven.log").read_text()
+    engine = open_engine(data)
+    try:
+        assert engine.store.conn.execute(
+            "SELECT count(*) FROM events WHERE kind = 'shutdown'"
+        ).fetchone() == (1,)
+    finally:
+        engine.close()

@@ -52,11 +52,14 @@ class Harness:
         finally:
             engine.close()
 
-    def start_daemon(self, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
-        """A ``coven daemon`` on this store; ``env`` adds variables (e.g. ``COVEN_FAILPOINT``)."""
+    def start_daemon(
+        self, env: Mapping[str, str] | None = None, args: tuple[str, ...] = ()
+    ) -> subprocess.Popen[bytes]:
+        """A ``coven daemon`` on this store; ``env`` adds variables (e.g. ``COVEN_FAILPOINT``),
+        ``args`` options (``--log-level debug``)."""
         merged = {**os.environ, **self.env(), **(env or {})}
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "coven_core.cli.main", "daemon"], env=merged,
+            [sys.executable, "-m", "coven_core.cli.main", "daemon", *args], env=merged,
             stderr=subprocess.PIPE, start_new_session=True,
         )  # fmt: skip
         self.daemons.append(daemon)

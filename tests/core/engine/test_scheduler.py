@@ -114,6 +114,17 @@ def test_downtime_is_coalesced_as_app_not_running(tmp_path, clock: VirtualClock)
     assert "downtime" in event_kinds(second)
 
 
+def test_a_shutdown_pass_settles_but_starts_nothing(engine: Engine) -> None:
+    rid = engine.add("minutely", "* * * * *")
+    engine.run_until(T0 + timedelta(seconds=30))
+    engine.clock.advance_to(T0 + minutes(3) + timedelta(seconds=10))  # three moments are due
+    engine.scheduler.shutdown()
+    assert len(engine.runtime.launches) == 1  # only 12:00, before the shutdown
+    report = engine.scheduler.last_report
+    assert (report.trigger, report.claimed, report.dispatched) == ("shutdown", 0, 0)
+    assert all(state != "claimed" for _, _, state, *_ in engine.history(rid))
+
+
 def test_overlap_skip_skips_while_the_previous_run_is_active(engine: Engine) -> None:
     engine.runtime.auto_exit = None
     rid = engine.add("slow", "* * * * *")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 import qasync
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices
 from pytestqt.qtbot import QtBot
 
+from coven_core import logfile
 from coven_core.host import record_zone_change
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.diagnostics import Page
@@ -79,3 +81,19 @@ def test_a_standby_app_says_so(page: Page, desktop: Desktop) -> None:
     assert page.shown is not None
     page.show_diagnostics(page.shown)
     assert page.values["role"].text().startswith("standby: another Coven process")
+
+
+def test_the_log_tab_shows_recent_lines_and_opens_the_file(
+    page: Page, desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    assert page.log_view.toPlainText() == "Nothing has been logged yet."
+    path = logfile.log_path(desktop.data_dir)
+    path.parent.mkdir(mode=0o700)
+    path.write_text("2026-03-01 12:00:00 WARNING coven_core.scheduler: pass failed, retrying\n")
+    loop.run_until_complete(page.reload())
+    assert page.log_view.toPlainText().endswith("pass failed, retrying")
+    opened: list[QUrl] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", opened.append)
+    qtbot.mouseClick(page.log_button, Qt.MouseButton.LeftButton)
+    assert opened == [QUrl.fromLocalFile(str(path))]

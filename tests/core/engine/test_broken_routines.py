@@ -146,6 +146,14 @@ def test_an_edit_mends_it_and_the_broken_time_is_one_skipped_window(engine: Engi
     assert queries.show(engine.store, "bad").broken is None
 
 
+def test_the_edit_records_the_broken_window_at_once(engine: Engine) -> None:
+    bad = engine.add("bad", "30 7 * * *")
+    corrupt_zone(engine, bad)
+    engine.run_until(T0 + minutes(1))  # the start's review stops it
+    engine.operator.edit_routine("bad", lambda spec: replace(spec, timezone="Europe/Kyiv"))
+    assert outcomes(engine, bad) == [("12:00", "skipped", "routine_broken")]
+
+
 def test_deleting_it_closes_the_broken_window(engine: Engine) -> None:
     bad = engine.add("bad", "*/5 * * * *")
     engine.run_until(T0 + minutes(2))

@@ -15,6 +15,7 @@ import qasync
 
 from coven_core.events import EventKind
 from coven_core.inspection import inspect
+from coven_core.runner.process import group_gone
 from coven_desktop.desktop import Desktop
 from tests.desktop.helpers import add, wait_for_event
 
@@ -57,7 +58,14 @@ async def _journaled(path: Path, text: str, timeout: float = 20.0) -> None:
 
 
 def stop_command(awaiting: Awaiting) -> None:
-    """The command outlived its runner (as it would for real): end its process group."""
-    if awaiting.command_pid:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(awaiting.command_pid, signal.SIGKILL)
+    """The command outlived its runner (as it would for real): end its process group, and
+    wait until it is gone — a decision is refused while it lives, and on a loaded machine
+    a killed process takes a moment to go."""
+    if not awaiting.command_pid:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(awaiting.command_pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not group_gone(awaiting.command_pid):
+        assert time.monotonic() < deadline, f"process group {awaiting.command_pid} outlived SIGKILL"
+        time.sleep(0.01)  # real-time: waiting on another process to die

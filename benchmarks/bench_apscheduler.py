@@ -6,7 +6,8 @@ store settings where they compare (SQLite in WAL mode with synchronous=FULL: our
 APScheduler's ``SQLAlchemyJobStore`` set so by a connect hook), no misfire limit on either
 (ours: no grace by default; APScheduler: ``misfire_grace_time=None``, ``coalesce=False``).
 
-ours:     the real engine — :class:`~coven_core.scheduler.Scheduler` with the runner runtime
+ours:     the real engine — :class:`~coven_core.scheduling.scheduler.Scheduler` with the runner
+runtime
           (fork server, runner process per attempt, fsync'd journal, §8) on a real store in a
           temp dir, the loop on its own thread as in ``coven daemon``.
 baseline: APScheduler 3 ``BackgroundScheduler`` with ``SQLAlchemyJobStore`` on a SQLite file
@@ -111,10 +112,10 @@ from benchmarks.runner_floor import RunnerFloor  # noqa: E402
 from coven_core.clock import SystemClock, VirtualClock, WakeReason, WakeSignal  # noqa: E402
 from coven_core.model import RevisionSpec  # noqa: E402
 from coven_core.operator import Operator  # noqa: E402
-from coven_core.passes import PassReport  # noqa: E402
 from coven_core.runner.journal import read_journal  # noqa: E402
 from coven_core.runtime.runner import RunnerRuntime  # noqa: E402
-from coven_core.scheduler import Limits, Scheduler  # noqa: E402
+from coven_core.scheduling.passes import PassReport  # noqa: E402
+from coven_core.scheduling.scheduler import Limits, Scheduler  # noqa: E402
 from coven_core.store.store import Store  # noqa: E402
 
 TRUE = ("/bin/true",)

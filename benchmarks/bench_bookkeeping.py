@@ -52,12 +52,14 @@ record per pass, the fence checked in every scheduler transaction, the event seq
 on claim and settlement): store connections plan without bound values (SQLite's query-planner
 stability guarantee: a statement whose plan had compared a bound value with a partial index's
 condition was re-prepared on every run — most joins over occurrences, a third of the CPU);
-one statement asks what six did after the claims (``coven_core.agenda``); the scheduling
+one statement asks what six did after the claims (``coven_core.scheduling.agenda``); the scheduling
 switch is read inside the due-routines and agenda reads; parsed revisions are cached per
-scheduler (``coven_core.revision_cache``); a claim reads the routine, its awaiting and active
+scheduler (``coven_core.scheduling.revision_cache``); a claim reads the routine, its awaiting and
+active
 state in one statement and takes its run id and attempt number from the claiming UPDATE; the
 dispatch decision is recorded in the attempt's insert; the lease is checked in every
-transaction but rewritten once a minute (``coven_core.lease.RENEW_AFTER``); a routine's active
+transaction but rewritten once a minute (``coven_core.scheduling.lease.RENEW_AFTER``); a routine's
+active
 count uses its partial index (it walked the routine's whole history).
 
 The target is met in some runs and missed in others. On 2026-12-02, with every round's
@@ -115,7 +117,7 @@ from coven_core.clock import VirtualClock, WakeSignal
 from coven_core.model import RevisionSpec
 from coven_core.operator import Operator
 from coven_core.runtime.instant import InstantRuntime
-from coven_core.scheduler import Scheduler
+from coven_core.scheduling.scheduler import Scheduler
 from coven_core.store.connection import open_connection
 from coven_core.store.store import Store
 from coven_core.store.wal import after_commit

@@ -47,7 +47,7 @@ from coven_core.model import RevisionSpec
 from coven_core.operator import Operator
 from coven_core.runner.journal import fsync_directory, read_journal
 from coven_core.runtime.runner import RunnerRuntime
-from coven_core.scheduler import Limits, Scheduler
+from coven_core.scheduling.scheduler import Limits, Scheduler
 from coven_core.store.connection import open_connection
 from coven_core.store.store import Store
 

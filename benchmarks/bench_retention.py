@@ -21,7 +21,7 @@ the log (53 ms of COMMIT after 0.64 ms of work, 40 ms after 5.4 ms), not a big D
 not a checkpoint (the sweep defers the WAL module's checkpoint and times its own apart).
 The disk alone has that tail: the probe's fdatasync peaked at 232 ms during one sweep and
 52 ms in the two seconds before it. So the sweep now commits with synchronous=NORMAL
-(:func:`coven_core.retention._commits_unsynced` says why that loses nothing): longest hold
+(:func:`coven_core.integrity.retention._commits_unsynced` says why that loses nothing): longest hold
 9.9 and 20.2 ms in two runs, p99 5.3 and 7.7 ms, median 1.7–1.8 ms (was 3.1–4.4), the sweep
 116–121 s (was 173–245 s), the longest hold now the sweep's own work (9.1 and 15.6 ms).
 History transactions, the slowest work (p50 3.4 ms, events and passes 1.2 ms: an
@@ -32,7 +32,8 @@ of which this thread was on a CPU 6.2 ms and its COMMIT (no fsync) took 3.2 ms, 
 disk's fsync peaked at 134 ms.
 
 Then (issue #9, third round) each table's transactions are sized from how long the last ones
-took (:class:`coven_core.batching.Pace`, ~2 ms of work each: the longest holds had been the
+took (:class:`coven_core.scheduling.batching.Pace`, ~2 ms of work each: the longest holds had been
+the
 sweep's own work), and the sweep checkpoints once its log holds 4,000 pages rather than every
 16 transactions. Why the latter: strace shows SQLite fdatasyncs the log in the first COMMIT
 after a complete checkpoint, even at synchronous=NORMAL (it writes the restarted log's
@@ -72,12 +73,12 @@ import apsw
 
 from benchmarks.harness import Figure, bound_figure, info_figure, print_table, write_json
 from coven_core.clock import VirtualClock, WakeSignal
+from coven_core.integrity.retention import RetentionPolicy, SweepReport, growth, sweep
 from coven_core.model import RevisionSpec
 from coven_core.operator import Operator
-from coven_core.retention import RetentionPolicy, SweepReport, growth, sweep
 from coven_core.store.connection import open_connection
 from coven_core.store.store import Store
-from tests.core.test_retention import write_history
+from tests.core.integrity.test_retention import write_history
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 LOCK_TARGET_MS = 10.0

@@ -37,7 +37,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
 from benchmarks.harness import Figure, print_table, side_by_side, speed_figure, write_json
-from coven_core.timeline import (
+from coven_core.views.timeline import (
     Band,
     CoalescedWindow,
     Lane,

@@ -55,7 +55,7 @@ def announce_ready() -> None:
 
 
 #: What ``--with-engine`` imports (see the module's docstring).
-ENGINE_MODULES = ("qasync", "coven_core.engine", "coven_core.scheduler",
+ENGINE_MODULES = ("qasync", "coven_core.engine", "coven_core.scheduling.scheduler",
                   "coven_core.runtime.runner", "coven_core.operator")  # fmt: skip
 
 

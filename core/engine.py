@@ -22,9 +22,9 @@ from coven_core.tz import tzdb
 # ``coven status`` opens an engine to read, and must not pay for what it never runs.
 if TYPE_CHECKING:
     from coven_core.operator import Operator
-    from coven_core.passes import PassReport
     from coven_core.runtime.base import Runtime
-    from coven_core.scheduler import Limits, Scheduler
+    from coven_core.scheduling.passes import PassReport
+    from coven_core.scheduling.scheduler import Limits, Scheduler
 
 
 class Engine:
@@ -52,7 +52,7 @@ class Engine:
 
     def scheduler(self, runtime: Runtime | None = None, limits: Limits | None = None) -> Scheduler:
         from coven_core.runtime.runner import RunnerRuntime
-        from coven_core.scheduler import Scheduler
+        from coven_core.scheduling.scheduler import Scheduler
 
         runtime = runtime or RunnerRuntime(self.clock, self.wake, self.store.data_dir / "attempts")
         return Scheduler(self.store, self.clock, runtime, self.wake, limits=limits)
@@ -71,7 +71,7 @@ def open_engine(data_dir: str | Path | None = None, clock: Clock | None = None) 
 
     def wake_everyone(reason: WakeReason) -> None:
         wake.set(reason)  # this process's scheduler, if it runs one
-        from coven_core.wakeup import notify  # sockets: only when something is changed
+        from coven_core.scheduling.wakeup import notify  # sockets: only when something is changed
 
         notify(wake_dir, reason)  # and every other scheduler on this store
 
@@ -101,7 +101,7 @@ class SchedulerThread(threading.Thread):
         runtime_factory: Callable[[Store], Runtime] | None = None,
         limits: Limits | None = None,
     ) -> None:
-        from coven_core.lease import Holder
+        from coven_core.scheduling.lease import Holder
 
         super().__init__(name="coven-scheduler", daemon=True)
         self._data_dir, self._clock, self.wake = data_dir, clock, wake
@@ -111,8 +111,8 @@ class SchedulerThread(threading.Thread):
         self.holder = Holder.of_this_process()  # who this scheduler is in the lease
 
     def run(self) -> None:
-        from coven_core.scheduler import Scheduler
-        from coven_core.wakeup import WakeListener
+        from coven_core.scheduling.scheduler import Scheduler
+        from coven_core.scheduling.wakeup import WakeListener
 
         store = Store.open(resolve_data_dir(self._data_dir), self._clock.now_utc())
         runtime = (self._factory or self._runner_runtime)(store)
@@ -144,7 +144,7 @@ def run_daemon(engine: Engine, limits: Limits | None = None) -> int:
     stop = _on_stop_signals(engine.wake)
     import logging  # only here: `coven status` and friends never load it
 
-    from coven_core.wakeup import WakeListener
+    from coven_core.scheduling.wakeup import WakeListener
 
     log = logging.getLogger(__name__)
     log.info("coven daemon %s: scheduling the store in %s", os.getpid(), engine.store.data_dir)

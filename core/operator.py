@@ -14,14 +14,16 @@ from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
-from coven_core import audit, definitions, failpoints, pausing, runs, settings, stopping
 from coven_core.clock import Clock, WakeReason
-from coven_core.definitions import DuplicateRoutine, validated
 from coven_core.errors import CovenError
+from coven_core.integrity import audit
 from coven_core.model import RevisionSpec
-from coven_core.reconcile import Decision, Outcome, reconcile
-from coven_core.runs import RunRef
+from coven_core.operations import definitions, pausing, runs, settings, stopping
+from coven_core.operations.definitions import DuplicateRoutine, validated
+from coven_core.operations.reconcile import Decision, Outcome, reconcile
+from coven_core.operations.runs import RunRef
 from coven_core.store.store import Store
+from coven_core.system import failpoints
 
 Notify = Callable[[WakeReason], None]
 T = TypeVar("T")

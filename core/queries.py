@@ -9,14 +9,14 @@ from typing import Any
 
 import apsw
 
-from coven_core import routines
-from coven_core.durations import NO_TIMEOUT, format_timeout
-from coven_core.glance import scheduling_paused
 from coven_core.model import Revision, Routine, RoutineState
-from coven_core.preview import Preview, preview
+from coven_core.notation.durations import NO_TIMEOUT, format_timeout
+from coven_core.scheduling import routines
 from coven_core.store.codec import instant_from, maybe_instant_from
 from coven_core.store.store import Store
 from coven_core.tz.binding import BoundTime
+from coven_core.views.glance import scheduling_paused
+from coven_core.views.preview import Preview, preview
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 import qasync
 from PySide6.QtWidgets import QApplication
 
-from coven_core import logfile
 from coven_core.clock import SystemClock
 from coven_core.engine import STOP_SIGNALS, clock_offset_for_tests
 from coven_core.errors import CovenError
 from coven_core.store.location import prepare_data_dir, resolve_data_dir
+from coven_core.system import logfile
 from coven_core.tz import tzdb
 from coven_desktop.app_window import APP_NAME, MainWindow
 from coven_desktop.desktop import Desktop

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 import coven_core
-from coven_core.overview import Overview
 from coven_core.tz import tzdb
+from coven_core.views.overview import Overview
 from coven_desktop.resources import icon
 from coven_desktop.windows import PAGES, page_info
 

@@ -20,11 +20,11 @@ from coven_core.clock import Clock
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.events import Event
-from coven_core.host import ZoneChoice, follow, record_zone_change
-from coven_core.i18n import user_locale
-from coven_core.overview import Overview, overview
+from coven_core.notation.i18n import user_locale
+from coven_core.operations.host import ZoneChoice, follow, record_zone_change
 from coven_core.runtime.base import Runtime
 from coven_core.store.store import Store
+from coven_core.views.overview import Overview, overview
 from coven_desktop import autostart
 from coven_desktop.notifications import Notifications
 from coven_desktop.osnotify import Notifier, OsEvent, host_zone, start_notifiers, wake_reason_for
@@ -33,7 +33,7 @@ from coven_desktop.tray import Tray
 from coven_desktop.zoneprompt import ZonePrompt
 
 if TYPE_CHECKING:
-    from coven_core.scheduler import Limits
+    from coven_core.scheduling.scheduler import Limits
     from coven_desktop.app_window import MainWindow
 
 log = logging.getLogger(__name__)

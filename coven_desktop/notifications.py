@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-from coven_core import overrun
 from coven_core.events import Event, EventKind
-from coven_core.i18n import _, user_locale
+from coven_core.notation.i18n import _, user_locale
+from coven_core.scheduling import overrun
 
 #: At most this many notifications per window; the rest are summed up in one.
 BURST, WINDOW_SECONDS = 3, 60.0

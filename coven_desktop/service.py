@@ -23,9 +23,9 @@ from PySide6.QtCore import QObject, Signal
 from coven_core import events
 from coven_core.clock import Clock, WakeSignal
 from coven_core.engine import Engine, SchedulerThread, open_engine
-from coven_core.passes import PassReport
 from coven_core.runtime.base import Runtime
-from coven_core.scheduler import Limits
+from coven_core.scheduling.passes import PassReport
+from coven_core.scheduling.scheduler import Limits
 from coven_core.store.query import scalar
 from coven_core.store.store import Store
 

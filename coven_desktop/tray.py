@@ -1,6 +1,6 @@
 """The tray: an icon and tooltip for the state, and a menu for one-click control (§12).
 
-The menu is rebuilt from an :class:`~coven_core.overview.Overview` whenever the engine says
+The menu is rebuilt from an :class:`~coven_core.views.overview.Overview` whenever the engine says
 something changed. Every action goes through the operator API (and so is audited); the tray
 itself decides nothing.
 """
@@ -15,7 +15,7 @@ from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from coven_core.model import RoutineState
-from coven_core.overview import Overview, RoutineLine, TrayState
+from coven_core.views.overview import Overview, RoutineLine, TrayState
 from coven_desktop import texts
 from coven_desktop.resources import icon
 

@@ -1,7 +1,7 @@
 """``coven attention``: everything that needs a person, with the evidence to decide on it.
 
 ``--json`` prints ``{"items": [ITEM, ...]}``, each ITEM as
-:meth:`coven_core.attention.Item.to_json` gives it (stable):
+:meth:`coven_core.views.attention.Item.to_json` gives it (stable):
 
 - ``kind``: ``recovery_required`` (the outcome is unknown: decide with ``coven reconcile``),
   ``stuck_cancel`` (a cancel was not acknowledged in time), ``delivery_failing`` or
@@ -26,11 +26,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from coven_core.attention import attention
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.attention_output import print_items
 from coven_core.cli.output import print_json
 from coven_core.queries import list_routines
+from coven_core.views.attention import attention
 
 
 def register(commands: Any) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from coven_core import overrun
-from coven_core.attention import AttemptEvidence, Item
 from coven_core.cli.output import last_lines, print_fields, print_lines
 from coven_core.cli.times import instant_in, local_text
-from coven_core.i18n import _, user_locale
+from coven_core.notation.i18n import _, user_locale
+from coven_core.scheduling import overrun
+from coven_core.views.attention import AttemptEvidence, Item
 
 JOURNAL_RECORDS = 5
 TAIL_LINES = 10

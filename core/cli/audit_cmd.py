@@ -19,13 +19,13 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from coven_core import audit
-from coven_core.audit import AuditEntry, AuditKind, ChainReport
 from coven_core.cli.arguments import add_store_options, opened_engine, positive
 from coven_core.cli.output import print_json, print_table
 from coven_core.errors import Conflict
-from coven_core.i18n import _, user_locale
-from coven_core.utc import utc_text
+from coven_core.integrity import audit
+from coven_core.integrity.audit import AuditEntry, AuditKind, ChainReport
+from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.utc import utc_text
 
 DEFAULT_LIMIT = 20
 _ROUTINE_HELP = "only the entries whose target is NAME (a run's entries name its run id)"

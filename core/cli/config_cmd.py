@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from coven_core import settings
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_json, print_table
-from coven_core.i18n import _
+from coven_core.notation.i18n import _
+from coven_core.operations import settings
 
 
 def register(commands: Any) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from coven_core import logfile
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.engine import run_daemon
+from coven_core.system import logfile
 
 
 def register(commands: Any) -> None:

@@ -2,7 +2,8 @@
 
 People get one line per finding, grouped by check in a fixed order: ``✓`` for what holds
 (info), ``!`` for a warning, ``✗`` for an error, then a summary line. ``--json`` prints
-:meth:`coven_core.doctor.Report.to_json` (stable; documented in :mod:`coven_core.doctor`).
+:meth:`coven_core.integrity.doctor.Report.to_json` (stable; documented in
+:mod:`coven_core.integrity.doctor`).
 ``--quick`` runs SQLite's ``quick_check`` instead of the full integrity check and skips the
 growth figures.
 
@@ -20,8 +21,8 @@ from typing import Any
 
 from coven_core.cli.arguments import EXIT_CONFLICT, add_store_options, opened_engine
 from coven_core.cli.output import print_json
-from coven_core.doctor import CHECKS, ERROR, INFO, WARNING, Finding, Report, doctor
-from coven_core.i18n import _, user_locale
+from coven_core.integrity.doctor import CHECKS, ERROR, INFO, WARNING, Finding, Report, doctor
+from coven_core.notation.i18n import _, user_locale
 
 _MARKS = {INFO: "✓", WARNING: "!", ERROR: "✗"}
 _QUICK_HELP = "SQLite's quick_check instead of the full integrity check; no growth figures"

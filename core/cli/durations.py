@@ -1,11 +1,12 @@
-"""Durations as ``coven`` options take them (the reading itself is ``coven_core.durations``)."""
+"""Durations as ``coven`` options take them (the reading itself is
+``coven_core.notation.durations``)."""
 
 from __future__ import annotations
 
 import argparse
 from datetime import timedelta
 
-from coven_core.durations import (
+from coven_core.notation.durations import (
     NO_LIMIT,
     DurationError,
     format_duration,

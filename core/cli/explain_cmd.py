@@ -9,8 +9,8 @@ from typing import Any
 from coven_core.cli.arguments import add_store_options, opened_engine, positive
 from coven_core.cli.output import print_json
 from coven_core.cli.preview_output import print_preview
-from coven_core.preview import DEFAULT_COUNT
 from coven_core.queries import Explanation, explain, usable
+from coven_core.views.preview import DEFAULT_COUNT
 
 
 def register(commands: Any) -> None:

@@ -9,9 +9,9 @@ from typing import Any
 from coven_core.cli.arguments import add_store_options, opened_engine, positive
 from coven_core.cli.output import print_json, print_table
 from coven_core.cli.times import local_text, wall_text
-from coven_core.i18n import _, user_locale
+from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.utc import utc_text
 from coven_core.queries import HistoryRow, history
-from coven_core.utc import utc_text
 
 DEFAULT_LIMIT = 20
 

@@ -7,7 +7,7 @@ one occurrence in full (CONTRACT §10). Tokens are shown only as short fingerpri
 ``paused`` they are routines: ``routine_id``, ``routine``, ``state``, ``reason``, ``since``,
 ``consecutive_failures``.
 
-``inspect --json`` prints :func:`coven_core.inspection.inspect` as it is: ``occurrence`` (the
+``inspect --json`` prints :func:`coven_core.views.inspection.inspect` as it is: ``occurrence`` (the
 stored row), ``attempts`` (oldest first; ``generation`` is the fence), ``delivery`` (or null),
 ``decisions`` (reconciliations: ``outcome``, ``reason``, ``decided_by``, ``decided_at``,
 ``evidence_digest``) and ``lease`` (``holder``, ``token`` fingerprint, ``generation``,
@@ -23,9 +23,9 @@ from typing import Any
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_fields, print_json, print_table
 from coven_core.cli.times import instant_in
-from coven_core.i18n import _, user_locale
-from coven_core.inspection import ListState, inspect, list_by_state
-from coven_core.utc import utc_text
+from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.utc import utc_text
+from coven_core.views.inspection import ListState, inspect, list_by_state
 
 _ROUTINE_STATES = (ListState.QUARANTINED, ListState.PAUSED)
 

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from coven_core.i18n import _
+from coven_core.notation.i18n import _
 
 
 def print_json(document: Any) -> None:

@@ -10,11 +10,11 @@ from coven_core.cli.output import print_json
 from coven_core.cli.preview_output import print_preview
 from coven_core.clock import SystemClock
 from coven_core.errors import ValidationError
-from coven_core.preview import preview
+from coven_core.notation.timearg import parse_instant
 from coven_core.schedule.timetable import Timetable
-from coven_core.timearg import parse_instant
 from coven_core.tz import tzdb
 from coven_core.tz.local import resolve_zone_key
+from coven_core.views.preview import preview
 
 
 def register(commands: Any) -> None:

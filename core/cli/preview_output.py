@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from coven_core.cli.output import print_table
 from coven_core.cli.times import wall_text
-from coven_core.i18n import _, user_locale
-from coven_core.preview import Preview
+from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.utc import utc_text
 from coven_core.tz.binding import BoundTime, LocalTimeKind
 from coven_core.tz.notes import format_offset
-from coven_core.utc import utc_text
+from coven_core.views.preview import Preview
 
 
 def print_preview(result: Preview) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_json
 from coven_core.cli.run_output import started_run
-from coven_core.i18n import _
+from coven_core.notation.i18n import _
 from coven_core.queries import show
 
 

@@ -21,8 +21,8 @@ from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.attention_output import DIGEST_SHOWN
 from coven_core.cli.output import print_json
 from coven_core.errors import ValidationError
-from coven_core.i18n import _
-from coven_core.reconcile import Decision, Outcome
+from coven_core.notation.i18n import _
+from coven_core.operations.reconcile import Decision, Outcome
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _AS_HELP = "what happened, as far as you can tell (retry: give it a new attempt)"

@@ -14,12 +14,12 @@ from coven_core.cli.routine_output import print_routine, print_routines
 from coven_core.clock import SystemClock
 from coven_core.engine import Engine
 from coven_core.errors import ValidationError
-from coven_core.i18n import _
 from coven_core.model import RevisionSpec
+from coven_core.notation.i18n import _
+from coven_core.notation.timearg import parse_instant
 from coven_core.operator import validated
 from coven_core.queries import list_routines, show
 from coven_core.schedule.timetable import Timetable
-from coven_core.timearg import parse_instant
 from coven_core.tz import tzdb
 
 

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from coven_core.cli.durations import format_duration
 from coven_core.cli.output import print_fields, print_table
 from coven_core.cli.times import maybe_local_text
-from coven_core.durations import format_timeout
-from coven_core.i18n import _, user_locale
 from coven_core.model import Revision
+from coven_core.notation.durations import format_timeout
+from coven_core.notation.i18n import _, user_locale
 from coven_core.queries import RoutineView
 
 

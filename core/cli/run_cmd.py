@@ -19,8 +19,8 @@ from typing import Any
 from coven_core.cli.arguments import EXIT_CONFLICT, add_store_options, non_empty, opened_engine
 from coven_core.cli.output import print_json
 from coven_core.cli.run_output import cancelled_run, cancelled_runs, started_run
-from coven_core.i18n import _
-from coven_core.runs import RunRef
+from coven_core.notation.i18n import _
+from coven_core.operations.runs import RunRef
 
 _KEY_HELP = "an idempotency key: the same key again returns the same run instead of a new one"
 _REASON_HELP = "why (recorded with the cancel request, shown in history)"

@@ -7,8 +7,8 @@ import argparse
 from collections.abc import Sequence
 
 from coven_core.cli.output import print_json
-from coven_core.i18n import _
-from coven_core.runs import RunRef
+from coven_core.notation.i18n import _
+from coven_core.operations.runs import RunRef
 
 
 def where_it_stands(ref: RunRef) -> str:

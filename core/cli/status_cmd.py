@@ -1,5 +1,5 @@
 """``coven status``: the scheduler at a glance — leader, last pass, next deadline, queue,
-lags and the store's size (``--json``: :meth:`coven_core.status.Status.to_json`)."""
+lags and the store's size (``--json``: :meth:`coven_core.views.status.Status.to_json`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from babel.numbers import format_decimal
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_fields, print_json, print_table
 from coven_core.cli.quantities import duration_text, size_text
-from coven_core.i18n import _, user_locale
-from coven_core.status import Lags, Status, status
-from coven_core.utc import utc_text
+from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.utc import utc_text
+from coven_core.views.status import Lags, Status, status
 
 
 def register(commands: Any) -> None:

@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
-from coven_core import failpoints
 from coven_core.runner import process as proc
 from coven_core.runner.journal import (
     RUNTIME_UNAVAILABLE,
@@ -41,6 +40,7 @@ from coven_core.runner.spec import (
     RunnerSpec,
     SpecError,
 )
+from coven_core.system import failpoints
 
 EXIT_OUTCOME_JOURNALED = 0
 EXIT_RUNNER_FAILED = 1

@@ -6,7 +6,7 @@ step, the once wall time), never from its text, so it says what the planner will
 with no natural sentence gets a faithful generic one (the rule itself, or the cron fields read
 out) — a short sentence that is wrong would be worse than a long one that is right.
 
-Sentences go through gettext (:func:`coven_core.i18n._`); times, dates, weekday and month
+Sentences go through gettext (:func:`coven_core.notation.i18n._`); times, dates, weekday and month
 names, lists and units through Babel in the given locale.
 """
 
@@ -27,7 +27,7 @@ from babel.dates import (
 from babel.lists import format_list
 from babel.units import format_unit
 
-from coven_core.i18n import _
+from coven_core.notation.i18n import _
 from coven_core.schedule.cron import CronSchedule
 from coven_core.schedule.interval import IntervalSchedule
 from coven_core.schedule.once import OnceSchedule

@@ -244,7 +244,7 @@ CREATE TABLE reconciliations (
 CREATE INDEX reconciliations_occurrence ON reconciliations (occurrence_id)
 """
 
-# Issue #5: the hash-chained audit log of operator actions (coven_core.audit).
+# Issue #5: the hash-chained audit log of operator actions (coven_core.integrity.audit).
 _AUDIT = """
 CREATE TABLE audit_log (
     seq INTEGER PRIMARY KEY,

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, tzinfo
 
 from babel.dates import format_date, format_time
 
-from coven_core.i18n import _
+from coven_core.notation.i18n import _
 from coven_core.tz.binding import BoundTime, LocalTimeKind
 from coven_core.tz.transitions import Transition, transition_for
 

@@ -17,12 +17,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from coven_core.clock import VirtualClock, WakeSignal
-from coven_core.host import record_zone_change
-from coven_core.lease import LEASE_TTL
 from coven_core.model import RevisionSpec
+from coven_core.operations.host import record_zone_change
 from coven_core.operator import Operator
 from coven_core.runtime.base import Launch
-from coven_core.scheduler import Scheduler
+from coven_core.scheduling.lease import LEASE_TTL
+from coven_core.scheduling.scheduler import Scheduler
 from coven_core.store.store import Store
 from coven_desktop.demo.runtime import DemoRuntime, Plan, private_root
 

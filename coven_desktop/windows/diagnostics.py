@@ -28,11 +28,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from coven_core import logfile
-from coven_core.diagnostics import DataDirectory, Diagnostics, HostEvent, PassLine, diagnostics
-from coven_core.doctor import Report, doctor
 from coven_core.events import EventKind
-from coven_core.status import Status
+from coven_core.integrity.doctor import Report, doctor
+from coven_core.system import logfile
+from coven_core.views.diagnostics import (
+    DataDirectory,
+    Diagnostics,
+    HostEvent,
+    PassLine,
+    diagnostics,
+)
+from coven_core.views.status import Status
 from coven_desktop.windows.common import (
     ERROR_COLOUR,
     LivePage,

@@ -3,7 +3,7 @@ zone and tz database version, one plain sentence of what happened and why, the z
 in the next year and what they do to the routine; for an occurrence also the inspection (its
 attempts, delivery and decisions) — so it doubles as the timeline's occurrence inspector.
 
-The text comes from the engine (:mod:`coven_core.tz.explain`), read on the operator thread.
+The text comes from the engine (:mod:`coven_core.views.explain`), read on the operator thread.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from shiboken6 import isValid
 
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.tz.explain import (
+from coven_core.views.explain import (
     MomentFacts,
     OccurrenceExplanation,
     RoutineExplanation,

@@ -1,7 +1,7 @@
 """The Needs attention window: every run awaiting a person, with its evidence, and the
 decision (CONTRACT §5.2, §10, §12; issue #8).
 
-The evidence is the engine's own (:func:`coven_core.attention.attention`): the runner's
+The evidence is the engine's own (:func:`coven_core.views.attention.attention`): the runner's
 journal, whether the runner and the command still run (pid, start time), the output's tail,
 timestamps, the attempts and what the engine already tried. A decision — *It succeeded*,
 *It failed*, *Retry it* (only once the person ticks that they verified there was no side
@@ -35,10 +35,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from coven_core import audit, overrun
-from coven_core.attention import AttemptEvidence, Item, attention
-from coven_core.audit import AuditEntry
-from coven_core.reconcile import Decision, Outcome
+from coven_core.integrity import audit
+from coven_core.integrity.audit import AuditEntry
+from coven_core.operations.reconcile import Decision, Outcome
+from coven_core.scheduling import overrun
+from coven_core.views.attention import AttemptEvidence, Item, attention
 from coven_desktop.windows.common import (
     LivePage,
     Row,

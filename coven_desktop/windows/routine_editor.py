@@ -1,7 +1,8 @@
 """Add or edit a routine: an inline form with a live preview of the next moments.
 
 While the person types, a single-shot timer (debounce) asks the engine to check the draft
-(:func:`coven_core.drafts.check`, on the operator thread): each field shows the engine's own
+(:func:`coven_core.operations.drafts.check`, on the operator thread): each field shows the engine's
+own
 message — the one ``coven routine add`` would print — and the preview lists the next moments
 with gaps (skipped: the wall time does not exist) and folds (runs at the first pass) marked.
 Saving goes through the operator API; a refusal is shown in the form and nothing typed is
@@ -34,18 +35,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from coven_core import drafts
-from coven_core.drafts import DraftCheck, RoutineDraft
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.model import MisfirePolicy, OverlapPolicy
-from coven_core.preview import Preview
+from coven_core.operations import drafts
+from coven_core.operations.drafts import DraftCheck, RoutineDraft
 from coven_core.queries import RoutineView
 from coven_core.schedule.timetable import ScheduleKind
 from coven_core.schedule.words import describe_timetable
 from coven_core.tz import tzdb
 from coven_core.tz.binding import BoundTime, LocalTimeKind
 from coven_core.tz.notes import format_offset
+from coven_core.views.preview import Preview
 from coven_desktop.tasks import Tasks
 
 if TYPE_CHECKING:

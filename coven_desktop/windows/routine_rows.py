@@ -12,12 +12,12 @@ from datetime import datetime, timedelta
 
 from babel.dates import format_datetime, get_timezone_name
 
-from coven_core import routines
 from coven_core.engine import Engine
-from coven_core.i18n import _
 from coven_core.model import RoutineState
+from coven_core.notation.i18n import _
 from coven_core.queries import RoutineView, list_routines
 from coven_core.schedule.words import describe_timetable
+from coven_core.scheduling import routines
 from coven_core.tz import tzdb
 from coven_desktop.windows.common import relative
 

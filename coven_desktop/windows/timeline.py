@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
 
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.timeline import MAX_RANGE, Timeline, timeline
 from coven_core.tz import tzdb
+from coven_core.views.timeline import MAX_RANGE, Timeline, timeline
 from coven_desktop.windows.explanation import open_explanation
 from coven_desktop.windows.timeline_canvas import (
     BAND_COLOURS,

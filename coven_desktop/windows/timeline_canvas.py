@@ -31,15 +31,15 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from coven_core.timeline import (
+from coven_core.tz import tzdb
+from coven_core.views.explain import cause_text, change_sentence, outcome_sentence
+from coven_core.views.timeline import (
     BAND_ASLEEP,
     CoalescedWindow,
     PlannedMoment,
     RecordedOccurrence,
     Timeline,
 )
-from coven_core.tz import tzdb
-from coven_core.tz.explain import cause_text, change_sentence, outcome_sentence
 from coven_desktop.windows.timeline_geometry import (
     CATEGORIES,
     IN_PROGRESS,
@@ -382,7 +382,7 @@ def tooltip_text(
     routine: str, item: Activated, zone: tzinfo, locale: str, tr: Callable[[str], str]
 ) -> str:
     """The tooltip: the routine, when (in its own zone), and what became of it — in the
-    engine's words (:mod:`coven_core.tz.explain`), so the timeline and explain agree."""
+    engine's words (:mod:`coven_core.views.explain`), so the timeline and explain agree."""
     if isinstance(item, CoalescedWindow):
         first, last = (_when(i, zone, locale) for i in (item.first, item.last))
         text = tr("{routine}: {count} runs from {first} to {last} did not run: {cause}")

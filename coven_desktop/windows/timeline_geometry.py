@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QImage
 
-from coven_core.timeline import CoalescedWindow, Lane, PlannedMoment, RecordedOccurrence
 from coven_core.tz.transitions import Transition
+from coven_core.views.timeline import CoalescedWindow, Lane, PlannedMoment, RecordedOccurrence
 
 PLANNED, PLANNED_SKIPPED, IN_PROGRESS = "planned", "planned_skipped", "in_progress"
 DISPOSITIONS = (

@@ -15,7 +15,7 @@ from coven_core.model import RevisionSpec
 from coven_core.operator import Operator
 from coven_core.runtime.base import Exit, Launch, Started, Unfinished, unknowable
 from coven_core.runtime.runner import RunnerRuntime
-from coven_core.scheduler import Limits, Scheduler
+from coven_core.scheduling.scheduler import Limits, Scheduler
 from coven_core.store.store import Store
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

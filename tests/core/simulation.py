@@ -52,22 +52,17 @@ from pathlib import Path
 import apsw
 import psutil
 
-from coven_core import failpoints, ids, lease, occurrences, runs
 from coven_core.clock import VirtualClock, WakeReason, WakeSignal
 from coven_core.errors import CovenError
-from coven_core.glance import scheduling_paused
-from coven_core.lease import Holder
 from coven_core.model import (
     FailureClass,
     MisfirePolicy,
     OverlapPolicy,
     RevisionSpec,
 )
+from coven_core.operations import runs
+from coven_core.operations.reconcile import Outcome
 from coven_core.operator import Operator
-from coven_core.planning import segments
-from coven_core.reconcile import Outcome
-from coven_core.retry import RUNTIME_UNAVAILABLE_TRIES
-from coven_core.routines import revisions as revisions_of
 from coven_core.runtime.base import (
     Exit,
     Launch,
@@ -77,13 +72,20 @@ from coven_core.runtime.base import (
     as_recorded,
     unknowable,
 )
-from coven_core.scheduler import Limits, Scheduler
+from coven_core.scheduling import ids, lease, occurrences
+from coven_core.scheduling.decisions import segments
+from coven_core.scheduling.lease import Holder
+from coven_core.scheduling.retry import RUNTIME_UNAVAILABLE_TRIES
+from coven_core.scheduling.routines import revisions as revisions_of
+from coven_core.scheduling.scheduler import Limits, Scheduler
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.errors import StoreBug
 from coven_core.store.store import Store
+from coven_core.system import failpoints
+from coven_core.views.glance import scheduling_paused
 
 try:  # the doctor's invariant audit (coven doctor); the checks below stand alone without it
-    from coven_core.doctor import doctor as _doctor
+    from coven_core.integrity.doctor import doctor as _doctor
 except ImportError:  # pragma: no cover - an older engine
     _doctor = None
 

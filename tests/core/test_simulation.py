@@ -24,13 +24,13 @@ from pathlib import Path
 
 import pytest
 
-from coven_core import occurrences, retry
 from coven_core.clock import VirtualClock
 from coven_core.errors import CovenError
-from coven_core.lease import LEASE_TTL
 from coven_core.model import FailureClass
-from coven_core.reconcile import Outcome
+from coven_core.operations.reconcile import Outcome
 from coven_core.runtime.base import Exit, Launch, LaunchError, Started
+from coven_core.scheduling import occurrences, retry
+from coven_core.scheduling.lease import LEASE_TTL
 from coven_core.store.codec import instant_text
 from coven_core.store.store import Store
 from tests.core.conftest import T0, Engine, ScriptedRuntime, make_engine, minutes

@@ -18,7 +18,7 @@ from PySide6.QtGui import QAction
 from pytestqt.qtbot import QtBot
 
 from coven_core.clock import VirtualClock
-from coven_core.overview import Overview, TrayState
+from coven_core.views.overview import Overview, TrayState
 from coven_desktop import autostart
 from coven_desktop.desktop import Desktop
 from coven_desktop.tray import Tray

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
-from coven_core import audit
 from coven_core.events import EventKind
+from coven_core.integrity import audit
 from coven_desktop.desktop import Desktop
 from coven_desktop.instance import InstanceServer, server_name
 from tests.desktop.helpers import add, wait_for_event

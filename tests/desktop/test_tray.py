@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
 from coven_core.model import RoutineState
-from coven_core.overview import Overview, RoutineLine, TrayState
+from coven_core.views.overview import Overview, RoutineLine, TrayState
 from coven_desktop.tray import DIRECT_ROUTINES, Tray
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

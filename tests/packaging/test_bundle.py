@@ -79,7 +79,7 @@ def test_the_bundle_holds_both_programs_and_every_icon(bundle: Path) -> None:
 
 
 def test_the_translation_catalogues_are_inside(bundle: Path) -> None:
-    """Whatever catalogues the tree has (``core/locale``), where ``coven_core.i18n`` looks."""
+    """Whatever catalogues the tree has (``core/locale``), where ``coven_core.notation.i18n`` looks."""
     catalogues = ROOT / "core" / "locale"
     for source in catalogues.rglob("*.[pm]o") if catalogues.is_dir() else ():
         relative = source.relative_to(catalogues)

@@ -38,11 +38,11 @@ from typing import Any
 import psutil
 import pytest
 
-from coven_core import failpoints
-from coven_core.doctor import doctor
+from coven_core.integrity.doctor import doctor
 from coven_core.runner.spec import RunnerSpec
 from coven_core.runtime.runner import runner_command
 from coven_core.store.codec import instant_from
+from coven_core.system import failpoints
 from tests.system.conftest import Harness, wait_for
 
 OPERATOR_POINTS = frozenset({"revision.before_commit", "revision.after_commit", "publish.before"})

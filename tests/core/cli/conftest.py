@@ -16,7 +16,7 @@ from coven_core import engine as engine_module
 from coven_core.cli import arguments
 from coven_core.cli.main import main
 from coven_core.clock import WakeReason
-from coven_core.lease import LEASE_TTL
+from coven_core.scheduling.lease import LEASE_TTL
 from coven_core.store.store import Store
 from tests.core.conftest import T0, Engine, make_engine, minutes
 

@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import pytest
 
-from coven_core.attention import AttemptEvidence, Item, attention
 from coven_core.cli.attention_output import print_items
+from coven_core.views.attention import AttemptEvidence, Item, attention
 from tests.core.cli.conftest import Awaiting, Coven
 
 DECIDE = (

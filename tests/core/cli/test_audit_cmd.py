@@ -12,7 +12,9 @@ from coven_core.store import schema
 from coven_core.store.store import STORE_FILE
 from tests.core.cli.conftest import Awaiting, Coven
 
-pytest.importorskip("coven_core.audit", reason="coven_core.audit is not there yet (issue #5)")
+pytest.importorskip(
+    "coven_core.integrity.audit", reason="coven_core.integrity.audit is not there yet (issue #5)"
+)
 if not any("audit" in migration.name for migration in schema.MIGRATIONS):
     pytest.skip("the store has no audit_log table yet (issue #5)", allow_module_level=True)
 

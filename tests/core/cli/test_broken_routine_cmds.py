@@ -6,7 +6,7 @@ from __future__ import annotations
 import apsw
 import pytest
 
-from coven_core import routines
+from coven_core.scheduling import routines
 from tests.core.cli.conftest import Coven, react
 from tests.core.conftest import Engine
 

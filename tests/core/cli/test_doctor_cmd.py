@@ -9,7 +9,7 @@ from pathlib import Path
 
 import apsw
 
-from coven_core.doctor import CHECKS
+from coven_core.integrity.doctor import CHECKS
 from tests.core.cli.conftest import Coven, react
 from tests.core.conftest import T0, Engine, minutes
 

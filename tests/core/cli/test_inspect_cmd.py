@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from coven_core import lease
+from coven_core.scheduling import lease
 from tests.core.cli.conftest import Awaiting, Coven
 
 YEARLY = ("--schedule", "0 0 1 1 *", "--tz", "UTC")

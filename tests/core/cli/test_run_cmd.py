@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from coven_core.lease import LEASE_TTL
+from coven_core.scheduling.lease import LEASE_TTL
 from tests.core.cli.conftest import Coven, react
 from tests.core.conftest import T0, Engine, make_engine, minutes
 

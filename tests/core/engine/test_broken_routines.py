@@ -8,14 +8,15 @@ from dataclasses import replace
 
 import pytest
 
-from coven_core import events, queries, routines
+from coven_core import events, queries
 from coven_core.clock import VirtualClock
 from coven_core.errors import ZoneError
 from coven_core.events import EventKind
 from coven_core.model import OverlapPolicy
-from coven_core.overview import TrayState, overview
-from coven_core.revision_cache import RevisionCache
+from coven_core.scheduling import routines
+from coven_core.scheduling.revision_cache import RevisionCache
 from coven_core.tz import tzdb
+from coven_core.views.overview import TrayState, overview
 from tests.core.conftest import T0, Engine, make_engine, minutes
 
 Break = Callable[[Engine, str], None]

@@ -7,9 +7,9 @@ from datetime import timedelta
 import apsw
 import pytest
 
-from coven_core import lease
 from coven_core.clock import SAFETY_CAP
-from coven_core.lease import LEASE_TTL, RENEW_AFTER, Fenced, Holder
+from coven_core.scheduling import lease
+from coven_core.scheduling.lease import LEASE_TTL, RENEW_AFTER, Fenced, Holder
 from coven_core.store.schema import CURRENT
 from coven_core.store.store import Store
 from tests.core.conftest import T0, make_engine, minutes

@@ -55,7 +55,7 @@ def test_edit_can_keep_an_explicit_anchor(engine: Engine) -> None:
 
 
 def test_every_command_is_audited_even_when_refused(engine: Engine) -> None:
-    from coven_core import audit
+    from coven_core.integrity import audit
 
     engine.add("r", "@daily")
     engine.operator.pause("r", "holiday")

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 import pytest
 
-from coven_core.attention import attention
 from coven_core.errors import Conflict, ValidationError
-from coven_core.lease import LEASE_TTL
-from coven_core.reconcile import Outcome
+from coven_core.operations.reconcile import Outcome
+from coven_core.scheduling.lease import LEASE_TTL
+from coven_core.views.attention import attention
 from tests.core.conftest import T0, Engine, make_engine, minutes
 
 

@@ -8,10 +8,10 @@ import pytest
 
 from coven_core.clock import WakeReason
 from coven_core.errors import Conflict, ValidationError
-from coven_core.lease import LEASE_TTL
 from coven_core.model import FailureClass
-from coven_core.retry import RetryPolicy, backoff
 from coven_core.runtime.base import LaunchError
+from coven_core.scheduling.lease import LEASE_TTL
+from coven_core.scheduling.retry import RetryPolicy, backoff
 from tests.core.conftest import T0, Engine, make_engine, minutes
 
 

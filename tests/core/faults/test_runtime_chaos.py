@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 
 from coven_core.clock import VirtualClock, WakeReason, WakeSignal
-from coven_core.lease import LEASE_TTL
 from coven_core.model import RevisionSpec
 from coven_core.operator import Operator
 from coven_core.runner.process import is_running
 from coven_core.runtime.runner import JOURNAL, RunnerRuntime
-from coven_core.scheduler import Scheduler
+from coven_core.scheduling.lease import LEASE_TTL
+from coven_core.scheduling.scheduler import Scheduler
 from coven_core.store.store import Store
 from tests.core.conftest import T0, minutes
 from tests.core.simulation import audit_store

@@ -26,20 +26,22 @@ from pathlib import Path
 import apsw
 import pytest
 
-from coven_core import delivering, delivery, failpoints, retention
 from coven_core.clock import SAFETY_CAP, VirtualClock, WakeSignal
+from coven_core.integrity import retention
+from coven_core.integrity.retention import RetentionPolicy, Sweeper
 from coven_core.model import FailureClass
 from coven_core.operator import Operator
-from coven_core.passes import PassReport
-from coven_core.retention import RetentionPolicy, Sweeper
 from coven_core.runner import journal
 from coven_core.runner.journal import ExitRecord
 from coven_core.runtime.base import Launch, LaunchError, Started
 from coven_core.runtime.runner import JOURNAL
-from coven_core.scheduler import Limits, Scheduler
+from coven_core.scheduling import delivery, receipts
+from coven_core.scheduling.passes import PassReport
+from coven_core.scheduling.scheduler import Limits, Scheduler
 from coven_core.store.errors import StoreEnvironmentError
 from coven_core.store.store import Store
 from coven_core.store.wal import StoreConnection
+from coven_core.system import failpoints
 from tests.core.conftest import T0, Engine, ScriptedRuntime, minutes
 from tests.core.faults.vfs import FaultKind, FaultVFS, registered_vfs
 from tests.core.simulation import audit_store
@@ -614,7 +616,7 @@ def test_a_disk_that_stays_full_leaves_the_delivery_to_a_person(
     full_disk(True)
     run_capped(engine, T0 + timedelta(hours=3))
     state, tries, error, _ = delivery_row(engine)
-    assert (state, tries) == ("failed", delivering.MAX_TRIES)
+    assert (state, tries) == ("failed", receipts.MAX_TRIES)
     assert "the disk is full" in error
     assert states(engine, rid) == [("13:00", "settled", "succeeded")]
     assert len(engine.runtime.launches) == 1

@@ -295,7 +295,9 @@ def test_the_runner_imports_only_the_standard_library_until_it_needs_psutil() ->
     assert not [name for name in loaded if name.startswith(FORBIDDEN)]
     ours = {name for name in loaded if name.startswith("coven_core.")}
     assert all(
-        name.startswith("coven_core.runner") or name == "coven_core.failpoints" for name in ours
+        name.startswith("coven_core.runner")
+        or name in ("coven_core.system", "coven_core.system.failpoints")
+        for name in ours
     )
 
 

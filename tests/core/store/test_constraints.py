@@ -102,7 +102,7 @@ def test_writing_a_checked_column_builds_no_ephemeral_table(tmp_path, sql: str) 
 
 
 def test_the_claim_step_reads_waiting_occurrences_without_a_sort(tmp_path) -> None:
-    from coven_core import occurrences
+    from coven_core.scheduling import occurrences
 
     store = Store.open(tmp_path / "d", T0)
     plan = " ".join(

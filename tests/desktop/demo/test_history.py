@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from coven_core.attention import attention
-from coven_core.doctor import doctor
-from coven_core.quarantined import quarantined
+from coven_core.integrity.doctor import doctor
 from coven_core.store.store import Store
+from coven_core.views.attention import attention
+from coven_core.views.quarantined import quarantined
 from coven_desktop.demo.__main__ import _ram_disk
 from coven_desktop.demo.history import NOW, build
 

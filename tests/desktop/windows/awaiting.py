@@ -14,8 +14,8 @@ from pathlib import Path
 import qasync
 
 from coven_core.events import EventKind
-from coven_core.inspection import inspect
 from coven_core.runner.process import group_gone
+from coven_core.views.inspection import inspect
 from coven_desktop.desktop import Desktop
 from tests.desktop.helpers import add, wait_for_event
 

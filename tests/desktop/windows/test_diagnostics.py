@@ -8,8 +8,8 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from pytestqt.qtbot import QtBot
 
-from coven_core import logfile
-from coven_core.host import record_zone_change
+from coven_core.operations.host import record_zone_change
+from coven_core.system import logfile
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.diagnostics import Page
 from tests.desktop.helpers import add
@@ -90,7 +90,9 @@ def test_the_log_tab_shows_recent_lines_and_opens_the_file(
     assert page.log_view.toPlainText() == "Nothing has been logged yet."
     path = logfile.log_path(desktop.data_dir)
     path.parent.mkdir(mode=0o700)
-    path.write_text("2026-03-01 12:00:00 WARNING coven_core.scheduler: pass failed, retrying\n")
+    path.write_text(
+        "2026-03-01 12:00:00 WARNING coven_core.scheduling.scheduler: pass failed, retrying\n"
+    )
     loop.run_until_complete(page.reload())
     assert page.log_view.toPlainText().endswith("pass failed, retrying")
     opened: list[QUrl] = []

@@ -9,11 +9,11 @@ import qasync
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from coven_core import audit
-from coven_core.attention import Item
-from coven_core.inspection import inspect
+from coven_core.integrity import audit
 from coven_core.model import RoutineState
 from coven_core.queries import show
+from coven_core.views.attention import Item
+from coven_core.views.inspection import inspect
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.reconciliation import Page
 from tests.desktop.windows.awaiting import Awaiting, make_awaiting, stop_command

@@ -12,11 +12,11 @@ from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtWidgets import QAbstractButton, QMessageBox, QToolButton
 from pytestqt.qtbot import QtBot
 
-from coven_core import routines
-from coven_core.drafts import DraftCheck
 from coven_core.events import Event, EventKind
 from coven_core.model import RevisionSpec, RoutineState
+from coven_core.operations.drafts import DraftCheck
 from coven_core.queries import list_routines, show
+from coven_core.scheduling import routines
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.routine_editor import KindRole
 from coven_desktop.windows.routine_model import Column, NameRole

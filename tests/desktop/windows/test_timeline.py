@@ -14,7 +14,7 @@ from PySide6.QtGui import QHelpEvent, QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication, QToolTip, QWidget
 from pytestqt.qtbot import QtBot
 
-from coven_core.timeline import Lane, RecordedOccurrence
+from coven_core.views.timeline import Lane, RecordedOccurrence
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.timeline import Page
 from coven_desktop.windows.timeline_canvas import (

@@ -1,0 +1,1 @@
+"""Keeping the store honest: doctor, the audit log, retention, privacy."""

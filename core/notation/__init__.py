@@ -1,0 +1,1 @@
+"""How people write and read times, durations and words: parsing and formatting, translations."""

@@ -1,0 +1,153 @@
+"""Routine definitions: add, edit, delete (CONTRACT §5.1).
+
+Each function runs inside the caller's write transaction, validates before it writes, and
+records its event there; :class:`coven_core.operator.Operator` audits and wakes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+import apsw
+
+from coven_core import events
+from coven_core.errors import ValidationError
+from coven_core.events import EventKind
+from coven_core.model import RevisionSpec, Routine, RoutineState, SkipReason
+from coven_core.schedule.timetable import Timetable
+from coven_core.scheduling import ids, occurrences, routines
+from coven_core.scheduling.decisions import close_broken
+from coven_core.scheduling.occurrences import operator_stamp
+from coven_core.scheduling.planner import next_due
+from coven_core.store.codec import instant_from, maybe_instant_text
+from coven_core.tz.local import resolve_local_zone
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_JUST_AFTER = timedelta(microseconds=1)
+
+
+class DuplicateRoutine(ValidationError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"a routine named {name!r} already exists (choose another name)")
+
+
+def add(
+    conn: apsw.Connection, now: datetime, name: str, spec: RevisionSpec, anchor: datetime | None
+) -> str:
+    """Create a routine; returns its id."""
+    spec = validated(name, spec)
+    anchor = anchor or now
+    table = Timetable.build(spec.schedule, spec.timezone, anchor)
+    if _name_taken(conn, name):
+        raise DuplicateRoutine(name)
+    routine_id = ids.new_routine_id()
+    routine = Routine(
+        routine_id, name, RoutineState.ACTIVE, None, 1, now, first_due(table, now), now
+    )
+    routines.insert(conn, routine)
+    routines.insert_revision(conn, routines.new_revision(routine_id, 1, spec, anchor, now))
+    events.record(conn, now, EventKind.ROUTINE_ADDED, routine_id=routine_id, name=name)
+    return routine_id
+
+
+def edit(
+    conn: apsw.Connection,
+    now: datetime,
+    name: str,
+    change: Callable[[RevisionSpec], RevisionSpec],
+    anchor: datetime | None,
+) -> int:
+    """A new revision from the current one; re-plans only moments from now on.
+
+    The anchor (RRULE DTSTART, interval origin) is kept while the schedule is unchanged;
+    a new schedule is anchored at ``anchor`` or now."""
+    routine = routines.by_name(conn, name)
+    current = routines.current_revision(conn, routine)
+    spec = validated(name, change(current.spec))
+    if anchor is None:
+        anchor = current.anchor if spec.schedule == current.spec.schedule else now
+    table = Timetable.build(spec.schedule, spec.timezone, anchor)
+    number = current.number + 1
+    # In force from now, but never over moments already decided (a backward clock jump can
+    # put "now" before the planning cursor). It may start before the current revision was
+    # due to take effect (an edit, a jump back, another edit): that one is then superseded
+    # whole and decides nothing (planning.segments).
+    effective = max(now, routine.planned_through)
+    if close_broken(conn, routine, effective, operator_stamp(conn, now)):
+        routines.advance(conn, routine.id, effective, None)  # decided; next_due follows
+    routines.insert_revision(
+        conn, replace(routines.new_revision(routine.id, number, spec, anchor, now),
+                      effective_from=effective),
+    )  # fmt: skip
+    conn.execute(
+        "UPDATE routines SET next_due = ? WHERE id = ?",
+        (maybe_instant_text(first_due(table, effective)), routine.id),
+    )
+    events.record(conn, now, EventKind.ROUTINE_EDITED, routine_id=routine.id, revision=number)
+    return number
+
+
+def delete(conn: apsw.Connection, now: datetime, name: str) -> str:
+    """No future planning; history is kept; a run in flight is not touched."""
+    routine = routines.by_name(conn, name)
+    close_broken(conn, routine, now, operator_stamp(conn, now))
+    routines.set_state(conn, routine.id, RoutineState.DELETED, "deleted by a person", now)
+    _skip_waiting(conn, routine.id, SkipReason.DELETED, now)
+    events.record(conn, now, EventKind.ROUTINE_DELETED, routine_id=routine.id, name=name)
+    return routine.id
+
+
+def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
+    """Check everything a revision says before anything is written."""
+    check_name(name)
+    if not spec.argv or not spec.argv[0]:
+        raise ValidationError("the command is empty: give it after --, e.g. -- /usr/bin/backup")
+    if spec.shell and len(spec.argv) != 1:
+        raise ValidationError("with --shell, give the whole command as one argument after --")
+    if spec.retries < 0:
+        raise ValidationError("--retries must be 0 or more")
+    for key, _ in spec.env:
+        if not _ENV_NAME.fullmatch(key):
+            raise ValidationError(f"environment name {key!r} is not valid (letters, digits, _)")
+    if spec.cwd is not None and not os.path.isabs(spec.cwd):
+        raise ValidationError(f"working directory {spec.cwd!r} must be an absolute path")
+    if spec.timezone.strip().lower() == "local":
+        local = resolve_local_zone()
+        spec = replace(spec, timezone=local.key, zone_source=f"local: {local.source}")
+    return spec
+
+
+def check_name(name: str) -> None:
+    if not name.strip():
+        raise ValidationError("a routine needs a name")
+
+
+def _name_taken(conn: apsw.Connection, name: str) -> bool:
+    try:
+        routines.by_name(conn, name)
+    except routines.UnknownRoutine:
+        return False
+    return True
+
+
+def first_due(table: Timetable, start: datetime) -> datetime | None:
+    """The first instant at or after ``start`` that needs deciding."""
+    return next_due(table, start - _JUST_AFTER)
+
+
+def _skip_waiting(
+    conn: apsw.Connection, routine_id: str, reason: SkipReason, now: datetime
+) -> None:
+    rows = conn.execute(
+        "SELECT id, revision, scheduled_utc FROM occurrences "
+        "WHERE routine_id = ? AND state = 'planned'",
+        (routine_id,),
+    )
+    stamp = operator_stamp(conn, now)
+    for oid, revision, at in list(rows):
+        item = occurrences.Waiting(oid, routine_id, revision, instant_from(at))
+        occurrences.skip(conn, item, reason, stamp)

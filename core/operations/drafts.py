@@ -1,0 +1,173 @@
+"""A routine as a person types it into a form: text in, a :class:`RevisionSpec` out, or the
+problems, each tied to the field it is about (the desktop's routine editor).
+
+The readings and the messages are the engine's own — the schedule parser, the zone lookup
+(``local`` resolved and proven), the duration reader and :func:`definitions.validated` — so a
+form says exactly what ``coven routine add`` says. Checking a draft is pure (no store) and
+also gives the preview of its next moments, gaps and folds included.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from coven_core.errors import CovenError
+from coven_core.model import MisfirePolicy, OverlapPolicy, RevisionSpec
+from coven_core.notation.durations import (
+    DEFAULT,
+    format_duration,
+    format_timeout,
+    parse_limit,
+    parse_timeout,
+)
+from coven_core.notation.i18n import _
+from coven_core.operations.definitions import check_name, validated
+from coven_core.schedule.timetable import Timetable
+from coven_core.tz.local import resolve_zone_key
+from coven_core.views.preview import Preview, preview
+
+#: How many moments the form previews.
+PREVIEW_COUNT = 8
+
+Field = str  # "name", "schedule", "timezone", "command", "grace", "timeout" or "form"
+
+
+@dataclass(frozen=True)
+class RoutineDraft:
+    """The form's fields as typed (durations as text: ``15m``, ``none``)."""
+
+    name: str
+    schedule: str
+    timezone: str
+    command: str
+    shell: bool = False
+    misfire: MisfirePolicy = MisfirePolicy.LATEST_ONLY
+    grace: str = "none"
+    overlap: OverlapPolicy = OverlapPolicy.SKIP
+    timeout: str = DEFAULT  # the global default timeout (coven config)
+    retries: int = 0
+    idempotent: bool = False
+
+    @classmethod
+    def of(cls, name: str, spec: RevisionSpec) -> RoutineDraft:
+        """The draft that shows a stored revision (for editing it)."""
+        command = spec.argv[0] if spec.shell else shlex.join(spec.argv)
+        return cls(
+            name, spec.schedule, spec.timezone, command, spec.shell, spec.misfire,
+            format_duration(spec.grace), spec.overlap, format_timeout(spec.timeout),
+            spec.retries, spec.idempotent,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Problem:
+    field: Field
+    message: str
+
+
+@dataclass(frozen=True)
+class DraftCheck:
+    """What the form shows: the problems (none: it can be saved) and the preview."""
+
+    problems: tuple[Problem, ...]
+    spec: RevisionSpec | None  # when there are no problems
+    preview: Preview | None  # when the schedule and zone are valid
+
+    def message(self, field: Field) -> str | None:
+        return next((p.message for p in self.problems if p.field == field), None)
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def read(self, field: Field, reading: Callable[[], Any]) -> Any:
+        """``reading()``, or None with its error recorded against ``field``."""
+        try:
+            return reading()
+        except (CovenError, ValueError) as error:
+            self.problems.append(Problem(field, str(error)))
+            return None
+
+
+def check(
+    draft: RoutineDraft,
+    now: datetime,
+    anchor: datetime | None = None,
+    count: int = PREVIEW_COUNT,
+) -> DraftCheck:
+    """Every field's problem, and the next ``count`` moments from ``now``. ``anchor`` is the
+    RRULE DTSTART / interval origin (a new routine's is ``now``, as the operator sets it)."""
+    found = _Collector()
+    found.read("name", lambda: check_name(draft.name))
+    zone = found.read("timezone", lambda: resolve_zone_key(draft.timezone))
+    # A bad zone should not hide a bad schedule: check the schedule in UTC meanwhile.
+    table = found.read(
+        "schedule", lambda: Timetable.build(draft.schedule, zone or "UTC", anchor or now)
+    )
+    argv = found.read("command", lambda: _argv(draft))
+    grace = found.read("grace", lambda: parse_limit(draft.grace))
+    timeout = found.read("timeout", lambda: parse_timeout(draft.timeout))
+    shown = preview(table, now, None, count) if table is not None and zone is not None else None
+    if found.problems:
+        return DraftCheck(tuple(found.problems), None, shown)
+    spec = _spec(draft, argv, grace, timeout)
+    checked = found.read("form", lambda: validated(draft.name, spec))
+    return DraftCheck(tuple(found.problems), checked, shown)
+
+
+def _argv(draft: RoutineDraft) -> tuple[str, ...]:
+    """The command as an argv list; through a shell only when the person asked for one."""
+    text = draft.command.strip()
+    if not text:
+        raise ValueError(_("the command is empty: type the program to run, e.g. /usr/bin/backup"))
+    if draft.shell:
+        return (text,)
+    try:
+        return tuple(shlex.split(text))
+    except ValueError:
+        raise ValueError(
+            _("the command has an unclosed quote (tick 'run through a shell' for shell syntax)")
+        ) from None
+
+
+def _spec(
+    draft: RoutineDraft,
+    argv: tuple[str, ...],
+    grace: timedelta | None,
+    timeout: timedelta | None,
+) -> RevisionSpec:
+    return RevisionSpec(
+        schedule=draft.schedule.strip(), timezone=draft.timezone.strip(), argv=argv,
+        misfire=draft.misfire, grace=grace, overlap=draft.overlap, timeout=timeout,
+        retries=draft.retries, idempotent=draft.idempotent, shell=draft.shell,
+    )  # fmt: skip
+
+
+def edit_to(typed: RevisionSpec) -> Callable[[RevisionSpec], RevisionSpec]:
+    """The edit (for ``Operator.edit_routine``) that makes a routine's revision say what a
+    checked draft's spec says.
+
+    What the form does not show (environment, working directory, stop grace, quarantine
+    after) is kept; so is the zone's provenance when the zone is unchanged, which is how a
+    routine created as ``local`` keeps being asked about the host's zone changes.
+    """
+    shown = {name: getattr(typed, name) for name in _FORM_FIELDS}
+
+    def apply(current: RevisionSpec) -> RevisionSpec:
+        fields = dict(shown)
+        if typed.timezone != current.timezone:
+            fields.update(timezone=typed.timezone, zone_source=typed.zone_source)
+        return replace(current, **fields)
+
+    return apply
+
+
+_FORM_FIELDS = (
+    "schedule", "argv", "shell", "misfire", "grace", "overlap", "timeout", "retries",
+    "idempotent",
+)  # fmt: skip

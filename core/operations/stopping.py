@@ -1,0 +1,197 @@
+"""A person stops what is left of a run: ``coven stop RUN`` (CONTRACT §7, §8; issue #18).
+
+A decision on a run is refused while its runner or its command still lives — pid *and*
+process start time, the check the engine adopts a runner by — or two copies could run at
+once. ``stop`` is the way out, through the cancel path: the request is recorded on the exact
+attempt (who, when, why, scope ``stop``), in the operator's audited transaction; then,
+holding no transaction, a live runner is asked to stop as a cancel asks it (SIGUSR1: it stops
+the command's whole group, SIGTERM then SIGKILL after the routine's stop grace, and journals
+it), and a command whose runner is gone is stopped the same way directly (its process group:
+SIGTERM, then SIGKILL after the stop grace). Each process is signalled only while it is still
+the one recorded (pid and start time). What happened is recorded on the attempt; if every
+process is gone, the person may decide.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from dataclasses import dataclass
+from datetime import datetime
+
+import apsw
+import psutil
+
+from coven_core import events
+from coven_core.errors import Conflict, ValidationError
+from coven_core.events import EventKind
+from coven_core.operations.runs import operator_name
+from coven_core.runner.journal import read_journal
+from coven_core.runner.process import KILL_CONFIRM_SECONDS, group_gone
+from coven_core.runtime.runner import JOURNAL, is_alive
+from coven_core.store.codec import instant_text
+
+#: Beyond the stop grace and the kill's confirmation: how long a runner may take to journal
+#: the stop and exit.
+RUNNER_MARGIN = 2.0
+
+
+@dataclass(frozen=True)
+class LiveProcess:
+    """A runner or a command of an attempt that still runs (the same pid and start time)."""
+
+    attempt_id: str
+    attempt: int
+    role: str  # runner | command
+    pid: int
+    start: float
+
+    def describe(self) -> str:
+        return f"its {self.role} (pid {self.pid}, attempt {self.attempt})"
+
+
+def live(conn: apsw.Connection, occurrence_id: str) -> list[LiveProcess]:
+    """Every process of the occurrence's attempts that still runs, runners first."""
+    found: list[LiveProcess] = []
+    rows = conn.execute(
+        "SELECT id, number, runner_pid, runner_start, command_pid, attempt_dir FROM attempts "
+        "WHERE occurrence_id = ? ORDER BY number",
+        (occurrence_id,),
+    )
+    for attempt_id, number, runner_pid, runner_start, command_pid, attempt_dir in rows:
+        journal = read_journal(os.path.join(attempt_dir, JOURNAL)) if attempt_dir else None
+        runner_pid = runner_pid or (journal.runner_pid if journal else None)
+        runner_start = runner_start or (journal.runner_start if journal else None)
+        command_pid = command_pid or (journal.command_pid if journal else None)
+        command_start = journal.command_start if journal else None
+        for role, pid, start in (("runner", runner_pid, runner_start),
+                                 ("command", command_pid, command_start)):  # fmt: skip
+            if pid is not None and start is not None and is_alive(pid, start):
+                found.append(LiveProcess(attempt_id, number, role, pid, start))
+    return sorted(found, key=lambda process: process.role != "runner")
+
+
+def refuse_while_alive(conn: apsw.Connection, run_id: str, occurrence_id: str) -> None:
+    """No decision while anything of the run lives (CONTRACT §8)."""
+    alive = live(conn, occurrence_id)
+    if alive:
+        what = " and ".join(process.describe() for process in alive)
+        raise Conflict(
+            f"run {run_id} is still running: {what}; a decision now could let two copies run "
+            f"at once. Stop it first with: coven stop {run_id} --reason TEXT"
+        )
+
+
+@dataclass(frozen=True)
+class StopTarget:
+    run_id: str
+    occurrence_id: str
+    routine_id: str
+    processes: tuple[LiveProcess, ...]
+    grace: float  # the routine's stop grace, in seconds
+
+    def to_json(self) -> dict[str, object]:
+        return {"run_id": self.run_id,
+                "processes": [{"role": p.role, "pid": p.pid, "attempt": p.attempt}
+                              for p in self.processes]}  # fmt: skip
+
+
+def request(conn: apsw.Connection, run_id: str, reason: str | None, now: datetime) -> StopTarget:
+    """Record the stop on each attempt that still has a live process (inside the operator's
+    transaction); refused when nothing of the run runs."""
+    row = conn.execute(
+        "SELECT o.id, o.routine_id, v.stop_grace_seconds FROM occurrences o JOIN revisions v "
+        "ON v.routine_id = o.routine_id AND v.number = o.revision WHERE o.run_id = ?",
+        (run_id,),
+    ).fetchone()
+    if row is None:
+        raise ValidationError(f"no run {run_id!r} (see: coven attention)")
+    occurrence_id, routine_id, grace = row
+    alive = live(conn, occurrence_id)
+    if not alive:
+        raise Conflict(f"nothing of run {run_id} is running: there is nothing to stop")
+    for attempt_id in dict.fromkeys(process.attempt_id for process in alive):
+        conn.execute(
+            "UPDATE attempts SET cancel_requested_at = ?, cancel_by = ?, cancel_scope = 'stop', "
+            "cancel_reason = ? WHERE id = ? AND cancel_requested_at IS NULL",
+            (instant_text(now), operator_name(), reason, attempt_id),
+        )
+    events.record(
+        conn, now, EventKind.CANCEL_REQUESTED, routine_id=routine_id, occurrence_id=occurrence_id,
+        run_id=run_id, by=operator_name(), reason=reason, scope="stop",
+    )  # fmt: skip
+    return StopTarget(run_id, occurrence_id, routine_id, tuple(alive), float(grace))
+
+
+@dataclass(frozen=True)
+class Stopped:
+    run_id: str
+    confirmed: bool
+    result: str  # what was done, in words, as recorded on the attempt
+
+    def to_json(self) -> dict[str, object]:
+        return {"run_id": self.run_id, "confirmed": self.confirmed, "result": self.result}
+
+
+def perform(target: StopTarget) -> Stopped:
+    """Signal what still runs (holding no transaction) and wait, bounded, for it to end."""
+    done = []
+    for process in target.processes:
+        if not is_alive(process.pid, process.start):
+            done.append(f"{process.role} {process.pid} had already ended")
+        elif process.role == "runner":
+            done.append(_stop_runner(process, target.grace))
+        else:
+            done.append(_stop_group(process, target.grace))
+    left = [p for p in target.processes if is_alive(p.pid, p.start)]
+    left += [p for p in target.processes if p.role == "command" and not _group_gone(p.pid)]
+    if left:
+        pids = ", ".join(str(p.pid) for p in dict.fromkeys(left))
+        return Stopped(target.run_id, False, "; ".join(done) + f"; NOT confirmed: {pids} left")
+    return Stopped(target.run_id, True, "; ".join(done) + "; all gone")
+
+
+def _stop_runner(process: LiveProcess, grace: float) -> str:
+    """As a cancel: the runner stops the command's group, polite then forced, and exits."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(process.pid, signal.SIGUSR1)
+    _wait_gone(process.pid, grace + KILL_CONFIRM_SECONDS + RUNNER_MARGIN)
+    return f"runner {process.pid} asked to stop (SIGUSR1)"
+
+
+def _stop_group(process: LiveProcess, grace: float) -> str:
+    """A command whose runner is gone: its process group, SIGTERM then SIGKILL."""
+    for sig, patience in ((signal.SIGTERM, grace), (signal.SIGKILL, KILL_CONFIRM_SECONDS)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
+        if _wait_gone(process.pid, patience) and _group_gone(process.pid):
+            return f"command group {process.pid} stopped ({signal.Signals(sig).name})"
+    return f"command group {process.pid} signalled (SIGTERM, SIGKILL)"
+
+
+def _wait_gone(pid: int, seconds: float) -> bool:
+    try:
+        psutil.Process(pid).wait(timeout=seconds)
+    except psutil.TimeoutExpired:
+        return False
+    except psutil.Error:
+        pass  # already gone
+    return True
+
+
+def _group_gone(pgid: int) -> bool:
+    return group_gone(pgid, leader_reaped=True)
+
+
+def record(conn: apsw.Connection, target: StopTarget, stopped: Stopped, now: datetime) -> Stopped:
+    """What the stop did, on each attempt it was for (the operator's second transaction)."""
+    text = f"stopped by {operator_name()} at {instant_text(now)}: {stopped.result}"
+    for attempt_id in dict.fromkeys(process.attempt_id for process in target.processes):
+        conn.execute("UPDATE attempts SET stop_result = ? WHERE id = ?", (text, attempt_id))
+    events.record(
+        conn, now, EventKind.STOPPED, routine_id=target.routine_id,
+        occurrence_id=target.occurrence_id, run_id=target.run_id, confirmed=stopped.confirmed,
+        result=stopped.result,
+    )  # fmt: skip
+    return stopped

@@ -1,0 +1,268 @@
+"""The scheduler's decisions written to the store: plan a routine's due window, claim a
+waiting occurrence under its overlap policy, recover an attempt a previous leader left.
+
+Each function runs inside the caller's fenced write transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import NamedTuple
+
+import apsw
+
+from coven_core import events
+from coven_core.events import EventKind
+from coven_core.model import (
+    MissedCause,
+    OccurrenceKind,
+    OverlapPolicy,
+    Revision,
+    Routine,
+    RoutineState,
+    SkipReason,
+)
+from coven_core.operations import settings
+from coven_core.runtime.base import Launch
+from coven_core.scheduling import occurrences, overrun, routines
+from coven_core.scheduling.occurrences import Stamp, Waiting
+from coven_core.scheduling.planner import MissedWindow, Segment, next_due, plan_window
+from coven_core.scheduling.revision_cache import RevisionCache
+
+_JUST_AFTER = timedelta(microseconds=1)
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Span:
+    """The part of ``[start, end)`` one revision decides."""
+
+    revision: Revision
+    start: datetime
+    end: datetime
+
+
+def spans(revisions: Sequence[Revision], start: datetime, end: datetime) -> list[Span]:
+    """Split ``[start, end)`` at revision boundaries: each moment is decided under the
+    revision that was in force at its time (an edit re-plans only the future).
+
+    A revision is in force from its ``effective_from`` until a *later* revision takes effect
+    — the earliest start of any later one, not merely the next one's: after a backward clock
+    jump an edit can take effect before its predecessor was due to, and then the predecessor
+    is superseded whole and governs nothing. So the windows never overlap."""
+    result: list[Span] = []
+    superseded_at = end
+    for revision in reversed(revisions):
+        low, high = max(start, revision.effective_from), min(end, superseded_at)
+        if low < high:
+            result.append(Span(revision, low, high))
+        superseded_at = min(superseded_at, revision.effective_from)
+    return result[::-1]
+
+
+def segments(revisions: Sequence[Revision], start: datetime, end: datetime) -> list[Segment]:
+    """The spans of ``[start, end)`` with their timetables (BrokenRevision if one of them
+    cannot be bound)."""
+    return [_segment(span) for span in spans(revisions, start, end)]
+
+
+def _segment(span: Span) -> Segment:
+    table = routines.timetable(span.revision)
+    return Segment(span.revision.number, span.revision.spec, table, span.start, span.end)
+
+
+@dataclass
+class Loaded:
+    """The spans of a window that can be decided, and those whose revision is broken."""
+
+    segments: list[Segment] = field(default_factory=list)
+    broken: list[tuple[Span, routines.BrokenRevision]] = field(default_factory=list)
+
+
+def load(revisions: Sequence[Revision], start: datetime, end: datetime) -> Loaded:
+    loaded = Loaded()
+    for span in spans(revisions, start, end):
+        try:
+            loaded.segments.append(_segment(span))
+        except routines.BrokenRevision as broken:
+            loaded.broken.append((span, broken))
+    return loaded
+
+
+def record_broken(
+    conn: apsw.Connection, routine_id: str, number: int, span: tuple[datetime, datetime],
+    stamp: Stamp,
+) -> int:  # fmt: skip
+    """A broken revision's span becomes one skipped window (reason ``routine_broken``): its
+    moments cannot even be computed, so the window has bounds and no count."""
+    cause, reason = MissedCause.ROUTINE_BROKEN, SkipReason.ROUTINE_BROKEN
+    window = MissedWindow(number, *span, None, cause)
+    zone = _stored_zone(conn, routine_id, number)
+    return int(occurrences.insert_window(conn, routine_id, window, zone, stamp, reason))
+
+
+def _stored_zone(conn: apsw.Connection, routine_id: str, number: int) -> tuple[str, str]:
+    """The zone key and tz database a revision's row names, as stored (it may not bind)."""
+    row = conn.execute(
+        "SELECT timezone, tzdb_version FROM revisions WHERE routine_id = ? AND number = ?",
+        (routine_id, number),
+    ).fetchone()
+    return ("UTC", "unknown") if row is None else (str(row[0]), str(row[1]))
+
+
+def close_broken(conn: apsw.Connection, routine: Routine, end: datetime, stamp: Stamp) -> int:
+    """A broken routine's undecided time, from its cursor to ``end``, becomes its skipped
+    window (when it is deleted; an edit's next pass records it through :func:`plan_routine`)."""
+    broken = routines.breakage(conn, routine)
+    if broken is None or routine.planned_through >= end:
+        return 0
+    return record_broken(conn, routine.id, broken.number, (routine.planned_through, end), stamp)
+
+
+def plan_routine(
+    conn: apsw.Connection,
+    routine: Routine,
+    now: datetime,
+    cause: MissedCause,
+    stamp: Stamp,
+    cache: RevisionCache,
+) -> int:
+    """Decide every moment of ``routine`` due by ``now``; returns how many rows were written.
+
+    A broken revision in force now stops the routine's planning where its span begins
+    (:func:`_stop_broken`); the span is recorded once an edit supersedes it or the routine is
+    deleted. A broken span already superseded is recorded at once."""
+    try:
+        revisions = cache.of(conn, routine)
+    except routines.BrokenRevision as broken:
+        return _stop_broken(conn, routine, routine.planned_through, broken, stamp)
+    loaded = load(revisions, routine.planned_through, now + _JUST_AFTER)
+    tail = loaded.broken[-1] if loaded.broken and loaded.broken[-1][0].end > now else None
+    written = _plan_segments(conn, routine, loaded.segments, now, cause, stamp, cache)
+    for span, _ in loaded.broken:
+        if tail is None or span is not tail[0]:
+            bounds = span.start, span.end
+            written += record_broken(conn, routine.id, span.revision.number, bounds, stamp)
+    if tail is not None:
+        return written + _stop_broken(conn, routine, tail[0].start, tail[1], stamp)
+    upcoming = next_due(routines.timetable(revisions[-1]), now)
+    routines.advance(conn, routine.id, now + _JUST_AFTER, upcoming)
+    return written
+
+
+def review(conn: apsw.Connection, stamp: Stamp) -> None:
+    """Once per start: stop every active routine that no longer loads (a tz database upgrade
+    lost its zone, a newer version refuses its schedule) before its next moment comes due,
+    and plan again each broken one that binds with this process's tz database."""
+    for routine in routines.active(conn):
+        broken = routines.breakage(conn, routine)
+        if broken is not None and routine.next_due is not None:
+            _stop_broken(conn, routine, routine.planned_through, broken, stamp)
+        elif broken is None and routine.next_due is None:
+            table = routines.timetable(routines.current_revision(conn, routine))
+            if next_due(table, routine.planned_through) is not None:  # not an ended schedule
+                routines.advance(conn, routine.id, routine.planned_through, routine.planned_through)
+
+
+def _plan_segments(
+    conn: apsw.Connection, routine: Routine, segments: list[Segment], now: datetime,
+    cause: MissedCause, stamp: Stamp, cache: RevisionCache,
+) -> int:  # fmt: skip
+    plan = plan_window(segments, now, cause)
+    written = 0
+    for planned in [*plan.gaps, *plan.to_run]:
+        revision = cache.numbered(conn, routine, planned.revision)
+        written += occurrences.insert_moment(conn, routine.id, planned, revision, stamp)
+    if plan.missed is not None:
+        revision = cache.numbered(conn, routine, plan.missed.revision)
+        written += occurrences.insert_missed(conn, routine.id, plan.missed, revision, stamp)
+    return written
+
+
+def _stop_broken(
+    conn: apsw.Connection, routine: Routine, since: datetime, broken: routines.BrokenRevision,
+    stamp: Stamp,
+) -> int:  # fmt: skip
+    """Decided through ``since``, nothing due: the pass no longer picks the routine until an
+    edit (or a start with a tz database that binds it again) gives it a due time."""
+    routines.advance(conn, routine.id, since, None)
+    reason = broken.reason(routine.name)
+    log.warning("routine %r is broken and plans nothing: %s", routine.name, reason)
+    events.record(conn, stamp.now, EventKind.ROUTINE_BROKEN, routine_id=routine.id, reason=reason)
+    return 0
+
+
+def claim_one(
+    conn: apsw.Connection, item: Waiting, stamp: Stamp, cache: RevisionCache
+) -> Launch | None:
+    """Claim a waiting occurrence, or settle it as skipped if it must not run now."""
+    routine, awaiting, active, context = _claim_context(conn, item.routine_id)
+    blocked = _blocked_reason(routine, item)
+    if blocked is not None:
+        occurrences.skip(conn, item, blocked, stamp)
+        return None
+    if awaiting:
+        return None  # nothing new starts while a run of the routine waits for a person
+    try:
+        revision = cache.numbered(conn, routine, item.revision)
+    except routines.BrokenRevision:
+        occurrences.skip(conn, item, SkipReason.ROUTINE_BROKEN, stamp)
+        return None
+    if active:
+        if item.kind is not OccurrenceKind.MANUAL:  # a person's "run now" waits its turn
+            _overlap(conn, item, revision, stamp)
+        return None
+    timeout, source = overrun.applied_timeout(revision.spec.timeout, context.default_timeout)
+    usual, after = overrun.budget(overrun.durations_from(context.durations), timeout)
+    limits = occurrences.Limits(timeout, source, usual, after)
+    return occurrences.claim(conn, item, revision, stamp, limits)
+
+
+_CLAIM_CONTEXT = (
+    f"SELECT {routines.COLUMNS}, EXISTS (SELECT 1 FROM occurrences WHERE routine_id = ?1 "
+    f"AND disposition = 'recovery_required'), (SELECT count(*) FROM {occurrences.ACTIVE} "
+    f"AND routine_id = ?1), {settings.DEFAULT_TIMEOUT_SQL}, {overrun.durations_sql('?1')} "
+    "FROM routines WHERE id = ?1"
+)
+
+
+class _TimeContext(NamedTuple):
+    default_timeout: str | None  # the stored setting (None: never set)
+    durations: str | None  # the routine's recent successes (overrun.durations_sql)
+
+
+def _claim_context(
+    conn: apsw.Connection, routine_id: str
+) -> tuple[Routine, bool, int, _TimeContext]:
+    """The routine, whether a run of it awaits a person (``awaiting_decision``), how many of
+    its occurrences are active (by ``occurrences.ACTIVE``), and what its attempt's timeout and
+    overrun are decided on: what a claim decides on, in one read."""
+    row = conn.execute(_CLAIM_CONTEXT, (routine_id,)).fetchone()
+    if row is None:
+        raise routines.UnknownRoutine(routine_id)
+    *columns, awaiting, active, default_timeout, durations = row
+    context = _TimeContext(default_timeout, durations)
+    return routines.from_row(columns), bool(awaiting), int(active), context
+
+
+def _blocked_reason(routine: Routine, item: Waiting) -> SkipReason | None:
+    """Why a waiting occurrence must not run now. A person's "run now" runs even while the
+    routine is paused; on a quarantined routine only a probe does."""
+    if routine.state is RoutineState.DELETED:
+        return SkipReason.DELETED
+    if routine.state is RoutineState.QUARANTINED and not item.probe:
+        return SkipReason.QUARANTINED
+    by_person = item.kind is OccurrenceKind.MANUAL or item.forced
+    if routine.state is RoutineState.PAUSED and not by_person:
+        return SkipReason.PAUSED
+    return None
+
+
+def _overlap(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> None:
+    """The routine's previous run is still active: skip, or let exactly one wait."""
+    waits = revision.spec.overlap is OverlapPolicy.QUEUE_ONE
+    if not (waits and occurrences.oldest_waiting_id(conn, item.routine_id) == item.id):
+        occurrences.skip(conn, item, SkipReason.OVERLAP, stamp)

@@ -1,0 +1,331 @@
+"""Occurrences and attempts in the store: planning rows, claims, and settlement (§5.2, §5.3).
+
+Every function here runs inside the caller's write transaction and records its event in that
+same transaction. Inserting an occurrence that already exists is a no-op (its id is derived
+from the moment), so a crash or a second process can never make a second row for one moment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import apsw
+
+from coven_core import events
+from coven_core.errors import ValidationError
+from coven_core.events import EventKind
+from coven_core.model import (
+    Disposition,
+    OccurrenceKind,
+    OccurrenceState,
+    Revision,
+    SkipReason,
+)
+from coven_core.runtime.base import Launch, Started
+from coven_core.scheduling import ids
+from coven_core.scheduling.planner import MissedWindow, Planned
+from coven_core.store.codec import instant_from, instant_text, maybe_instant_text, seconds_of
+from coven_core.store.errors import StoreBug
+from coven_core.store.query import scalar
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """Who writes and when: the pass's instant and the leader generation (the fence)."""
+
+    now: datetime
+    generation: int
+
+
+def operator_stamp(conn: apsw.Connection, now: datetime) -> Stamp:
+    """A stamp for a person's command: it is not a scheduler write, so it carries the current
+    generation (for the record) rather than being fenced by one."""
+    row = conn.execute("SELECT generation FROM lease WHERE id = 1").fetchone()
+    return Stamp(now, 0 if row is None else int(row[0]))
+
+
+def insert_moment(
+    conn: apsw.Connection, routine_id: str, planned: Planned, revision: Revision, stamp: Stamp
+) -> bool:
+    """One scheduled moment: planned to run, or settled as skipped if it does not exist."""
+    moment = planned.moment
+    oid = ids.occurrence_id(routine_id, moment)
+    skipped = moment.skipped
+    now = instant_text(stamp.now)
+    values = (  # the model's enums are StrEnums: SQLite binds their text
+        oid, routine_id, planned.revision, OccurrenceKind.SCHEDULED,
+        instant_text(moment.utc), moment.local.isoformat(), int(moment.offset.total_seconds()),
+        moment.fold, moment.kind.value, revision.spec.timezone, revision.tzdb_version,
+        *(_GAP if skipped else _TO_RUN), now, now if skipped else None, stamp.generation,
+    )  # fmt: skip
+    inserted = _insert(conn, _SCHEDULED_INSERT, values)
+    if inserted:
+        kind = EventKind.SKIPPED if skipped else EventKind.PLANNED
+        events.record(conn, stamp.now, kind, routine_id=routine_id, occurrence_id=oid)
+    return inserted
+
+
+# A scheduled moment's state, disposition and reason: a gap settles at once as skipped.
+_TO_RUN = (OccurrenceState.PLANNED, None, None)
+_GAP = (OccurrenceState.SETTLED, Disposition.SKIPPED, SkipReason.NONEXISTENT_LOCAL_TIME)
+
+_SCHEDULED_INSERT = (
+    "INSERT OR IGNORE INTO occurrences (id, routine_id, revision, kind, scheduled_utc, "
+    "local_time, utc_offset, fold, local_kind, zone, tzdb_version, state, disposition, reason, "
+    "planned_at, settled_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def insert_missed(
+    conn: apsw.Connection,
+    routine_id: str,
+    window: MissedWindow,
+    revision: Revision,
+    stamp: Stamp,
+    reason: SkipReason = SkipReason.MISSED,
+) -> bool:
+    """One coalesced row for a whole window of missed moments."""
+    zone = revision.spec.timezone, revision.tzdb_version
+    return insert_window(conn, routine_id, window, zone, stamp, reason)
+
+
+def insert_window(
+    conn: apsw.Connection,
+    routine_id: str,
+    window: MissedWindow,
+    zone: tuple[str, str],
+    stamp: Stamp,
+    reason: SkipReason,
+) -> bool:
+    """One coalesced row for a window, in ``zone`` (its key and tz database version)."""
+    oid = ids.coalesced_id(routine_id, window.first)
+    values = (
+        oid, routine_id, window.revision, OccurrenceKind.COALESCED.value,
+        instant_text(window.first), *zone,
+        OccurrenceState.SETTLED.value, Disposition.SKIPPED.value, reason.value,
+        instant_text(window.first), instant_text(window.last), window.count, window.cause.value,
+        instant_text(stamp.now), instant_text(stamp.now), stamp.generation,
+    )  # fmt: skip
+    inserted = _insert(conn, _COALESCED_INSERT, values)
+    if inserted:
+        events.record(
+            conn, stamp.now, EventKind.SKIPPED, routine_id=routine_id, occurrence_id=oid,
+            reason=reason.value, count=window.count, cause=window.cause.value,
+        )  # fmt: skip
+    return inserted
+
+
+_COALESCED_INSERT = (
+    "INSERT OR IGNORE INTO occurrences (id, routine_id, revision, kind, scheduled_utc, zone, "
+    "tzdb_version, state, disposition, reason, window_first, window_last, window_count, cause, "
+    "planned_at, settled_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _insert(conn: apsw.Connection, sql: str, values: tuple[Any, ...]) -> bool:
+    conn.execute(sql, values)
+    return conn.changes() == 1
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A planned occurrence whose time has come, with what the claim step needs to decide."""
+
+    id: str
+    routine_id: str
+    revision: int
+    scheduled: datetime
+    kind: OccurrenceKind = OccurrenceKind.SCHEDULED
+    probe: bool = False
+    forced: bool = False  # a person asked for this attempt (a reconciled retry)
+    run_id: str | None = None  # its run, once a first attempt was claimed
+    attempts: int = 0  # attempts of it so far
+
+
+def waiting(conn: apsw.Connection, now: datetime, limit: int) -> tuple[list[Waiting], int]:
+    """What may be claimed now, oldest first, and how many occurrences are active (what the
+    claims are bounded by), in one read."""
+    items: list[Waiting] = []
+    active = 0  # on every row; with nothing waiting it bounds nothing
+    rows = conn.execute(_WAITING, (instant_text(now), limit))
+    for row in rows:
+        oid, rid, rev, at, kind, probe, forced, run_id, attempts, active = row
+        items.append(Waiting(oid, rid, rev, instant_from(at), OccurrenceKind(kind), bool(probe),
+                             bool(forced), run_id, attempts))  # fmt: skip
+    return items, int(active)
+
+
+ACTIVE = "occurrences INDEXED BY occurrences_active WHERE state IN ('claimed', 'running')"
+"""The active occurrences, by their partial index. Named: SQLite otherwise picks
+``occurrences_history`` for a routine's count and walks the routine's whole history (0.4 ms
+with 2,000 settled rows, growing with every one; 7 µs by the partial index)."""
+
+
+_WAITING = (
+    "SELECT id, routine_id, revision, scheduled_utc, kind, probe, forced, run_id, "
+    "(SELECT count(*) FROM attempts a WHERE a.occurrence_id = occurrences.id), "
+    f"(SELECT count(*) FROM {ACTIVE}) FROM occurrences "
+    "WHERE state = 'planned' AND scheduled_utc <= ?1 "
+    "AND (not_before IS NULL OR not_before <= ?1) ORDER BY scheduled_utc, id LIMIT ?2"
+)
+
+
+def earliest_retry(conn: apsw.Connection, now: datetime) -> datetime | None:
+    """When the next attempt still waiting out its backoff may start. (One whose time has
+    come but waits for capacity is woken by a run finishing, not by a deadline.)"""
+    at = scalar(conn, f"SELECT {EARLIEST_RETRY}", {"now": instant_text(now)})
+    return None if at is None else instant_from(at)
+
+
+EARLIEST_RETRY = (
+    "(SELECT min(not_before) FROM occurrences WHERE state = 'planned' AND not_before > :now)"
+)
+
+
+def awaiting_decision(conn: apsw.Connection, routine_id: str) -> list[str]:
+    """Runs of the routine waiting for a person (``recovery_required``)."""
+    rows = conn.execute(
+        # the literal is the partial index's condition: store connections never plan on a
+        # bound value (coven_core.store.connection)
+        "SELECT run_id FROM occurrences WHERE routine_id = ? AND disposition = 'recovery_required'",
+        (routine_id,),
+    )
+    return [row[0] for row in rows]
+
+
+def refuse_while_awaiting(conn: apsw.Connection, routine_id: str, name: str, what: str) -> None:
+    """While a run awaits a decision the routine does no new work (issue #5)."""
+    waiting_runs = awaiting_decision(conn, routine_id)
+    if waiting_runs:
+        run = waiting_runs[0]
+        raise ValidationError(
+            f"cannot {what} {name!r}: run {run} awaits your decision "
+            f"(see 'coven attention', then 'coven reconcile {run}')"
+        )
+
+
+def oldest_waiting_id(conn: apsw.Connection, routine_id: str) -> str | None:
+    row = conn.execute(
+        "SELECT id FROM occurrences WHERE state = 'planned' AND routine_id = ? "
+        "ORDER BY scheduled_utc, id LIMIT 1",
+        (routine_id,),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def skip(conn: apsw.Connection, item: Waiting, reason: SkipReason, stamp: Stamp) -> None:
+    conn.execute(
+        "UPDATE occurrences SET state = 'settled', disposition = 'skipped', reason = ?, "
+        "settled_at = ? WHERE id = ? AND state = 'planned'",
+        (reason.value, instant_text(stamp.now), item.id),
+    )
+    events.record(
+        conn, stamp.now, EventKind.SKIPPED, routine_id=item.routine_id, occurrence_id=item.id,
+        reason=reason.value,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What an attempt runs under, decided at its claim and recorded on it (issue #18)."""
+
+    timeout: timedelta | None  # None: no limit
+    timeout_source: str  # routine (its own, none included) or default (the global setting)
+    usual: timedelta | None = None  # the median of the routine's recent successes
+    overrun_after: timedelta | None = None  # from the claim; None: the timeout comes first
+
+
+def claim(
+    conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp, limits: Limits
+) -> Launch:
+    """Claim a planned occurrence: its run (kept across attempts) and its next attempt, with
+    the dispatch decision (crash point 4) recorded on it — ``dispatching``, claimed and
+    dispatched at once: the two always commit together, before the runtime is asked to start
+    anything, so an attempt the scheduler claims is never on record as merely ``claimed``."""
+    run_id, number = item.run_id or ids.new_run_id(), item.attempts + 1
+    _mark_claimed(conn, item.id, run_id)
+    attempt = ids.attempt_id(run_id, number)
+    events.record(
+        conn, stamp.now, EventKind.CLAIMED, routine_id=item.routine_id, occurrence_id=item.id,
+        run_id=run_id,
+    )  # fmt: skip
+    overrun_after = None if limits.overrun_after is None else stamp.now + limits.overrun_after
+    conn.execute(  # claimed_seq: this claim's event, to order it against settlements
+        "INSERT INTO attempts (id, occurrence_id, number, state, generation, claimed_at, "
+        "dispatched_at, claimed_seq, timeout_seconds, timeout_source, usual_seconds, "
+        f"overrun_after) VALUES (?1, ?2, ?3, 'dispatching', ?4, ?5, ?5, {events.LAST_SEQ}, "
+        "?6, ?7, ?8, ?9)",
+        (attempt, item.id, number, stamp.generation, instant_text(stamp.now),
+         seconds_of(limits.timeout), limits.timeout_source, seconds_of(limits.usual),
+         maybe_instant_text(overrun_after)),
+    )  # fmt: skip
+    spec = revision.spec
+    return Launch(
+        attempt, item.id, item.routine_id, spec.argv, spec.cwd, spec.env, limits.timeout,
+        spec.shell, spec.stop_grace,
+    )  # fmt: skip
+
+
+def _mark_claimed(conn: apsw.Connection, occurrence_id: str, run_id: str) -> None:
+    """Mark the occurrence claimed, in its run. (Without RETURNING: SQLite buffers the rows
+    of an UPDATE … RETURNING in an ephemeral table, built per execution; the run id and the
+    attempt count came with the waiting read, in this same transaction.)"""
+    conn.execute(
+        "UPDATE occurrences SET state = 'claimed', run_id = ? WHERE id = ? AND state = 'planned'",
+        (run_id, occurrence_id),
+    )
+    if conn.changes() != 1:
+        raise StoreBug(f"claim: occurrence {occurrence_id} is not planned")
+
+
+def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp: Stamp) -> None:
+    """Record a start. It may be recorded late (its first record transaction failed) when the
+    attempt has already been settled from its exit: then only the runner's identity is added."""
+    conn.execute(  # each CASE reads the row as it was, before this update
+        "UPDATE attempts SET runner_pid = ?1, runner_start = ?2, attempt_dir = ?3, "
+        "started_at = CASE WHEN state IN ('claimed', 'dispatching') THEN ?4 ELSE started_at END, "
+        "state = CASE WHEN state IN ('claimed', 'dispatching') THEN 'running' ELSE state END "
+        "WHERE id = ?5",
+        (started.pid, started.process_start, started.attempt_dir, instant_text(stamp.now),
+         launch.attempt_id),
+    )  # fmt: skip
+    pid = started.pid
+    conn.execute(
+        "UPDATE occurrences SET state = 'running' WHERE id = ? AND state = 'claimed'",
+        (launch.occurrence_id,),
+    )
+    if started.attempt_dir is not None:  # settled before this record: still deliver its output
+        conn.execute(
+            "INSERT OR IGNORE INTO deliveries (occurrence_id, state) SELECT id, 'pending' "
+            "FROM occurrences WHERE id = ? AND disposition = 'succeeded'",
+            (launch.occurrence_id,),
+        )
+    events.record(
+        conn, stamp.now, EventKind.STARTED, routine_id=launch.routine_id,
+        occurrence_id=launch.occurrence_id, pid=pid,
+    )  # fmt: skip
+
+
+def settle(
+    conn: apsw.Connection,
+    occurrence_id: str,
+    routine_id: str,
+    disposition: Disposition,
+    reason: str | None,
+    stamp: Stamp,
+) -> None:
+    settled = disposition is not Disposition.RECOVERY_REQUIRED
+    conn.execute(
+        "UPDATE occurrences SET state = ?, disposition = ?, reason = ?, settled_at = ? "
+        "WHERE id = ?",
+        (
+            "settled", disposition.value, reason,
+            instant_text(stamp.now) if settled else None, occurrence_id,
+        ),
+    )  # fmt: skip
+    events.record(
+        conn, stamp.now, EventKind.SETTLED, routine_id=routine_id, occurrence_id=occurrence_id,
+        disposition=disposition.value, reason=reason,
+    )  # fmt: skip

@@ -1,0 +1,1 @@
+"""Process plumbing: failpoints, the log file, sockets in private directories."""

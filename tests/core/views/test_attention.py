@@ -1,0 +1,42 @@
+"""The evidence of a run awaiting a person: the runner's and the command's process facts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from coven_core.integrity import audit
+from coven_core.views.attention import AttemptEvidence, ProcessFact
+from tests.core.conftest import Engine
+
+
+def evidence(journal: list[dict[str, object]]) -> AttemptEvidence:
+    return AttemptEvidence(
+        1, "a1", "running", None, None, None, None, None, 4242, False, 4243, False, None,
+        journal=journal,
+    )  # fmt: skip
+
+
+def test_process_facts_take_their_start_times_from_the_journal() -> None:
+    found = evidence([
+        {"event": "runner_started", "runner_pid": 4242, "runner_start": 1772366400.5},
+        {"event": "intent"},
+        {"event": "spawned", "pid": 4243, "pid_start": 1772366401.0},
+    ]).processes()  # fmt: skip
+    assert found == [
+        ProcessFact("runner", 4242, datetime(2026, 3, 1, 12, 0, 0, 500000, UTC), False),
+        ProcessFact("command", 4243, datetime(2026, 3, 1, 12, 0, 1, tzinfo=UTC), False),
+    ]
+
+
+def test_a_journal_without_start_times_shows_none() -> None:
+    found = evidence([{"event": "runner_started", "runner_start": "garbage"}]).processes()
+    assert [fact.started_at for fact in found] == [None, None]
+
+
+def test_recent_audit_entries_for_one_target(engine: Engine) -> None:
+    engine.add("backup", "@hourly")
+    engine.add("sync", "@hourly")
+    engine.operator.pause("backup", "holiday")
+    (entry,) = audit.recent(engine.store, target="backup", limit=1)
+    assert (entry.action, entry.why, entry.result) == ("pause", "holiday", "ok")
+    assert [e.target for e in audit.recent(engine.store, limit=2)] == ["backup", "sync"]

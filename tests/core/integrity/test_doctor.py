@@ -16,8 +16,10 @@ import apsw
 import pytest
 
 from coven_core.clock import VirtualClock
+from coven_core.integrity import audit
 from coven_core.integrity import doctor as doctor_module
 from coven_core.integrity.doctor import CHECKS, Report, doctor
+from coven_core.integrity.doctor import base as doctor_base
 from coven_core.integrity.retention import RetentionPolicy
 from coven_core.model import RevisionSpec
 from coven_core.operations.reconcile import Outcome
@@ -280,7 +282,7 @@ def test_a_check_that_sqlite_stops_is_an_error_and_the_rest_still_run(
     def malformed(conn: object) -> None:
         raise apsw.CorruptError("database disk image is malformed")
 
-    monkeypatch.setattr(doctor_module.audit, "verify", malformed)
+    monkeypatch.setattr(audit, "verify", malformed)
     report = checked(engine)
     assert [(f.check, f.message) for f in report.errors] == [
         ("audit", "the audit check stopped: SQLite said database disk image is "
@@ -611,7 +613,7 @@ def test_findings_are_capped_per_check(
     engine: Engine, realistic: Ids, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     inject(engine, "UPDATE routines SET consecutive_failures = 7")
-    monkeypatch.setattr(doctor_module, "MAX_FINDINGS_PER_CHECK", 2)
+    monkeypatch.setattr(doctor_base, "MAX_FINDINGS_PER_CHECK", 2)
     found = problems(checked(engine), "counters")
     assert len(found) == 3 and found[2] == ("counters", "warning",
                                             "… and 4 more findings like these")  # fmt: skip

@@ -1,0 +1,165 @@
+"""Checks of the records: derived ids, failure counters, references, the audit chain."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import NamedTuple
+
+import apsw
+
+from coven_core.integrity import audit
+from coven_core.integrity.doctor.base import ERROR, INFO, WARNING, Context, Finding, finding, shown
+from coven_core.scheduling import ids
+from coven_core.store.codec import instant_from
+from coven_core.tz.binding import BoundTime, LocalTimeKind
+
+# --- ids ----------------------------------------------------------------------------------
+
+
+class _Row(NamedTuple):
+    id: str
+    routine_id: str
+    kind: str
+    scheduled_utc: str
+    local_kind: str | None
+    manual_key: str | None
+    window_first: str | None
+
+
+def check_ids(context: Context) -> Iterator[Finding]:
+    rows = context.conn.execute(
+        "SELECT id, routine_id, kind, scheduled_utc, local_kind, manual_key, window_first "
+        "FROM occurrences ORDER BY id"
+    )
+    for row in map(_Row._make, rows):
+        expected = _derived_id(row)
+        if expected is not None and expected != row.id:
+            yield finding(
+                ERROR, f"occurrence id {row.id} is not the one its routine and moment give "
+                f"({expected}): planning that moment again would make a second row for it",
+                occurrence_id=row.id, expected=expected,
+            )  # fmt: skip
+    yield from _moments_decided_twice(context.conn)
+
+
+def _derived_id(row: _Row) -> str | None:
+    if row.kind == "manual":
+        return None if row.manual_key is None else ids.manual_id(row.routine_id, row.manual_key)
+    if row.kind == "coalesced":
+        return ids.coalesced_id(row.routine_id, instant_from(row.window_first or row.scheduled_utc))
+    gap = row.local_kind == LocalTimeKind.NONEXISTENT.value
+    return ids.occurrence_id(row.routine_id, _moment(instant_from(row.scheduled_utc), gap))
+
+
+def _moment(instant: datetime, gap: bool) -> BoundTime:
+    """Enough of a bound time to derive its id: the instant and whether it is a gap."""
+    kind = LocalTimeKind.NONEXISTENT if gap else LocalTimeKind.REGULAR
+    return BoundTime(instant.replace(tzinfo=None), instant, timedelta(0), 0, kind)
+
+
+def _moments_decided_twice(conn: apsw.Connection) -> Iterator[Finding]:
+    rows = conn.execute(
+        "SELECT routine_id, scheduled_utc, group_concat(id, ', ') FROM occurrences "
+        "WHERE kind = 'scheduled' GROUP BY routine_id, scheduled_utc, "
+        "coalesce(local_kind, '') = 'nonexistent' HAVING count(*) > 1"
+    )
+    for rid, at, both in rows:
+        yield finding(ERROR, f"routine {rid} has two rows for the moment {shown(at)} ({both}): "
+                       "each moment has exactly one", routine_id=rid)  # fmt: skip
+
+
+# --- counters -----------------------------------------------------------------------------
+
+# Newest first: the settled attempts of a routine's non-probe runs, and its releases.
+_SETTLEMENTS = (
+    "SELECT a.settled_at, a.failure_class, a.not_before IS NOT NULL, a.dispatched_at IS NOT NULL "
+    "FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id "
+    "WHERE o.routine_id = ?1 AND o.probe = 0 AND a.state = 'settled' "
+    "UNION ALL SELECT at, 'released', 0, 1 FROM events WHERE routine_id = ?1 AND kind = 'released' "
+    "ORDER BY 1 DESC"
+)
+# Failure classes that settle an occurrence as cancelled or recovery_required: not counted.
+_NOT_COUNTED = frozenset({"cancelled", "ambiguous"})
+
+
+class _Counter(NamedTuple):
+    routine_id: str
+    name: str
+    stored: int
+
+
+def check_counters(context: Context) -> Iterator[Finding]:
+    rows = context.conn.execute("SELECT id, name, consecutive_failures FROM routines ORDER BY id")
+    for counter in map(_Counter._make, rows.fetchall()):
+        counted = _failure_streak(context.conn, counter.routine_id)
+        if counted != counter.stored:
+            yield finding(
+                WARNING, f"routine {counter.name!r} counts {counter.stored} consecutive "
+                f"failure(s) but its history shows {counted} since its last success or "
+                "release: quarantine decisions use this count", routine_id=counter.routine_id,
+                stored=counter.stored, history=counted,
+            )  # fmt: skip
+
+
+def _failure_streak(conn: apsw.Connection, routine_id: str) -> int:
+    """The failures the engine counted since the last reset: a success or a release resets;
+    an attempt that ended its occurrence failed or timed out counts (one followed by an
+    automatic retry, or never dispatched, does not)."""
+    failures = 0
+    for _, failure, retried, dispatched in conn.execute(_SETTLEMENTS, (routine_id,)):
+        if failure is None or failure == "released":
+            break
+        if failure not in _NOT_COUNTED and not retried and dispatched:
+            failures += 1
+    return failures
+
+
+# --- references ---------------------------------------------------------------------------
+
+
+def check_references(context: Context) -> Iterator[Finding]:
+    conn = context.conn
+    for aid, oid in conn.execute(
+        "SELECT a.id, a.occurrence_id FROM attempts a WHERE NOT EXISTS "
+        "(SELECT 1 FROM occurrences o WHERE o.id = a.occurrence_id) ORDER BY a.id"
+    ):
+        yield finding(ERROR, f"attempt {aid} belongs to occurrence {oid}, which does not exist",
+                       attempt_id=aid, occurrence_id=oid)  # fmt: skip
+    yield from _deliveries(conn)
+    for (oid,) in conn.execute(
+        "SELECT o.id FROM occurrences o WHERE o.disposition = 'reconciled' AND NOT EXISTS "
+        "(SELECT 1 FROM reconciliations r WHERE r.occurrence_id = o.id) ORDER BY o.id"
+    ):
+        yield finding(ERROR, f"occurrence {oid} is reconciled but no decision is recorded for it "
+                       "in reconciliations", occurrence_id=oid)  # fmt: skip
+
+
+def _deliveries(conn: apsw.Connection) -> Iterator[Finding]:
+    rows = conn.execute(
+        "SELECT d.occurrence_id, d.state, o.id IS NOT NULL, o.disposition FROM deliveries d "
+        "LEFT JOIN occurrences o ON o.id = d.occurrence_id "
+        "WHERE o.disposition IS NOT 'succeeded' ORDER BY d.occurrence_id"
+    )
+    for oid, state, exists, disposition in rows:
+        what = f"is {disposition or 'not settled'}" if exists else "does not exist"
+        yield finding(
+            ERROR, f"a delivery ({state}) is recorded for occurrence {oid}, which {what}: only a "
+            "success's output is delivered", occurrence_id=oid, disposition=disposition,
+        )  # fmt: skip
+
+
+# --- the audit chain ----------------------------------------------------------------------
+
+
+def check_audit(context: Context) -> Iterator[Finding]:
+    report = audit.verify(context.conn)
+    if not report.ok:
+        yield finding(
+            ERROR, f"the audit log does not verify at entry {report.first_broken_seq}: "
+            f"{report.problem}", first_broken_seq=report.first_broken_seq,
+        )  # fmt: skip
+        return
+    pruned = f", after a checkpoint for {report.pruned} pruned" if report.pruned else ""
+    yield finding(INFO, f"the audit chain verifies: {report.entries} entries{pruned}",
+                   entries=report.entries, pruned=report.pruned)  # fmt: skip

@@ -18,7 +18,7 @@ drain:    1,000 routines due at one instant → the last one settled. Ours: ``on
           started paused with its 1,000 date jobs stored (run date just passed); the clock
           starts at ``resume()``, which wakes its loop as its own deadline would. Ratio: our
           time / its time, goal ≤ 1.0 (we are faster).
-drain floor: the least durable work CONTRACT §8 asks per attempt (``bench_dispatch.floor``:
+drain floor: the least durable work DESIGN §8 asks per attempt (``bench_dispatch.floor``:
           a commit for the decision, the journal's first record and ``intent`` fsync'd with
           its directory before ``subprocess.run``, ``spawned`` and ``exited`` fsync'd (and
           the outputs, when not empty), a commit for the settlement) for the 1,000 routines,

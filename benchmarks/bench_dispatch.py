@@ -6,7 +6,7 @@ dispatch: one occurrence at a time — claimed, the runner started, ``/bin/true`
 start lag: 100 routines due at the same instant with concurrency 4, on the real clock:
           scheduled instant → the runner's journal says the command was spawned.
 
-floor:    the least work CONTRACT §8 and §9.2 require of one attempt, done inline in this
+floor:    the least work DESIGN §8, §9 require of one attempt, done inline in this
           process (no runner process, no Python start): the dispatch decision committed, the
           journal and the output files created, the journal's first record and ``intent``
           fsync'd with the directory before the spawn, ``subprocess.run`` with output to the

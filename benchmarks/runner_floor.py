@@ -1,6 +1,6 @@
 """The least a runner process per attempt costs: the floor's attempts, each run by a forked child.
 
-CONTRACT §8: commands are not children of the app; each attempt runs through a small runner
+DESIGN §8: commands are not children of the app; each attempt runs through a small runner
 process (part of the engine, so Python) in its own session, which journals. The other floors
 (``bench_dispatch.floor``) do the runner's fsyncs inline, in the benchmark's own threads, and
 so leave out the one cost every design keeping §8 pays: a process per attempt. This one adds

@@ -1,4 +1,4 @@
-"""The injected clock and wake source (CONTRACT §3.1).
+"""The injected clock and wake source (DESIGN §3).
 
 Nothing in the engine reads the wall clock or sleeps except through a :class:`Clock`.
 Production uses :class:`SystemClock`; tests use :class:`VirtualClock`, which jumps instead of

@@ -1,4 +1,4 @@
-"""The lifecycle's vocabulary (CONTRACT §5): routines, revisions, occurrences, attempts.
+"""The lifecycle's vocabulary (DESIGN §5): routines, revisions, occurrences, attempts.
 
 The same words mean the same things in the store, the CLI, the GUI and the docs.
 """
@@ -18,7 +18,7 @@ class RoutineState(enum.StrEnum):
 
 
 class MisfirePolicy(enum.StrEnum):
-    """What to do with moments whose time passed while nothing could run them (§3.4)."""
+    """What to do with moments whose time passed while nothing could run them (§3)."""
 
     LATEST_ONLY = "latest_only"  # run the most recent, if within grace; coalesce the rest
     SKIP_MISSED = "skip_missed"  # run none; coalesce all
@@ -67,7 +67,7 @@ class SkipReason(enum.StrEnum):
 
 
 class MissedCause(enum.StrEnum):
-    """Why a window of moments passed with nothing run (§3.4)."""
+    """Why a window of moments passed with nothing run (§3)."""
 
     ASLEEP = "asleep"
     APP_NOT_RUNNING = "app_not_running"

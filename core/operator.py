@@ -1,4 +1,4 @@
-"""The operator API: the one door for people (CLI and GUI) to change anything (CONTRACT §10).
+"""The operator API: the one door for people (CLI and GUI) to change anything (DESIGN §10).
 
 Neither the CLI nor the GUI writes lifecycle rows; they call this. Every command runs in one
 write transaction — it validates first and changes nothing on bad input — and is appended to
@@ -113,7 +113,7 @@ class Operator:
         verified_no_side_effect: bool = False,
         seen_digest: str | None = None,
     ) -> Decision:
-        """A person's decision on a run awaiting one; the routine stays paused (§5.2)."""
+        """A person's decision on a run awaiting one; the routine stays paused (§5)."""
         work = partial(
             reconcile, run_id=run_id, outcome=outcome, reason=reason,
             verified_no_side_effect=verified_no_side_effect, seen_digest=seen_digest,

@@ -1,4 +1,4 @@
-"""The query API: what the CLI and the GUI read (CONTRACT §10). Read-only, one snapshot each."""
+"""The query API: what the CLI and the GUI read (DESIGN §10). Read-only, one snapshot each."""
 
 from __future__ import annotations
 

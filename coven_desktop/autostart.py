@@ -1,4 +1,4 @@
-"""Start at login (CONTRACT §12, issue #7): off by default, on only when the person asks.
+"""Start at login (DESIGN §12, issue #7): off by default, on only when the person asks.
 
 Linux and the other freedesktop systems: an XDG autostart entry,
 ``$XDG_CONFIG_HOME/autostart/coven-desktop.desktop`` (``~/.config`` when the variable is unset

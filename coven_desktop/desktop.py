@@ -163,7 +163,7 @@ class Desktop(QObject):
             app.quit()
 
     def start_at_login(self, on: bool) -> None:
-        """Write or remove the autostart entry for this app on this store (CONTRACT §12)."""
+        """Write or remove the autostart entry for this app on this store (DESIGN §12)."""
         try:
             if on:
                 command = autostart.launch_command(["--data-dir", str(self.data_dir)])

@@ -1,5 +1,5 @@
 """One instance per user and store: a second launch hands its arguments to the first, which
-shows its window, and exits (CONTRACT §12).
+shows its window, and exits (DESIGN §12).
 
 The first instance listens on a local socket whose name is derived from the data directory;
 the socket lives in the runtime directory when there is one of ours (owned by this user, mode

@@ -1,4 +1,4 @@
-"""The GUI's one door to the engine, and the one bridge back (CONTRACT §2, §12).
+"""The GUI's one door to the engine, and the one bridge back (DESIGN §2, §12).
 
 * The scheduler runs on **one worker thread** (:class:`coven_core.engine.SchedulerThread`):
   the loop of ``coven daemon``, on its own store connection.

@@ -1,4 +1,4 @@
-"""The "keep or follow" question after the host's time zone changed (CONTRACT §3.2).
+"""The "keep or follow" question after the host's time zone changed (DESIGN §3).
 
 One non-modal box per routine that was created as ``local``: the tray keeps working while it
 is open, and nothing changes until the person answers.

@@ -1,5 +1,5 @@
 """``coven audit [--limit N] [--routine NAME]`` and ``coven audit verify``: the operator actions
-on record, newest first, and a check of the hash chain that links them (CONTRACT §13).
+on record, newest first, and a check of the hash chain that links them (DESIGN §13).
 
 ``audit --json`` prints ``{"entries": [ENTRY, ...]}`` (stable), newest first; ENTRY has
 ``seq``, ``at`` (UTC, ``…Z``), ``who``, ``action``, ``target``, ``why``, ``result``,

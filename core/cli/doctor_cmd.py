@@ -1,4 +1,4 @@
-"""``coven doctor [--quick] [--json]``: check the store against Coven's promises (CONTRACT §10).
+"""``coven doctor [--quick] [--json]``: check the store against Coven's promises (DESIGN §10).
 
 People get one line per finding, grouped by check in a fixed order: ``✓`` for what holds
 (info), ``!`` for a warning, ``✗`` for an error, then a summary line. ``--json`` prints

@@ -1,5 +1,5 @@
 """``coven list --state STATE`` and ``coven inspect OCCURRENCE_ID|RUN_ID``: what is where, and
-one occurrence in full (CONTRACT §10). Tokens are shown only as short fingerprints (§13).
+one occurrence in full (DESIGN §10). Tokens are shown only as short fingerprints (§13).
 
 ``list --json`` prints ``{"state": STATE, "items": [...]}`` (stable). For ``due``, ``claimed``,
 ``running`` and ``recovery_required`` the items are occurrences: ``occurrence_id``, ``run_id``,

@@ -1,5 +1,5 @@
 """``coven quarantine NAME [--reason TEXT]``, ``coven release NAME`` and ``coven probe NAME``:
-the circuit breaker by hand (CONTRACT §6)."""
+the circuit breaker by hand (DESIGN §6)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``coven reconcile RUN_ID --as succeeded|failed|retry --reason TEXT``: a person decides what
-happened to a run whose outcome the machine cannot know (CONTRACT §5.2, §10).
+happened to a run whose outcome the machine cannot know (DESIGN §5, §10).
 
 ``--verified-no-side-effect`` is required with ``--as retry`` (and refused with the others);
 ``--evidence DIGEST`` (the full ``evidence_digest`` from ``coven attention --json``) has the

@@ -1,6 +1,6 @@
 """``coven run-now NAME [--key KEY]``, ``coven cancel RUN_ID|--routine NAME``,
 ``coven stop RUN_ID [--reason TEXT]`` and ``coven retry RUN_ID``: the operator's commands on
-runs (CONTRACT §5.4, §6, §7, §8).
+runs (DESIGN §5, §6, §7, §8).
 
 ``stop`` ends what still runs of a run — its runner, else its command's process group, as a
 cancel does: SIGTERM, then SIGKILL after the routine's stop grace — typically a run awaiting

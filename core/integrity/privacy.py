@@ -1,5 +1,5 @@
 """What in the data directory is not private: every file Coven writes there is 0600 and every
-folder 0700, whatever the umask (CONTRACT §13); doctor reports what is looser."""
+folder 0700, whatever the umask (DESIGN §13); doctor reports what is looser."""
 
 from __future__ import annotations
 

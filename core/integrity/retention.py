@@ -1,4 +1,4 @@
-"""Retention: the store stays bounded for years and never loses what matters (CONTRACT §11).
+"""Retention: the store stays bounded for years and never loses what matters (DESIGN §11).
 
 A :func:`sweep` removes old settled history, events, pass records and attempt directories in
 small write transactions — at most ``batch`` rows each and, below that, as many as take about

@@ -3,7 +3,7 @@
 One reading for every front end: the ``coven`` options (``--grace``, ``--timeout``) and the
 desktop's routine form.
 
-A routine's timeout has three values, not two (CONTRACT §6: every run has a timeout unless a
+A routine's timeout has three values, not two (DESIGN §6: every run has a timeout unless a
 person said ``none``): a duration; ``none``, said explicitly and stored as :data:`NO_TIMEOUT`
 (zero, which no duration can be); and ``default`` (``None``: the global setting at dispatch,
 also what a routine stored before the setting existed means)."""

@@ -1,4 +1,4 @@
-"""Routine definitions: add, edit, delete (CONTRACT §5.1).
+"""Routine definitions: add, edit, delete (DESIGN §5).
 
 Each function runs inside the caller's write transaction, validates before it writes, and
 records its event there; :class:`coven_core.operator.Operator` audits and wakes.

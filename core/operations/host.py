@@ -4,7 +4,7 @@ Sleep and clock steps are recorded by the scheduler's own pass (``coven_core.sch
 which
 also sees them when no notification arrives. A host time-zone change is recorded here; the
 routines that were created as ``local`` keep their zone until a person chooses, per routine,
-to keep it or to follow the host (CONTRACT §3.2) — following creates a new revision.
+to keep it or to follow the host (DESIGN §3) — following creates a new revision.
 """
 
 from __future__ import annotations

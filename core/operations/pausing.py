@@ -1,4 +1,4 @@
-"""Pausing and quarantine, and what the time in between becomes (CONTRACT §5.1, §6).
+"""Pausing and quarantine, and what the time in between becomes (DESIGN §5, §6).
 
 Pausing is idempotent. Resuming (or releasing) records the moments that passed meanwhile as
 one skipped window — none of them runs. Each function runs inside the caller's write
@@ -113,7 +113,7 @@ def _close_unless_unreadable(
 def activate(conn: apsw.Connection, routine: Routine, now: datetime, verb: str) -> datetime:
     """The one way a routine becomes active again (resume, release): never while one of its
     runs awaits a person's decision — an active routine plans and starts new work, and
-    nothing new may start before that decision (CONTRACT §5.2, issue #5). Returns when the
+    nothing new may start before that decision (DESIGN §5, issue #5). Returns when the
     routine stopped being active."""
     occurrences.refuse_while_awaiting(conn, routine.id, routine.name, verb)
     broken = routines.breakage(conn, routine)

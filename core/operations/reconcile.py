@@ -1,4 +1,4 @@
-"""A person decides what happened to a run the machine cannot know about (CONTRACT §5.2).
+"""A person decides what happened to a run the machine cannot know about (DESIGN §5).
 
 The decision — succeeded, failed, or retry — needs a reason, and records the evidence it was
 based on (the item as shown, and its digest). The occurrence becomes ``reconciled`` with the
@@ -128,7 +128,7 @@ def _apply(conn: apsw.Connection, item: Item, outcome: Outcome, reason: str, now
 
 
 def _keep_paused(conn: apsw.Connection, item: Item, now: datetime) -> RoutineState:
-    """CONTRACT §5.2: after a decision the routine stays paused until a person resumes it
+    """DESIGN §5: after a decision the routine stays paused until a person resumes it
     (a quarantined or deleted routine keeps that state); returns the routine's state."""
     routine = routines.by_id(conn, item.routine_id)
     if routine.state not in (RoutineState.ACTIVE, RoutineState.PAUSED):

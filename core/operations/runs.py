@@ -1,4 +1,4 @@
-"""Operator commands on runs: run now, cancel, retry (CONTRACT §5.4, §6, §7).
+"""Operator commands on runs: run now, cancel, retry (DESIGN §5, §6, §7).
 
 Each runs in one write transaction and records its event there; the caller wakes the
 scheduler afterwards. ``BEGIN IMMEDIATE`` serialises concurrent callers, so five callers

@@ -1,4 +1,4 @@
-"""Global settings a person changes with ``coven config`` (CONTRACT §6): one row a setting.
+"""Global settings a person changes with ``coven config`` (DESIGN §6): one row a setting.
 
 Only settings named here exist, each with its default and its reading, so a typo is refused
 and a setting never stored reads as its default. Today there is one: ``default-timeout``, the

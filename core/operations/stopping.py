@@ -1,4 +1,4 @@
-"""A person stops what is left of a run: ``coven stop RUN`` (CONTRACT §7, §8; issue #18).
+"""A person stops what is left of a run: ``coven stop RUN`` (DESIGN §7, §8; issue #18).
 
 A decision on a run is refused while its runner or its command still lives — pid *and*
 process start time, the check the engine adopts a runner by — or two copies could run at
@@ -73,7 +73,7 @@ def live(conn: apsw.Connection, occurrence_id: str) -> list[LiveProcess]:
 
 
 def refuse_while_alive(conn: apsw.Connection, run_id: str, occurrence_id: str) -> None:
-    """No decision while anything of the run lives (CONTRACT §8)."""
+    """No decision while anything of the run lives (DESIGN §8)."""
     alive = live(conn, occurrence_id)
     if alive:
         what = " and ".join(process.describe() for process in alive)

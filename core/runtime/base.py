@@ -56,7 +56,7 @@ class Exit:
     command_pid: int | None = None
 
     def classify(self) -> FailureClass | None:
-        """None for success; otherwise the failure class of CONTRACT §6."""
+        """None for success; otherwise the failure class of DESIGN §6."""
         if self.failure_class is not None:
             return self.failure_class
         if (self.cancelled or self.timed_out) and not self.stop_confirmed:

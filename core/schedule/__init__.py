@@ -1,1 +1,1 @@
-"""Schedule specs: cron, RRULE, interval and once (CONTRACT §4)."""
+"""Schedule specs: cron, RRULE, interval and once (DESIGN §4)."""

@@ -1,4 +1,4 @@
-"""Classic 5-field cron schedules (CONTRACT §4): parsing, validation and wall times.
+"""Classic 5-field cron schedules (DESIGN §4): parsing, validation and wall times.
 
 The dialect is Vixie cron's: minute, hour, day of month, month, day of week; names, ranges,
 steps, lists and the usual ``@`` aliases. When both day fields are restricted a day matches if

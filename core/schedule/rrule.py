@@ -1,4 +1,4 @@
-"""RRULE schedules: the RFC 5545 subset of CONTRACT §4, expanded by ``dateutil.rrule``.
+"""RRULE schedules: the RFC 5545 subset of DESIGN §4, expanded by ``dateutil.rrule``.
 
 Coven only validates and adapts here. The supported parts are FREQ (MINUTELY to YEARLY),
 INTERVAL, COUNT, UNTIL, BYMONTH, BYMONTHDAY, BYDAY (ordinals only under MONTHLY and YEARLY),

@@ -1,4 +1,4 @@
-"""A schedule bound to a zone and an anchor: the moments it yields (CONTRACT §3.2–§4).
+"""A schedule bound to a zone and an anchor: the moments it yields (DESIGN §3, §4).
 
 This is the one place where a spec, a time zone and the DST policy meet. Calendar schedules
 give wall times and the binding turns each into an instant or a skip; interval schedules give

@@ -1,5 +1,5 @@
 """A schedule in words: "Every day at 2:30 AM", "Every 15 minutes", "On the last day of each
-month at 6:00 PM" (CONTRACT §12, the Routines window).
+month at 6:00 PM" (DESIGN §12, the Routines window).
 
 The sentence is built from the *parsed* schedule (cron fields, RRULE parts, the interval's
 step, the once wall time), never from its text, so it says what the planner will do. A shape

@@ -1,4 +1,4 @@
-"""What is left for a pass once it has planned and claimed, read in one statement (§3.1, §11).
+"""What is left for a pass once it has planned and claimed, read in one statement (§3, §11).
 
 After claiming, a pass needs to know whether any cancel request waits to be sent and any
 delivery is due, and when it must next wake: the earliest retry, delivery retry, routine

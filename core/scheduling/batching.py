@@ -1,4 +1,4 @@
-"""Rows per write transaction, steered by how long the last ones took (CONTRACT §11, #9).
+"""Rows per write transaction, steered by how long the last ones took (DESIGN §11, #9).
 
 A retention sweep deletes in many short write transactions so that a claim never waits on it
 noticeably. A fixed number of rows per transaction suits one machine and one store: the same

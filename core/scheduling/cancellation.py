@@ -1,4 +1,4 @@
-"""Cancellation: requested → acknowledged → terminal (CONTRACT §7).
+"""Cancellation: requested → acknowledged → terminal (DESIGN §7).
 
 A request is recorded on the exact attempt it is for (who, when, scope, reason). The leader
 sends it to the runtime on its next pass; the runner acknowledges it in its journal and stops

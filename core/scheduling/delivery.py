@@ -1,4 +1,4 @@
-"""Delivery of a successful attempt's output to its routine's folder (CONTRACT §9.2, §11).
+"""Delivery of a successful attempt's output to its routine's folder (DESIGN §9, §11).
 
 Crash points 10–12 live here: the captured ``stdout`` is written to a temp file in the output
 folder and fsync'd (10, failpoint ``delivery.temp_written``), renamed over the final name and the
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from coven_core.errors import CovenError
 
-#: Retention per routine (CONTRACT §11): at most this many delivered files …
+#: Retention per routine (DESIGN §11): at most this many delivered files …
 DEFAULT_KEEP_COUNT = 100
 #: … and at most this many bytes of them.
 DEFAULT_KEEP_BYTES = 100 * 1024 * 1024

@@ -1,4 +1,4 @@
-"""Identifiers. Occurrence ids are *derived*, never random (CONTRACT §5.2): re-planning the
+"""Identifiers. Occurrence ids are *derived*, never random (DESIGN §5): re-planning the
 same moment — after a crash, a backward clock jump, in a second process — yields the same id,
 and the store's primary key refuses a second row for it."""
 

@@ -1,4 +1,4 @@
-"""One scheduler per store: the leader lease and its fence (CONTRACT §9.1).
+"""One scheduler per store: the leader lease and its fence (DESIGN §9).
 
 The lease row names its holder, a **monotonic generation** and an expiry. A process that takes
 the lease over from another bumps the generation; every state transition the scheduler writes

@@ -1,4 +1,4 @@
-"""Occurrences and attempts in the store: planning rows, claims, and settlement (§5.2, §5.3).
+"""Occurrences and attempts in the store: planning rows, claims, and settlement (§5, §5).
 
 Every function here runs inside the caller's write transaction and records its event in that
 same transaction. Inserting an occurrence that already exists is a no-op (its id is derived

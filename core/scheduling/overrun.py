@@ -1,4 +1,4 @@
-"""A run that takes far longer than its routine usually does (CONTRACT §6, issue #18).
+"""A run that takes far longer than its routine usually does (DESIGN §6, issue #18).
 
 When an attempt is claimed, the routine's recent successful durations say what is usual, and
 the attempt records when it would be overrunning: after :data:`FACTOR` times the median of

@@ -1,4 +1,4 @@
-"""Scheduler passes: what each did, recorded so the timeline and Diagnostics can show it (§3.1)."""
+"""Scheduler passes: what each did, recorded so the timeline and Diagnostics can show it (§3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Deciding a routine's moments whose time has come (CONTRACT §3.3, §3.4).
+"""Deciding a routine's moments whose time has come (DESIGN §3).
 
 A pure function of the routine's timetable(s), the window to decide and the cause of any
 lateness: no store, no clock. The scheduler writes what it returns in one transaction.

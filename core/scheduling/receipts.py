@@ -1,4 +1,4 @@
-"""Delivering a success's output, and committing its receipt (CONTRACT §9.2, points 10–12).
+"""Delivering a success's output, and committing its receipt (DESIGN §9, points 10–12).
 
 The file work (temp write, fsync, rename, directory fsync) happens between the pass's two
 transactions, never inside one; the receipt (path, size, sha256) is committed in the second.

@@ -1,4 +1,4 @@
-"""Attempts an earlier scheduler left unfinished (CONTRACT §8, §9.2).
+"""Attempts an earlier scheduler left unfinished (DESIGN §8, §9).
 
 Run once per leader generation, inside the pass's fenced transaction:
 

@@ -1,4 +1,4 @@
-"""Whether a failed attempt is tried again, and when (CONTRACT §6).
+"""Whether a failed attempt is tried again, and when (DESIGN §6).
 
 Every failure is classified before any retry is considered. Backoff is bounded exponential
 with **full jitter**, and the jitter is derived from the occurrence id and attempt number —

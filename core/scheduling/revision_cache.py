@@ -1,4 +1,4 @@
-"""A scheduler's routine revisions, read from the store and parsed once (CONTRACT §5.1).
+"""A scheduler's routine revisions, read from the store and parsed once (DESIGN §5).
 
 Revisions are immutable and a routine gains them only at its end, numbered in order, with
 the routine row naming its newest (``routines.revision``). So a routine's cached list is

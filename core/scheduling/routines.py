@@ -1,4 +1,4 @@
-"""Routines and their immutable revisions in the store (CONTRACT §5.1)."""
+"""Routines and their immutable revisions in the store (DESIGN §5)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class BrokenRevision(CovenError):
     """A stored revision that can no longer be loaded: a zone the tz database has lost, a
     schedule this version refuses, a damaged or missing row. Its routine is *broken* — it
     plans nothing until an edit supersedes the revision, or it is deleted — and every other
-    routine goes on (CONTRACT §6: each routine is its own fault domain)."""
+    routine goes on (DESIGN §6: each routine is its own fault domain)."""
 
     def __init__(self, number: int, problem: str, fix: str | None) -> None:
         self.number, self.problem, self.fix = number, problem, fix

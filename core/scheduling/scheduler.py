@@ -1,4 +1,4 @@
-"""The scheduler loop (CONTRACT §3.1, §9.1, §11).
+"""The scheduler loop (DESIGN §3, §9, §11).
 
 A pass: take or renew the lease → settle what finished → recover what a previous leader left →
 plan what is due → claim (bounded) → dispatch → record the pass. Then sleep until the next

@@ -1,4 +1,4 @@
-"""Settling an attempt from what the runtime observed (CONTRACT §5.3, §6, §7).
+"""Settling an attempt from what the runtime observed (DESIGN §5, §6, §7).
 
 One function decides, inside the pass's fenced transaction: classify the failure, then either
 schedule a retry (the occurrence waits again, with ``not_before``) or settle the occurrence

@@ -1,4 +1,4 @@
-"""Waking a scheduler in another process at once (CONTRACT §3.1).
+"""Waking a scheduler in another process at once (DESIGN §3).
 
 The scheduler never polls, so a change made elsewhere (the ``coven`` CLI while the daemon or
 the tray app runs) must be pushed to it. Each scheduler process starts a :class:`WakeListener`:

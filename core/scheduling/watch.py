@@ -1,5 +1,5 @@
 """Telling why time passed with nothing run: asleep, a clock jump, or the app not running
-(CONTRACT §3.4). The portable fallback compares three clocks between passes:
+(DESIGN §3). The portable fallback compares three clocks between passes:
 
 * wall moved more than monotonic, and boot time moved with wall → the machine was asleep
   (Linux's CLOCK_MONOTONIC stands still in suspend, CLOCK_BOOTTIME does not);

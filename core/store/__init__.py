@@ -1,1 +1,1 @@
-"""The durable store: SQLite through apsw (CONTRACT §9, §11, §13)."""
+"""The durable store: SQLite through apsw (DESIGN §9, §11, §13)."""

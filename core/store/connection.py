@@ -90,7 +90,7 @@ def write_transaction(conn: apsw.Connection) -> AbstractContextManager[apsw.Conn
     rather than halfway through. apsw errors come out as :class:`StoreError`; an error means
     the transaction did not commit (the log is checkpointed afterwards, where a failure
     cannot be mistaken for the commit's: :mod:`coven_core.store.wal`). Never hold a write
-    transaction across a wait on a process or on the disk of a command (CONTRACT §11): every
+    transaction across a wait on a process or on the disk of a command (DESIGN §11): every
     other writer, the scheduler included, waits for it.
     """
     return _WriteTransaction(conn)

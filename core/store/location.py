@@ -1,4 +1,4 @@
-"""Where the store lives, and whether that place is safe to keep it (CONTRACT §9.1, §13).
+"""Where the store lives, and whether that place is safe to keep it (DESIGN §9, §13).
 
 The data directory must be private (0700 on POSIX), owned by the user, not reached through a
 symbolic link and not on a network filesystem, where SQLite's locking cannot be trusted. Each

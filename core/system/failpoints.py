@@ -1,4 +1,4 @@
-"""Named failpoints at the crash-matrix boundaries (CONTRACT §9.2).
+"""Named failpoints at the crash-matrix boundaries (DESIGN §9).
 
 Armed only by the ``COVEN_FAILPOINT`` environment variable (``name:action``, several separated
 by commas) or by a test through :func:`arm`; unarmed, :func:`hit` is one dictionary truth

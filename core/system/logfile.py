@@ -1,4 +1,4 @@
-"""Where warnings go: a rotating log file in the data directory (CONTRACT §12, §13).
+"""Where warnings go: a rotating log file in the data directory (DESIGN §12, §13).
 
 A tray app started at login has no terminal, so without a file every warning (``pass failed,
 retrying``) would be lost. ``coven daemon`` and ``coven-desktop`` each call :func:`start`

@@ -1,4 +1,4 @@
-"""AF_UNIX socket paths inside a private directory, however long its path (CONTRACT §13).
+"""AF_UNIX socket paths inside a private directory, however long its path (DESIGN §13).
 
 A socket's address is limited to about 100 bytes (``sun_path``: 104 on macOS, 108 on Linux),
 and a data directory's path can be longer. Moving the socket to a shared place (``/tmp``)

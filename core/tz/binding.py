@@ -1,4 +1,4 @@
-"""Binding a local wall time to an instant — the v1 DST policy (CONTRACT §3.3).
+"""Binding a local wall time to an instant — the v1 DST policy (DESIGN §3).
 
 * **Gap** (the wall time does not exist): the moment is *skipped* with reason
   ``nonexistent_local_time``. Its nominal instant is the wall time read with the offset in

@@ -1,4 +1,4 @@
-"""Resolve ``local`` to an exact IANA key, or refuse (CONTRACT §3.2).
+"""Resolve ``local`` to an exact IANA key, or refuse (DESIGN §3).
 
 ``local`` is accepted only as input. A routine is always stored with a real key, so that it
 keeps its meaning when the host moves. The key must be *proven*: a POSIX TZ string or a copied

@@ -1,4 +1,4 @@
-"""What needs a person, with the evidence to decide (CONTRACT §1, §10; issue #5).
+"""What needs a person, with the evidence to decide (DESIGN §1, §10; issue #5).
 
 Four kinds of item: a run whose outcome is unknown (``recovery_required``), a cancellation
 that was requested but not acknowledged in time, a delivery that keeps failing, and a run

@@ -1,4 +1,4 @@
-"""What the Diagnostics window shows, read in one snapshot (CONTRACT §3.1, §3.4, §12, §13).
+"""What the Diagnostics window shows, read in one snapshot (DESIGN §3, §12, §13).
 
 The scheduler's status (:func:`coven_core.views.status.status`), its last passes with their
 durations and counts, what happened to the machine's time (sleep, downtime, clock jumps,
@@ -40,7 +40,7 @@ HOST_EVENT_KINDS = (
 
 @dataclass(frozen=True)
 class PassLine:
-    """One scheduler pass, as recorded (§3.1)."""
+    """One scheduler pass, as recorded (§3)."""
 
     started_at: datetime
     scheduled_for: datetime | None

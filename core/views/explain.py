@@ -1,4 +1,4 @@
-"""What the DST policy decided, for people: one occurrence or one routine (issue #8, §3.3).
+"""What the DST policy decided, for people: one occurrence or one routine (issue #8, §3).
 
 The facts (local time, UTC, offset, zone, tz database version) and one plain sentence saying
 what happened and why, for example::

@@ -1,7 +1,7 @@
 """``coven list --state`` and ``coven inspect``: what is where, and one thing in full.
 
 Tokens (the lease holder, the leader generation that fenced an attempt) are shown only as
-short fingerprints (CONTRACT §13).
+short fingerprints (DESIGN §13).
 """
 
 from __future__ import annotations

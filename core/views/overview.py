@@ -1,4 +1,4 @@
-"""One snapshot of everything the tray shows (CONTRACT §12), decided here, not in Qt.
+"""One snapshot of everything the tray shows (DESIGN §12), decided here, not in Qt.
 
 The tray's state is a domain rule: *needs attention* wins over *error*, which wins over
 *running*, *paused* and *idle*; the GUI only draws it.

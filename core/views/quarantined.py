@@ -1,4 +1,4 @@
-"""Quarantined routines and why: the failures that tripped the circuit breaker (CONTRACT §6).
+"""Quarantined routines and why: the failures that tripped the circuit breaker (DESIGN §6).
 
 A routine is quarantined by the breaker (its last K occurrences failed) or by a person; it
 plans nothing until released. What a person needs to decide is the reason, since when, and

@@ -1,5 +1,5 @@
 """The timeline query: what happened and what will happen, per routine, over a time range
-(CONTRACT §12, issue #8). Read-only, one snapshot, Qt-free.
+(DESIGN §12, issue #8). Read-only, one snapshot, Qt-free.
 
 For ``[start, end)`` and every live routine it returns
 

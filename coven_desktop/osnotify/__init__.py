@@ -2,7 +2,7 @@
 
 One public entry, :func:`start_notifiers`, returns a :class:`Notifier` whose ``occurred``
 signal carries an :class:`OsEvent`. The app turns each into an engine wake reason
-(:func:`wake_reason_for`) and a recorded fact (CONTRACT §3.1, §3.4, §12).
+(:func:`wake_reason_for`) and a recorded fact (DESIGN §3, §12).
 
 Sources, one module per platform and kind:
 

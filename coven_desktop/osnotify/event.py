@@ -1,4 +1,4 @@
-"""What the operating system told us about time: the :class:`OsEvent` value (CONTRACT §3.4)."""
+"""What the operating system told us about time: the :class:`OsEvent` value (DESIGN §3)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ FALLBACK_INTERVAL_MS = 30_000
 
 
 def host_zone() -> str:
-    """The host's zone as a proven IANA key (CONTRACT §3.2); raises ZoneError otherwise.
+    """The host's zone as a proven IANA key (DESIGN §3); raises ZoneError otherwise.
 
     It reads ``TZ`` first, as the C library does: a process started with ``TZ`` set keeps
     that zone, whatever timedated says.

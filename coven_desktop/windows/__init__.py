@@ -1,4 +1,4 @@
-"""The windows of the desktop app (CONTRACT §12), one module per window.
+"""The windows of the desktop app (DESIGN §12), one module per window.
 
 Every window is a page of the main window (:class:`coven_desktop.app_window.MainWindow`),
 built the first time it is shown, so launching the tray costs nothing for windows nobody

@@ -1,5 +1,4 @@
-"""The Diagnostics window: is the scheduler doing its job, and is the store safe? (CONTRACT
-§3.1, §3.4, §9.1, §11, §13; issue #8, and issue #10's data directory location.)
+"""The Diagnostics window: is the scheduler doing its job, and is the store safe? (DESIGN §3, §9, §11, §13; issue #8, and issue #10's data directory location.)
 
 Scheduler status — leader, generation, standby or not — the last passes with durations and
 counts, lags and queue depth, what happened to the machine's time (sleep, downtime, clock
@@ -293,7 +292,7 @@ class Page(LivePage):
         )
 
     def _trigger(self, trigger: str) -> str:
-        """Why a pass ran, in words (the wake reasons of CONTRACT §3.1)."""
+        """Why a pass ran, in words (the wake reasons of DESIGN §3)."""
         return {
             "startup": self.tr("start"),
             "shutdown": self.tr("stop"),

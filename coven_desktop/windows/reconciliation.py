@@ -1,5 +1,5 @@
 """The Needs attention window: every run awaiting a person, with its evidence, and the
-decision (CONTRACT §5.2, §10, §12; issue #8).
+decision (DESIGN §5, §10, §12; issue #8).
 
 The evidence is the engine's own (:func:`coven_core.views.attention.attention`): the runner's
 journal, whether the runner and the command still run (pid, start time), the output's tail,

@@ -1,4 +1,4 @@
-"""The Routines window (CONTRACT §12): every routine with its schedule in words, zone, state,
+"""The Routines window (DESIGN §12): every routine with its schedule in words, zone, state,
 next run and last result; add and edit with a live preview; pause, resume, run now, delete.
 
 The list reloads when the engine has news (``desktop.overviewChanged``, which follows every

@@ -1,4 +1,4 @@
-"""The Timeline window (CONTRACT §12, issue #8): one row per routine, past occurrences coloured
+"""The Timeline window (DESIGN §12, issue #8): one row per routine, past occurrences coloured
 by disposition, coalesced windows as one band with their count, planned future moments, DST
 transitions, sleep and downtime bands and a now line; zoom and pan; hover for a tooltip; click
 an occurrence to open its inspector and DST explanation (:func:`.explanation.open_explanation`).
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 
 def display_zone() -> tzinfo:
-    """The host's zone for the axis; UTC when it cannot be proven (CONTRACT §3.2)."""
+    """The host's zone for the axis; UTC when it cannot be proven (DESIGN §3)."""
     from coven_desktop.osnotify import host_zone  # the platform layer, imported when shown
 
     try:

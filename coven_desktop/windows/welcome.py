@@ -2,7 +2,7 @@
 
 No wizard and nothing modal — the tray keeps working. One button opens the Routines window's
 editor filled with an example (a daily backup at 02:30) to change or save; the page also
-says where Coven keeps its data, and that the folder is private (CONTRACT §13).
+says where Coven keeps its data, and that the folder is private (DESIGN §13).
 """
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ def test_the_tray_app_reaches_ready_and_quits(bundle: Path, data: Path) -> None:
     assert report["ready"] and report["state"] == "idle" and report["window_shown"]
     assert report["tray_icon_renders"] and report["window_icon_renders"]  # the SVG plugin is in
     assert "Traceback" not in started.stderr
-    assert data.stat().st_mode & 0o777 == 0o700  # CONTRACT §13
+    assert data.stat().st_mode & 0o777 == 0o700  # DESIGN §13
 
 
 def test_status_answers_in_json(bundle: Path, data: Path) -> None:

@@ -1,4 +1,4 @@
-"""A real ``coven daemon`` with one broken routine among others (issue #18, CONTRACT §6): the
+"""A real ``coven daemon`` with one broken routine among others (issue #18, DESIGN §6): the
 broken one is named and stopped, the daemon stays up, and the others run as planned."""
 
 from __future__ import annotations

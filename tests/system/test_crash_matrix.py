@@ -1,4 +1,4 @@
-"""The crash matrix (CONTRACT §9.2, issue #6): a real engine process killed at every boundary.
+"""The crash matrix (DESIGN §9, issue #6): a real engine process killed at every boundary.
 
 For each named failpoint and for a non-idempotent and an idempotent ``once`` routine: crash the
 process that reaches it (``COVEN_FAILPOINT=<point>:crash``: exit 137, no cleanup), restart a

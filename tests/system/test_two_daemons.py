@@ -1,5 +1,5 @@
 """Two real ``coven daemon`` processes on one store: every occurrence dispatched exactly once
-(CONTRACT §9.1). Real processes, real time; their clocks are shifted so the moment they
+(DESIGN §9). Real processes, real time; their clocks are shifted so the moment they
 compete for comes three seconds after they start instead of at the next wall-clock minute."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``coven doctor``: does the store keep Coven's promises? (CONTRACT §10, §13)
+"""``coven doctor``: does the store keep Coven's promises? (DESIGN §10, §13)
 
 :func:`doctor` reads the store (one snapshot, no write lock) and the attempt journals on disk,
 and returns a :class:`Report` of findings. Each finding belongs to one check, has a severity

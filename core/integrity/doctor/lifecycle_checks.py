@@ -190,7 +190,7 @@ def _unplanned_moments(context: Context) -> Iterator[Finding]:
 
 def check_routines(context: Context) -> Iterator[Finding]:
     """Every live routine's newest revision loads and binds with the tz database in use: a
-    broken one plans nothing until a person edits or deletes it (CONTRACT §6)."""
+    broken one plans nothing until a person edits or deletes it (DESIGN §6)."""
     for routine in routines.live(context.conn):
         broken = routines.breakage(context.conn, routine)
         if broken is not None:

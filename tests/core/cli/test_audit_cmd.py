@@ -1,5 +1,4 @@
-"""``coven audit [--limit N] [--routine NAME]`` and ``coven audit verify`` (issue #5, CONTRACT
-§13): operator actions on record, newest first, and a hash chain that shows an edited log."""
+"""``coven audit [--limit N] [--routine NAME]`` and ``coven audit verify`` (issue #5, DESIGN §13): operator actions on record, newest first, and a hash chain that shows an edited log."""
 
 from __future__ import annotations
 

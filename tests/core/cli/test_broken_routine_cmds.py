@@ -1,4 +1,4 @@
-"""A broken routine as a person meets it on the command line (issue #18, CONTRACT §6): every
+"""A broken routine as a person meets it on the command line (issue #18, DESIGN §6): every
 reading command still answers for all routines and names the broken one, with how to mend it."""
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""``coven list --state STATE`` and ``coven inspect OCCURRENCE_ID|RUN_ID`` (issue #5, CONTRACT
-§10): what is where, and one occurrence in full, tokens only as fingerprints (§13)."""
+"""``coven list --state STATE`` and ``coven inspect OCCURRENCE_ID|RUN_ID`` (issue #5, DESIGN §10): what is where, and one occurrence in full, tokens only as fingerprints (§13)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``coven quarantine NAME [--reason TEXT]``, ``coven release NAME`` and ``coven probe NAME``
-(CONTRACT §6): the circuit breaker by hand, and after the scheduler tripped it."""
+(DESIGN §6): the circuit breaker by hand, and after the scheduler tripped it."""
 
 from __future__ import annotations
 

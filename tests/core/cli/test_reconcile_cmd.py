@@ -1,4 +1,4 @@
-"""``coven reconcile RUN_ID --as succeeded|failed|retry --reason TEXT`` (issue #5, CONTRACT §5.2).
+"""``coven reconcile RUN_ID --as succeeded|failed|retry --reason TEXT`` (issue #5, DESIGN §5).
 
 A person decides what happened to a run nobody can know about; the decision records the
 evidence it was based on, and the routine stays paused until the person resumes it.

@@ -1,5 +1,5 @@
 """``coven run-now NAME [--key KEY]``, ``coven cancel RUN_ID|--routine NAME`` and
-``coven retry RUN_ID`` (CONTRACT §5.4, §6, §7).
+``coven retry RUN_ID`` (DESIGN §5, §6, §7).
 
 Runs that need a scheduler (running, failed, ambiguous) are made by the engine fixture under
 virtual time on the same data directory; ``coven`` then acts on them as a person would.

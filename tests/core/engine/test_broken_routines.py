@@ -1,4 +1,4 @@
-"""One routine is one fault domain (CONTRACT §6, issue #18): a routine whose stored revision
+"""One routine is one fault domain (DESIGN §6, issue #18): a routine whose stored revision
 cannot be loaded is broken, says why and how to mend it, and every other routine goes on."""
 
 from __future__ import annotations

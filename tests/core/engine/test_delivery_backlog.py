@@ -1,5 +1,5 @@
 """More outputs due than one pass may deliver: the scheduler goes on until all are delivered,
-without waiting for anything else to wake it (§3.1, §11)."""
+without waiting for anything else to wake it (§3, §11)."""
 
 from __future__ import annotations
 

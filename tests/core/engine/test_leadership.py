@@ -1,4 +1,4 @@
-"""One leader per store, fenced by a monotonic generation (CONTRACT §9.1)."""
+"""One leader per store, fenced by a monotonic generation (DESIGN §9)."""
 
 from __future__ import annotations
 

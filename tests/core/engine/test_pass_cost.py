@@ -33,7 +33,7 @@ def test_an_occurrence_costs_no_more_statements_than_the_budget(engine: Engine) 
 
 
 def test_every_scheduler_transaction_still_reads_the_lease(engine: Engine) -> None:
-    """The fence (CONTRACT §9.1): renewing less often must not mean checking less often."""
+    """The fence (DESIGN §9): renewing less often must not mean checking less often."""
     engine.add("minutely", "* * * * *")
     engine.run_until(T0)
     statements = counted(engine.store.conn, lambda: engine.run_until(T0 + minutes(5)))

@@ -1,4 +1,4 @@
-"""Runtime chaos: real runners, the real scheduler, a virtual clock (issue #6; CONTRACT §7, §8).
+"""Runtime chaos: real runners, the real scheduler, a virtual clock (issue #6; DESIGN §7, §8).
 
 Journal records duplicated, late, cut short or corrupt; the attempt directory deleted while
 the runner runs or after it ended; the wall clock jumping either way during a run. Each case

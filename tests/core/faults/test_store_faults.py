@@ -1,5 +1,5 @@
 """Store faults: an I/O error, a full disk or a busy store at every write the engine makes
-(issue #6; CONTRACT §9.2, §11, §13).
+(issue #6; DESIGN §9, §11, §13).
 
 The store is opened through :class:`~tests.core.faults.vfs.FaultVFS`, which fails the Nth write
 to the write-ahead log (or the database file) after it is armed. Every case checks the same
@@ -63,7 +63,7 @@ def vfs() -> Iterator[FaultVFS]:
 
 class OutputRuntime(ScriptedRuntime):
     """Like ScriptedRuntime, but each command leaves captured output in its attempt
-    directory, so that a success is delivered (CONTRACT §9.2 points 10–12)."""
+    directory, so that a success is delivered (DESIGN §9 points 10–12)."""
 
     root: Path = Path()
 
@@ -558,7 +558,7 @@ def full_disk(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[[bool
 
 def run_capped(engine: Engine, until: datetime) -> None:
     """``run_until`` with the production loop's safety cap: a pass at least every 5 minutes
-    even without a deadline (CONTRACT §3.1)."""
+    even without a deadline (DESIGN §3)."""
     while engine.clock.now_utc() < until:
         engine.run_until(min(until, engine.clock.now_utc() + SAFETY_CAP))
         engine.scheduler.pass_once("safety_cap")

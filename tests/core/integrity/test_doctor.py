@@ -1,5 +1,5 @@
 """``coven doctor``: a healthy store after a realistic run passes every check; each violation,
-injected with raw SQL on a connection of its own, is found and named (CONTRACT §10, §13)."""
+injected with raw SQL on a connection of its own, is found and named (DESIGN §10, §13)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Retention keeps the store bounded over a long simulated history and never loses what matters
-(CONTRACT §11, issue #5). Virtual time throughout: no test sleeps."""
+(DESIGN §11, issue #5). Virtual time throughout: no test sleeps."""
 
 from __future__ import annotations
 

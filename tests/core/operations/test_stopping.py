@@ -1,4 +1,4 @@
-"""No decision while a command lives, and ``stop`` as the way out (issue #18, CONTRACT §8).
+"""No decision while a command lives, and ``stop`` as the way out (issue #18, DESIGN §8).
 
 The run awaiting a decision is made by a leader that died under virtual time; its runner or
 command is then a real ``sleep`` in a session of its own (liveness is pid *and* start time,

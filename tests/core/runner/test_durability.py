@@ -1,4 +1,4 @@
-"""What the runner makes durable, and when (CONTRACT §8): a real runner process whose fsyncs
+"""What the runner makes durable, and when (DESIGN §8): a real runner process whose fsyncs
 and spawn are written down, in order, by a wrapper around its own ``main``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Vectors and properties for ``coven_core.schedule.cron`` (CONTRACT §4, cron)."""
+"""Vectors and properties for ``coven_core.schedule.cron`` (DESIGN §4, cron)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RRULE schedules: the RFC 5545 subset of CONTRACT §4, as named vectors."""
+"""RRULE schedules: the RFC 5545 subset of DESIGN §4, as named vectors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``planning.segments``: which revision governs which stretch of time (CONTRACT §5.1)."""
+"""``planning.segments``: which revision governs which stretch of time (DESIGN §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Retry decisions per failure class and deterministic full-jitter backoff (CONTRACT §6)."""
+"""Retry decisions per failure class and deterministic full-jitter backoff (DESIGN §6)."""
 
 from __future__ import annotations
 

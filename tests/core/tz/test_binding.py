@@ -1,4 +1,4 @@
-"""The v1 DST policy as named vectors (CONTRACT §3.3), across zones that break naive code."""
+"""The v1 DST policy as named vectors (DESIGN §3), across zones that break naive code."""
 
 from __future__ import annotations
 

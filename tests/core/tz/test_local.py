@@ -1,4 +1,4 @@
-"""Resolving ``local`` to a proven IANA key, or refusing (CONTRACT §3.2)."""
+"""Resolving ``local`` to a proven IANA key, or refusing (DESIGN §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What Diagnostics shows: passes, the machine's time, the data directory (§3.1, §3.4, §13)."""
+"""What Diagnostics shows: passes, the machine's time, the data directory (§3, §3, §13)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Quarantined routines with the failures that tripped the breaker (CONTRACT §6)."""
+"""Quarantined routines with the failures that tripped the breaker (DESIGN §6)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The D-Bus path end to end: a private "system" dbus-daemon, fake logind and timedated
-emitting their real signals, and the notifier's events (CONTRACT §3.1, §12)."""
+emitting their real signals, and the notifier's events (DESIGN §3, §12)."""
 
 from __future__ import annotations
 

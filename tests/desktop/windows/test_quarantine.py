@@ -1,4 +1,4 @@
-"""The Quarantine window, driven through its widgets (issue #8, CONTRACT §6)."""
+"""The Quarantine window, driven through its widgets (issue #8, DESIGN §6)."""
 
 from __future__ import annotations
 

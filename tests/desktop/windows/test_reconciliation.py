@@ -1,4 +1,4 @@
-"""The Needs attention window, driven through its widgets (issue #8, CONTRACT §5.2)."""
+"""The Needs attention window, driven through its widgets (issue #8, DESIGN §5)."""
 
 from __future__ import annotations
 

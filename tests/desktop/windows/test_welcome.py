@@ -100,7 +100,7 @@ def test_the_button_works_before_the_routines_window_has_an_editor(
 def test_the_data_directory_is_shown_and_is_private(desktop: Desktop) -> None:
     page = _welcome(desktop)
     assert str(desktop.data_dir) in page.data_dir.text()
-    assert stat.S_IMODE(desktop.data_dir.stat().st_mode) == 0o700  # CONTRACT §13
+    assert stat.S_IMODE(desktop.data_dir.stat().st_mode) == 0o700  # DESIGN §13
 
 
 def test_the_example_time_is_in_the_users_locale(desktop: Desktop) -> None:

@@ -1,4 +1,5 @@
-"""The Diagnostics window: is the scheduler doing its job, and is the store safe? (DESIGN §3, §9, §11, §13; issue #8, and issue #10's data directory location.)
+"""The Diagnostics window: is the scheduler doing its job, and is the store safe?
+(DESIGN §3, §9, §11, §13; issue #8, and issue #10's data directory location.)
 
 Scheduler status — leader, generation, standby or not — the last passes with durations and
 counts, lags and queue depth, what happened to the machine's time (sleep, downtime, clock

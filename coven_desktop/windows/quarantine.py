@@ -1,5 +1,6 @@
 """The Quarantine window: routines the circuit breaker (or a person) stopped, with why — the
-failures, their classes and messages, and when — and Release, Probe once, Edit (DESIGN §6, §12; issue #8)."""
+failures, their classes and messages, and when — and Release, Probe once, Edit
+(DESIGN §6, §12; issue #8)."""
 
 from __future__ import annotations
 

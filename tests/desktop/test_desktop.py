@@ -56,7 +56,7 @@ def test_cancel_from_the_tray_stops_a_real_command(desktop: Desktop, loop) -> No
     loop.run_until_complete(desktop.refresh())
     menu_action(desktop, "Cancel slow (running)").trigger()
     settled = wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
-    assert settled.data["disposition"] == "cancelled"
+    assert settled.data["disposition"] == "cancelled", settled.data
 
 
 def test_a_second_launch_hands_over_and_exits(qtbot: QtBot, tmp_path: Path) -> None:

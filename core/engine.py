@@ -14,17 +14,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coven_core.clock import Clock, SystemClock, WakeReason, WakeSignal
-from coven_core.store.location import resolve_data_dir
-from coven_core.store.store import Store
+from coven_core.store.location import prepare_data_dir as prepare_data_dir
+from coven_core.store.location import resolve_data_dir as resolve_data_dir
+from coven_core.store.store import Store as Store
+from coven_core.system.socketpath import SocketDir as SocketDir
 from coven_core.tz import tzdb
+from coven_core.tz.tzdb import activate as activate_tzdb
 
 # The scheduler, the runner runtime and the operator API are imported where they are used:
-# ``coven status`` opens an engine to read, and must not pay for what it never runs.
+# ``coven status`` opens an engine to read, and must not pay for what it never runs. A host
+# (the tray app) names the types below in its annotations only.
 if TYPE_CHECKING:
+    import argparse
+
     from coven_core.operator import Operator
-    from coven_core.runtime.base import Runtime
-    from coven_core.scheduling.passes import PassReport
-    from coven_core.scheduling.scheduler import Limits, Scheduler
+    from coven_core.runtime.base import Runtime as Runtime
+    from coven_core.scheduling.passes import PassReport as PassReport
+    from coven_core.scheduling.scheduler import Limits as Limits
+    from coven_core.scheduling.scheduler import Scheduler
+
+__all__ = [
+    "STOP_SIGNALS", "Engine", "SchedulerThread", "SocketDir", "Store", "activate_tzdb",
+    "add_log_level_option", "log_path", "open_engine", "prepare_data_dir", "resolve_data_dir",
+    "run_daemon", "start_logging",
+]  # fmt: skip
 
 
 class Engine:
@@ -84,6 +97,28 @@ def clock_offset_for_tests() -> timedelta | None:
     without waiting for it. Unset in normal use."""
     raw = os.environ.get("COVEN_TEST_CLOCK_OFFSET")
     return None if not raw else timedelta(seconds=float(raw))
+
+
+# -- the log file a host writes (``logging`` is imported only by a host that logs) -----------
+def add_log_level_option(parser: argparse.ArgumentParser) -> None:
+    """``--log-level``, as ``coven daemon`` and ``coven-desktop`` take it."""
+    from coven_core.system import logfile
+
+    logfile.add_level_option(parser)
+
+
+def start_logging(data_dir: Path, level: str) -> Path:
+    """Log to the store's rotating, private log file; returns its path."""
+    from coven_core.system import logfile
+
+    return logfile.start(data_dir, level)
+
+
+def log_path(data_dir: Path) -> Path:
+    """Where the store's log file is."""
+    from coven_core.system import logfile
+
+    return logfile.log_path(data_dir)
 
 
 class SchedulerThread(threading.Thread):

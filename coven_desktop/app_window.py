@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 import coven_core
-from coven_core.tz import tzdb
-from coven_core.views.overview import Overview
+from coven_core import queries
+from coven_core.queries import Overview
 from coven_desktop.resources import icon
 from coven_desktop.windows import PAGES, page_info
 
@@ -72,7 +72,7 @@ class MainWindow(QMainWindow):
         self.summary = QLabel("", body)
         self.engine_info = QLabel(
             self.tr("Engine {version} · tz database {tzdb}").format(
-                version=coven_core.__version__, tzdb=tzdb.active()
+                version=coven_core.__version__, tzdb=queries.tz_database()
             ),
             body,
         )

@@ -16,15 +16,13 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
+from coven_core import queries
 from coven_core.clock import Clock
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.events import Event
-from coven_core.notation.i18n import user_locale
-from coven_core.operations.host import ZoneChoice, follow, record_zone_change
-from coven_core.runtime.base import Runtime
-from coven_core.store.store import Store
-from coven_core.views.overview import Overview, overview
+from coven_core.operator import ZoneChoice
+from coven_core.queries import Overview, user_locale
 from coven_desktop import autostart
 from coven_desktop.notifications import Notifications
 from coven_desktop.osnotify import Notifier, OsEvent, host_zone, start_notifiers, wake_reason_for
@@ -33,7 +31,7 @@ from coven_desktop.tray import Tray
 from coven_desktop.zoneprompt import ZonePrompt
 
 if TYPE_CHECKING:
-    from coven_core.scheduling.scheduler import Limits
+    from coven_core.engine import Limits, Runtime, Store
     from coven_desktop.app_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -136,8 +134,7 @@ class Desktop(QObject):
             self._spawn(self._ask_about_zones(event.old_zone, event.new_zone))
 
     async def _ask_about_zones(self, old: str | None, new: str) -> None:
-        now = self.clock.now_utc()
-        choices = await self.service.call(lambda e: record_zone_change(e.store, now, old, new))
+        choices = await self.service.call(lambda e: e.operator.record_zone_change(old, new))
         await self.service.refresh()  # the recorded change is news for every view
         for choice in choices:
             prompt = ZonePrompt(choice, self._follow, self.window)
@@ -145,8 +142,7 @@ class Desktop(QObject):
             prompt.open()  # non-modal: the tray keeps working
 
     def _follow(self, choice: ZoneChoice) -> None:
-        zone = choice.host_zone
-        self.act(lambda e: e.operator.edit_routine(choice.routine, lambda s: follow(s, zone)))
+        self.act(lambda e: e.operator.follow_zone(choice.routine, choice.host_zone))
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_event_loop().create_task(work)
@@ -212,7 +208,7 @@ class Desktop(QObject):
     async def refresh(self) -> Overview:
         token = self.service.scheduler.holder.token
         now = self.clock.now_utc()
-        current = await self.service.call(lambda e: overview(e.store, now, token))
+        current = await self.service.call(lambda e: queries.overview(e.store, now, token))
         self.overview = current
         self.tray.update(current, now, self.locale)
         self.overviewChanged.emit(current)

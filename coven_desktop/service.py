@@ -16,18 +16,16 @@ import asyncio
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
-from coven_core import events
+from coven_core import queries
 from coven_core.clock import Clock, WakeSignal
 from coven_core.engine import Engine, SchedulerThread, open_engine
-from coven_core.runtime.base import Runtime
-from coven_core.scheduling.passes import PassReport
-from coven_core.scheduling.scheduler import Limits
-from coven_core.store.query import scalar
-from coven_core.store.store import Store
+
+if TYPE_CHECKING:
+    from coven_core.engine import Limits, PassReport, Runtime, Store
 
 T = TypeVar("T")
 
@@ -64,7 +62,7 @@ class EngineService(QObject):
         self._loop = asyncio.get_running_loop()
         engine = await self._run(lambda: open_engine(self._data_dir, clock=self._clock))
         self._engine = engine
-        self._seen_seq = await self.call(_last_seq)
+        self._seen_seq = await self.call(lambda engine: queries.last_event_seq(engine.store))
         self.scheduler.start()
         return engine
 
@@ -119,7 +117,7 @@ class EngineService(QObject):
         if self._engine is None:
             return
         seen = self._seen_seq
-        new = await self.call(lambda engine: events.since(engine.store.conn, seen))
+        new = await self.call(lambda engine: queries.events_since(engine.store, seen))
         if new:
             self._seen_seq = new[-1].seq
             self.eventsArrived.emit(new)
@@ -132,7 +130,3 @@ class EngineService(QObject):
 def _quiet(report: PassReport) -> bool:
     busy = (report.planned, report.claimed, report.dispatched, report.settled, report.recovered)
     return report.trigger in ("deadline", "safety_cap") and not any(busy) and not report.error
-
-
-def _last_seq(engine: Engine) -> int:
-    return int(scalar(engine.store.conn, "SELECT coalesce(max(seq), 0) FROM events"))

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView
 
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.store.codec import instant_from
+from coven_core.queries import instant_from
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop

@@ -25,7 +25,7 @@ from shiboken6 import isValid
 
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.views.explain import (
+from coven_core.queries import (
     MomentFacts,
     OccurrenceExplanation,
     RoutineExplanation,

@@ -28,10 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.tz import tzdb
-from coven_core.views.timeline import MAX_RANGE, Timeline, timeline
+from coven_core.queries import MAX_RANGE, Timeline, timeline
 from coven_desktop.windows.explanation import open_explanation
 from coven_desktop.windows.timeline_canvas import (
     BAND_COLOURS,
@@ -54,7 +54,7 @@ def display_zone() -> tzinfo:
     from coven_desktop.osnotify import host_zone  # the platform layer, imported when shown
 
     try:
-        return tzdb.zone(host_zone())
+        return queries.zone(host_zone())
     except CovenError:
         return UTC
 

@@ -9,7 +9,6 @@ import os
 import signal
 import threading
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,8 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STOP_SIGNALS", "Engine", "SchedulerThread", "SocketDir", "Store", "activate_tzdb",
-    "add_log_level_option", "log_path", "open_engine", "prepare_data_dir", "resolve_data_dir",
-    "run_daemon", "start_logging",
+    "add_log_level_option", "default_clock", "log_path", "open_engine", "prepare_data_dir",
+    "resolve_data_dir", "run_daemon", "start_logging", "use_default_clock",
 ]  # fmt: skip
 
 
@@ -77,7 +76,7 @@ class Engine:
 def open_engine(data_dir: str | Path | None = None, clock: Clock | None = None) -> Engine:
     """Open the store (``--data-dir``, ``COVEN_DATA_DIR`` or the user data dir)."""
     tzdb.activate()
-    clock = clock or SystemClock(offset=clock_offset_for_tests())
+    clock = clock or default_clock()
     wake = WakeSignal()
     store = Store.open(resolve_data_dir(data_dir), clock.now_utc())
     wake_dir = store.wake_dir
@@ -91,12 +90,22 @@ def open_engine(data_dir: str | Path | None = None, clock: Clock | None = None) 
     return Engine(store, clock, wake, wake_everyone)
 
 
-def clock_offset_for_tests() -> timedelta | None:
-    """``COVEN_TEST_CLOCK_OFFSET`` (seconds) shifts the wall clock of every process that a
-    system test starts on one store, so that real processes can meet a moment a test chose
-    without waiting for it. Unset in normal use."""
-    raw = os.environ.get("COVEN_TEST_CLOCK_OFFSET")
-    return None if not raw else timedelta(seconds=float(raw))
+_clock_factory: Callable[[], Clock] = SystemClock
+
+
+def default_clock() -> Clock:
+    """The clock of a process given none: the system's, unless a wrapper entry point chose
+    another for the whole process before it started (see :func:`use_default_clock`)."""
+    return _clock_factory()
+
+
+def use_default_clock(factory: Callable[[], Clock]) -> None:
+    """Make ``factory`` build every clock :func:`default_clock` hands out from now on.
+
+    For an entry point that wraps ``coven`` or ``coven-desktop`` (``coven_core.testing``
+    runs them on a shifted wall clock); the product itself never calls it."""
+    global _clock_factory
+    _clock_factory = factory
 
 
 # -- the log file a host writes (``logging`` is imported only by a host that logs) -----------

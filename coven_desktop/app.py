@@ -14,12 +14,11 @@ from collections.abc import Sequence
 import qasync
 from PySide6.QtWidgets import QApplication
 
-from coven_core.clock import SystemClock
 from coven_core.engine import (
     STOP_SIGNALS,
     activate_tzdb,
     add_log_level_option,
-    clock_offset_for_tests,
+    default_clock,
     prepare_data_dir,
     resolve_data_dir,
     start_logging,
@@ -68,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(app: QApplication, data_dir: object, name: str, *, quit_after_ready: bool) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    desktop = Desktop(data_dir, SystemClock(offset=clock_offset_for_tests()))  # type: ignore[arg-type]
+    desktop = Desktop(data_dir, default_clock())  # type: ignore[arg-type]
     instance = InstanceServer(name, desktop)
     instance.activated.connect(lambda _arguments: desktop.show_window())
     with loop:

@@ -408,17 +408,3 @@ def _size(size: int, locale: str) -> str:
         if size >= scale:
             return f"{format_decimal(round(size / scale, 1), locale=locale)} {unit}"
     return f"{format_decimal(size, locale=locale)} B"
-
-
-async def _with_doctor(page: Page) -> QWidget:
-    await page.run_doctor()
-    return page.window()
-
-
-def _with_events(page: Page) -> QWidget:
-    page.tabs.setCurrentIndex(1)
-    return page.window()
-
-
-#: What the demo renderer draws besides the page itself: the machine's time, the doctor.
-DEMO_WINDOWS = (("diagnostics-events", _with_events), ("diagnostics-doctor", _with_doctor))

@@ -548,15 +548,3 @@ def _compact(details: dict[str, object]) -> str:
 
 def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-async def _decided(page: Page) -> QWidget:
-    """The window right after a decision: the result, its audit entry, and Resume."""
-    page.reason.setText(page.tr("the digest was not sent: no mail in the outbox since 09:00"))
-    page.decide(Outcome.FAILED)
-    await page.settle()
-    return page.window()
-
-
-#: What the demo renderer draws besides the page itself (see :mod:`coven_desktop.demo`).
-DEMO_WINDOWS = (("reconciliation-decided", _decided),)

@@ -193,31 +193,3 @@ def _swatch(colour: QColor) -> QPixmap:
     pixmap = QPixmap(12, 12)
     pixmap.fill(colour)
     return pixmap
-
-
-async def _demo_inspector(page: Page) -> QWidget:
-    """The inspector of an occurrence in view: one a DST rule decided, if there is one."""
-    assert page.data is not None
-    seen = [(lane.name, o) for lane in page.data.lanes for o in lane.recorded]
-    name, chosen = next(((n, o) for n, o in seen if o.local_kind != "regular"), seen[-1])
-    return await _loaded(page.inspect(name, chosen.id))
-
-
-async def _demo_explanation(page: Page) -> QWidget:
-    """A routine's explanation: one in a zone with daylight saving, if there is one."""
-    assert page.data is not None
-    lanes = page.data.lanes
-    chosen = next((lane for lane in lanes if lane.transitions), lanes[0])
-    return await _loaded(open_explanation(page.desktop, chosen.name, parent=page))
-
-
-async def _loaded(window: QWidget) -> QWidget:
-    """The window once its own loading has finished (never a second, overlapping load)."""
-    settle = getattr(window, "settle", None)
-    if settle is not None:
-        await settle()
-    return window
-
-
-#: Extra states for the demo renderer (``python -m coven_desktop.demo``).
-DEMO_WINDOWS = (("timeline-inspector", _demo_inspector), ("explanation", _demo_explanation))

@@ -2,7 +2,8 @@
 
 Everything a person does goes through :meth:`Desktop.act`, which awaits the operator API on
 its thread (qasync) and then refreshes what the tray shows. Views update from the engine's
-events (the service's bridge) and from operator results — nothing polls.
+events (the service's bridge) and from operator results — nothing polls. An action's own
+refresh and the one its events ask for are one read of the overview (see :meth:`refresh`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from coven_desktop import autostart
 from coven_desktop.notifications import Notifications
 from coven_desktop.osnotify import Notifier, OsEvent, host_zone, start_notifiers, wake_reason_for
 from coven_desktop.service import EngineService
+from coven_desktop.tasks import Tasks
 from coven_desktop.tray import Tray
 from coven_desktop.zoneprompt import ZonePrompt
 
@@ -66,7 +68,10 @@ class Desktop(QObject):
         self.notifier: Notifier | None = None
         self.zone_prompts: list[ZonePrompt] = []
         self._notifier_factory = notifier_factory or self._host_notifier
-        self._tasks: set[asyncio.Future[Any]] = set()
+        self._tasks = Tasks()
+        self._next_read: asyncio.Future[Overview] | None = None  # asked for, not yet begun
+        self._last_read: asyncio.Future[Overview] | None = None  # the read begun last
+        self._reads_begun = 0
         self._wire()
 
     @property
@@ -131,7 +136,7 @@ class Desktop(QObject):
         if reason is not None:
             self.service.scheduler.wake.set(reason)
         if event.kind == "timezone_changed" and event.new_zone:
-            self._spawn(self._ask_about_zones(event.old_zone, event.new_zone))
+            self._tasks.spawn(self._ask_about_zones(event.old_zone, event.new_zone))
 
     async def _ask_about_zones(self, old: str | None, new: str) -> None:
         choices = await self.service.call(lambda e: e.operator.record_zone_change(old, new))
@@ -143,11 +148,6 @@ class Desktop(QObject):
 
     def _follow(self, choice: ZoneChoice) -> None:
         self.act(lambda e: e.operator.follow_zone(choice.routine, choice.host_zone))
-
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.get_event_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     def quit(self) -> None:
         left = self.service.stop(DRAIN_SECONDS)
@@ -185,15 +185,11 @@ class Desktop(QObject):
     # -- acting and refreshing --------------------------------------------------------------
     def act(self, work: Callable[[Engine], object]) -> asyncio.Future[Any]:
         """Run an operator call off the GUI thread; refresh afterwards; report refusals."""
-        task = asyncio.get_event_loop().create_task(self._act(work))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return self._tasks.spawn(self._act(work))
 
     async def settle(self) -> None:
         """Wait for every action and refresh in flight (tests, and an orderly quit)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._tasks.settle()
 
     async def _act(self, work: Callable[[Engine], object]) -> object:
         try:
@@ -201,11 +197,30 @@ class Desktop(QObject):
         except CovenError as error:
             self.failed.emit(str(error))
             return None
-        await self.service.refresh()
-        await self.refresh()
+        begun = self._reads_begun
+        await self.service.refresh()  # its events ask for a read of the overview…
+        await self._read_since(begun)  # …which shows this action too: no second read
         return result
 
-    async def refresh(self) -> Overview:
+    def _read_since(self, begun: int) -> asyncio.Future[Overview]:
+        """A read of the overview begun after ``begun`` reads had: the latest one if it did
+        (news of the action, caught up by the scheduler's pass, may have asked for it
+        first), else the next."""
+        if self._reads_begun > begun and self._last_read is not None:
+            return self._last_read
+        return self.refresh()
+
+    def refresh(self) -> asyncio.Future[Overview]:
+        """Read the overview and show it. Asked for again before that read has begun (an
+        action's own refresh, and the one its events ask for), the same read answers both:
+        it begins after both asked, so it sees everything either wants shown."""
+        if self._next_read is None:
+            self._next_read = self._tasks.spawn(self._read_overview())
+        return self._next_read
+
+    async def _read_overview(self) -> Overview:
+        self._last_read, self._next_read = self._next_read, None  # news now needs a new read
+        self._reads_begun += 1
         token = self.service.scheduler.holder.token
         now = self.clock.now_utc()
         current = await self.service.call(lambda e: queries.overview(e.store, now, token))
@@ -218,4 +233,4 @@ class Desktop(QObject):
         for event in new:
             self.notifications.consider(event)
         if new:
-            self._spawn(self.refresh())
+            self.refresh()

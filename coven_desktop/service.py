@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, Signal
 from coven_core import queries
 from coven_core.clock import Clock, WakeSignal
 from coven_core.engine import Engine, SchedulerThread, open_engine
+from coven_desktop.tasks import Tasks
 
 if TYPE_CHECKING:
     from coven_core.engine import Limits, PassReport, Runtime, Store
@@ -48,7 +49,7 @@ class EngineService(QObject):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="coven-operator")
         self._engine: Engine | None = None
         self._seen_seq = 0
-        self._tasks: set[asyncio.Future[None]] = set()
+        self._tasks = Tasks()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
         self.scheduler = SchedulerThread(
@@ -68,8 +69,7 @@ class EngineService(QObject):
 
     async def settle(self) -> None:
         """Wait for the bridge's reads in flight."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._tasks.settle()
 
     def stop(self, timeout: float) -> int | None:
         """Drain within ``timeout`` seconds; how many commands were left running (None: the
@@ -109,15 +109,15 @@ class EngineService(QObject):
         self.passFinished.emit(report)
         if _quiet(report):
             return  # an idle timed pass wrote no news: no read, no wake-up of the GUI
-        task = self._loop.create_task(self._catch_up())
-        self._tasks.add(task)  # keep a reference until it is done
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._catch_up())
 
     async def _catch_up(self) -> None:
         if self._engine is None:
             return
         seen = self._seen_seq
-        new = await self.call(lambda engine: queries.events_since(engine.store, seen))
+        found = await self.call(lambda engine: queries.events_since(engine.store, seen))
+        # Catch-ups overlap (a pass's and an action's): each event is delivered once.
+        new = [event for event in found if event.seq > self._seen_seq]
         if new:
             self._seen_seq = new[-1].seq
             self.eventsArrived.emit(new)

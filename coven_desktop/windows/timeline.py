@@ -32,6 +32,7 @@ from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.queries import MAX_RANGE, Timeline, timeline
+from coven_desktop.tasks import Tasks
 from coven_desktop.windows.explanation import open_explanation
 from coven_desktop.windows.timeline_canvas import (
     BAND_COLOURS,
@@ -72,6 +73,7 @@ class Page(QWidget):
         self.data: Timeline | None = None
         self._loaded: tuple[float, float] | None = None
         self._reloading: asyncio.Future[None] | None = None
+        self._tasks = Tasks()
         self._again = False
         self._build()
         self.canvas.viewChanged.connect(self._on_view)
@@ -123,7 +125,7 @@ class Page(QWidget):
         if self._reloading is not None and not self._reloading.done():
             self._again = True
             return
-        self._reloading = asyncio.get_event_loop().create_task(self.reload())
+        self._reloading = self._tasks.spawn(self.reload())
         self._reloading.add_done_callback(self._reloaded)
 
     def _reloaded(self, task: asyncio.Future[None]) -> None:
@@ -135,9 +137,7 @@ class Page(QWidget):
 
     async def settle(self) -> None:
         """Wait for reloads in flight (tests)."""
-        while self._reloading is not None and not self._reloading.done():
-            await asyncio.wait([self._reloading])
-            await asyncio.sleep(0)  # let a follow-up reload start
+        await self._tasks.settle()  # a follow-up reload starts as the one before ends
 
     def _on_view(self, start: float, end: float) -> None:
         self.range_label.setText(self.tr("{start} – {end}").format(

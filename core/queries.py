@@ -25,10 +25,12 @@ from coven_core.notation.durations import NO_TIMEOUT, format_timeout
 from coven_core.scheduling import routines
 from coven_core.store.codec import instant_from as instant_from  # the store's text instants
 from coven_core.store.codec import maybe_instant_from
+from coven_core.store.query import scalar
 from coven_core.store.store import Store
-from coven_core.tz.binding import BoundTime
+from coven_core.tz.binding import BoundTime as BoundTime
 from coven_core.views.glance import scheduling_paused
-from coven_core.views.preview import Preview, preview
+from coven_core.views.preview import Preview as Preview
+from coven_core.views.preview import preview
 
 if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type checker
     from coven_core.integrity.audit import AuditEntry as AuditEntry
@@ -358,7 +360,7 @@ def events_since(store: Store, seq: int) -> list[Event]:
 def last_event_seq(store: Store) -> int:
     """The newest event's sequence number (0 for none): where the app starts catching up."""
     with store.read() as conn:
-        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
+        return int(scalar(conn, "SELECT coalesce(max(seq), 0) FROM events"))
 
 
 def recent_audit(store: Store, *, limit: int = 20, target: str | None = None) -> list[AuditEntry]:

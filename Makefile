@@ -12,9 +12,10 @@ format:  ## format the code
 	$(PY) -m ruff format core coven_desktop tests benchmarks packaging
 	$(PY) -m ruff check --fix core coven_desktop tests benchmarks packaging
 
-lint:  ## lint (ruff) and check formatting
+lint:  ## lint (ruff), check formatting and the import contracts (pyproject: importlinter)
 	$(PY) -m ruff check core coven_desktop tests benchmarks packaging
 	$(PY) -m ruff format --check core coven_desktop tests benchmarks packaging
+	lint-imports --no-logo --cache-dir build/import-linter
 
 types:  ## type-check (strict for the engine)
 	@# core/ is installed as coven_core; give mypy that name through a symlink.

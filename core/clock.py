@@ -117,7 +117,7 @@ class SystemClock:
 
     def __init__(self, safety_cap: timedelta = SAFETY_CAP, offset: timedelta | None = None) -> None:
         self._cap = safety_cap.total_seconds()
-        # Only system tests shift the clock: see engine.clock_offset_for_tests.
+        # Only tests shift the clock (coven_core.testing runs real processes shifted).
         self._offset = offset or timedelta(0)
 
     def now_utc(self) -> datetime:

@@ -9,22 +9,34 @@ import os
 import signal
 import threading
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coven_core.clock import Clock, SystemClock, WakeReason, WakeSignal
-from coven_core.store.location import resolve_data_dir
-from coven_core.store.store import Store
+from coven_core.store.location import prepare_data_dir as prepare_data_dir
+from coven_core.store.location import resolve_data_dir as resolve_data_dir
+from coven_core.store.store import Store as Store
+from coven_core.system.socketpath import SocketDir as SocketDir
 from coven_core.tz import tzdb
+from coven_core.tz.tzdb import activate as activate_tzdb
 
 # The scheduler, the runner runtime and the operator API are imported where they are used:
-# ``coven status`` opens an engine to read, and must not pay for what it never runs.
+# ``coven status`` opens an engine to read, and must not pay for what it never runs. A host
+# (the tray app) names the types below in its annotations only.
 if TYPE_CHECKING:
+    import argparse
+
     from coven_core.operator import Operator
-    from coven_core.runtime.base import Runtime
-    from coven_core.scheduling.passes import PassReport
-    from coven_core.scheduling.scheduler import Limits, Scheduler
+    from coven_core.runtime.base import Runtime as Runtime
+    from coven_core.scheduling.passes import PassReport as PassReport
+    from coven_core.scheduling.scheduler import Limits as Limits
+    from coven_core.scheduling.scheduler import Scheduler
+
+__all__ = [
+    "STOP_SIGNALS", "Engine", "SchedulerThread", "SocketDir", "Store", "activate_tzdb",
+    "add_log_level_option", "default_clock", "log_path", "open_engine", "prepare_data_dir",
+    "resolve_data_dir", "run_daemon", "start_logging", "use_default_clock",
+]  # fmt: skip
 
 
 class Engine:
@@ -64,7 +76,7 @@ class Engine:
 def open_engine(data_dir: str | Path | None = None, clock: Clock | None = None) -> Engine:
     """Open the store (``--data-dir``, ``COVEN_DATA_DIR`` or the user data dir)."""
     tzdb.activate()
-    clock = clock or SystemClock(offset=clock_offset_for_tests())
+    clock = clock or default_clock()
     wake = WakeSignal()
     store = Store.open(resolve_data_dir(data_dir), clock.now_utc())
     wake_dir = store.wake_dir
@@ -78,12 +90,44 @@ def open_engine(data_dir: str | Path | None = None, clock: Clock | None = None) 
     return Engine(store, clock, wake, wake_everyone)
 
 
-def clock_offset_for_tests() -> timedelta | None:
-    """``COVEN_TEST_CLOCK_OFFSET`` (seconds) shifts the wall clock of every process that a
-    system test starts on one store, so that real processes can meet a moment a test chose
-    without waiting for it. Unset in normal use."""
-    raw = os.environ.get("COVEN_TEST_CLOCK_OFFSET")
-    return None if not raw else timedelta(seconds=float(raw))
+_clock_factory: Callable[[], Clock] = SystemClock
+
+
+def default_clock() -> Clock:
+    """The clock of a process given none: the system's, unless a wrapper entry point chose
+    another for the whole process before it started (see :func:`use_default_clock`)."""
+    return _clock_factory()
+
+
+def use_default_clock(factory: Callable[[], Clock]) -> None:
+    """Make ``factory`` build every clock :func:`default_clock` hands out from now on.
+
+    For an entry point that wraps ``coven`` or ``coven-desktop`` (``coven_core.testing``
+    runs them on a shifted wall clock); the product itself never calls it."""
+    global _clock_factory
+    _clock_factory = factory
+
+
+# -- the log file a host writes (``logging`` is imported only by a host that logs) -----------
+def add_log_level_option(parser: argparse.ArgumentParser) -> None:
+    """``--log-level``, as ``coven daemon`` and ``coven-desktop`` take it."""
+    from coven_core.system import logfile
+
+    logfile.add_level_option(parser)
+
+
+def start_logging(data_dir: Path, level: str) -> Path:
+    """Log to the store's rotating, private log file; returns its path."""
+    from coven_core.system import logfile
+
+    return logfile.start(data_dir, level)
+
+
+def log_path(data_dir: Path) -> Path:
+    """Where the store's log file is."""
+    from coven_core.system import logfile
+
+    return logfile.log_path(data_dir)
 
 
 class SchedulerThread(threading.Thread):

@@ -18,8 +18,9 @@ from coven_core.clock import Clock, WakeReason
 from coven_core.errors import CovenError
 from coven_core.integrity import audit
 from coven_core.model import RevisionSpec
-from coven_core.operations import definitions, pausing, runs, settings, stopping
+from coven_core.operations import definitions, drafts, host, pausing, runs, settings, stopping
 from coven_core.operations.definitions import DuplicateRoutine, validated
+from coven_core.operations.host import ZoneChoice
 from coven_core.operations.reconcile import Decision, Outcome, reconcile
 from coven_core.operations.runs import RunRef
 from coven_core.store.store import Store
@@ -29,7 +30,9 @@ Notify = Callable[[WakeReason], None]
 T = TypeVar("T")
 Work = Callable[..., T]  # called as work(conn=..., now=...)
 
-__all__ = ["DuplicateRoutine", "Operator", "validated"]
+__all__ = [
+    "Decision", "DuplicateRoutine", "Operator", "Outcome", "RunRef", "ZoneChoice", "validated",
+]  # fmt: skip
 
 
 class Operator:
@@ -51,6 +54,11 @@ class Operator:
         """A new revision; re-plans only the moments from now on (see definitions.edit)."""
         work = partial(definitions.edit, name=name, change=change, anchor=anchor)
         return self._act("routine.edit", name, None, work, WakeReason.DEFINITION_CHANGED)
+
+    def edit_routine_to(self, name: str, spec: RevisionSpec) -> int:
+        """A new revision saying what a checked form's ``spec`` says; what the form does not
+        show is kept (see drafts.edit_to)."""
+        return self.edit_routine(name, drafts.edit_to(spec))
 
     def delete_routine(self, name: str) -> None:
         """No future planning; history is kept; a run in flight is not touched."""
@@ -128,6 +136,17 @@ class Operator:
         """Active again with its failure count reset; the quarantined time becomes one
         skipped window."""
         return self._act("release", name, None, partial(pausing.release, name=name))
+
+    # -- the host's time zone ---------------------------------------------------------------
+    def record_zone_change(self, old: str | None, new: str) -> list[ZoneChoice]:
+        """Record that the host's zone changed (an event, not a person's command, so it is
+        not audited); the routines created as ``local`` a person should be asked about."""
+        return host.record_zone_change(self.store, self.clock.now_utc(), old, new)
+
+    def follow_zone(self, name: str, zone: str) -> int:
+        """A person's answer to a :class:`ZoneChoice`: the routine follows the host to
+        ``zone`` (a new revision)."""
+        return self.edit_routine(name, lambda spec: host.follow(spec, zone))
 
     # -- settings ---------------------------------------------------------------------------
     def set_setting(self, name: str, value: str) -> settings.Value:

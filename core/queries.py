@@ -1,22 +1,128 @@
-"""The query API: what the CLI and the GUI read (DESIGN §10). Read-only, one snapshot each."""
+"""The query API: what the CLI and the GUI read (DESIGN §10). Read-only, one snapshot each.
+
+With :mod:`coven_core.operator` this is one of the app's two faces of the engine: every read
+view the windows and the tray show is here, as plain typed records, with the words a person
+reads them in. The views computed elsewhere in the engine are re-exported from where they live
+and loaded on first use (see :data:`_ELSEWHERE`): ``coven list`` does not pay for the
+timeline or the doctor.
+"""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import islice
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from coven_core import events
+from coven_core.events import Event
 from coven_core.model import Revision, Routine, RoutineState
 from coven_core.notation.durations import NO_TIMEOUT, format_timeout
 from coven_core.scheduling import routines
-from coven_core.store.codec import instant_from, maybe_instant_from
+from coven_core.store.codec import instant_from as instant_from  # the store's text instants
+from coven_core.store.codec import maybe_instant_from
+from coven_core.store.query import scalar
 from coven_core.store.store import Store
-from coven_core.tz.binding import BoundTime
+from coven_core.tz.binding import BoundTime as BoundTime
 from coven_core.views.glance import scheduling_paused
-from coven_core.views.preview import Preview, preview
+from coven_core.views.preview import Preview as Preview
+from coven_core.views.preview import preview
+
+if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type checker
+    from coven_core.integrity.audit import AuditEntry as AuditEntry
+    from coven_core.integrity.doctor import Report as Report
+    from coven_core.integrity.doctor import doctor as doctor
+    from coven_core.notation.i18n import _ as _
+    from coven_core.notation.i18n import user_locale as user_locale
+    from coven_core.operations.drafts import DraftCheck as DraftCheck
+    from coven_core.operations.drafts import RoutineDraft as RoutineDraft
+    from coven_core.schedule.timetable import ScheduleKind as ScheduleKind
+    from coven_core.schedule.timetable import Timetable
+    from coven_core.schedule.words import describe_timetable as describe_timetable
+    from coven_core.tz.binding import LocalTimeKind as LocalTimeKind
+    from coven_core.tz.local import resolve_local_zone as resolve_local_zone
+    from coven_core.tz.notes import format_offset as format_offset
+    from coven_core.tz.transitions import Transition as Transition
+    from coven_core.tz.tzdb import Tzdb
+    from coven_core.tz.tzdb import available_zones as available_zones
+    from coven_core.tz.tzdb import zone as zone
+    from coven_core.views.attention import AttemptEvidence as AttemptEvidence
+    from coven_core.views.attention import Item as Item
+    from coven_core.views.attention import attention as attention
+    from coven_core.views.diagnostics import DataDirectory as DataDirectory
+    from coven_core.views.diagnostics import Diagnostics as Diagnostics
+    from coven_core.views.diagnostics import HostEvent as HostEvent
+    from coven_core.views.diagnostics import PassLine as PassLine
+    from coven_core.views.diagnostics import diagnostics as diagnostics
+    from coven_core.views.explain import MomentFacts as MomentFacts
+    from coven_core.views.explain import OccurrenceExplanation as OccurrenceExplanation
+    from coven_core.views.explain import RoutineExplanation as RoutineExplanation
+    from coven_core.views.explain import cause_text as cause_text
+    from coven_core.views.explain import change_sentence as change_sentence
+    from coven_core.views.explain import explain_occurrence as explain_occurrence
+    from coven_core.views.explain import explain_routine as explain_routine
+    from coven_core.views.explain import outcome_sentence as outcome_sentence
+    from coven_core.views.overview import Overview as Overview
+    from coven_core.views.overview import RoutineLine as RoutineLine
+    from coven_core.views.overview import TrayState as TrayState
+    from coven_core.views.overview import overview as overview
+    from coven_core.views.quarantined import Failure as Failure
+    from coven_core.views.quarantined import Quarantined as Quarantined
+    from coven_core.views.quarantined import quarantined as quarantined
+    from coven_core.views.status import Status as Status
+    from coven_core.views.timeline import BAND_ASLEEP as BAND_ASLEEP
+    from coven_core.views.timeline import MAX_RANGE as MAX_RANGE
+    from coven_core.views.timeline import CoalescedWindow as CoalescedWindow
+    from coven_core.views.timeline import Lane as Lane
+    from coven_core.views.timeline import PlannedMoment as PlannedMoment
+    from coven_core.views.timeline import RecordedOccurrence as RecordedOccurrence
+    from coven_core.views.timeline import Timeline as Timeline
+    from coven_core.views.timeline import timeline as timeline
+
+#: Read views and words computed elsewhere in the engine, by the module that computes them:
+#: loaded when first asked for (module ``__getattr__``), then kept in this module.
+_ELSEWHERE: dict[str, tuple[str, ...]] = {
+    "coven_core.integrity.audit": ("AuditEntry",),
+    "coven_core.integrity.doctor": ("Report", "doctor"),
+    "coven_core.notation.i18n": ("_", "user_locale"),
+    "coven_core.operations.drafts": ("DraftCheck", "RoutineDraft"),
+    "coven_core.schedule.timetable": ("ScheduleKind",),
+    "coven_core.schedule.words": ("describe_timetable",),
+    "coven_core.tz.binding": ("LocalTimeKind",),
+    "coven_core.tz.local": ("resolve_local_zone",),
+    "coven_core.tz.notes": ("format_offset",),
+    "coven_core.tz.transitions": ("Transition",),
+    "coven_core.tz.tzdb": ("available_zones", "zone"),
+    "coven_core.views.attention": ("AttemptEvidence", "Item", "attention"),
+    "coven_core.views.diagnostics": (
+        "DataDirectory", "Diagnostics", "HostEvent", "PassLine", "diagnostics",
+    ),
+    "coven_core.views.explain": (
+        "MomentFacts", "OccurrenceExplanation", "RoutineExplanation", "cause_text",
+        "change_sentence", "explain_occurrence", "explain_routine", "outcome_sentence",
+    ),
+    "coven_core.views.overview": ("Overview", "RoutineLine", "TrayState", "overview"),
+    "coven_core.views.quarantined": ("Failure", "Quarantined", "quarantined"),
+    "coven_core.views.status": ("Status",),
+    "coven_core.views.timeline": (
+        "BAND_ASLEEP", "MAX_RANGE", "CoalescedWindow", "Lane", "PlannedMoment",
+        "RecordedOccurrence", "Timeline", "timeline",
+    ),
+}  # fmt: skip
+_HOME = {name: module for module, names in _ELSEWHERE.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
 
 
 @dataclass(frozen=True)
@@ -242,3 +348,56 @@ def _verdict(
     if first is None:
         return "It will not run again: its schedule has no further occurrences."
     return f"It will run next at {_iso(first.utc)} ({first.local:%Y-%m-%d %H:%M} local)."
+
+
+# -- what the app reads beyond the views above ------------------------------------------------
+def events_since(store: Store, seq: int) -> list[Event]:
+    """The events after ``seq``, oldest first, in one snapshot (how the app catches up)."""
+    with store.read() as conn:
+        return events.since(conn, seq)
+
+
+def last_event_seq(store: Store) -> int:
+    """The newest event's sequence number (0 for none): where the app starts catching up."""
+    with store.read() as conn:
+        return int(scalar(conn, "SELECT coalesce(max(seq), 0) FROM events"))
+
+
+def recent_audit(store: Store, *, limit: int = 20, target: str | None = None) -> list[AuditEntry]:
+    """The newest audit entries, newest first, optionally of one target (a run, a routine)."""
+    from coven_core.integrity import audit
+
+    return audit.recent(store, limit=limit, target=target)
+
+
+def check_draft(draft: RoutineDraft, now: datetime, anchor: datetime | None = None) -> DraftCheck:
+    """Every problem of a routine form's draft, and its next moments; nothing is stored."""
+    from coven_core.operations import drafts
+
+    return drafts.check(draft, now, anchor)
+
+
+def timetable(revision: Revision) -> Timetable:
+    """A revision's schedule, bound to its zone (raises BrokenRevision when it cannot be)."""
+    return routines.timetable(revision)
+
+
+def describe_overrun(running: float | None, usual: float | None, locale: str) -> str:
+    """How long a run has been running against its usual duration, in words."""
+    from coven_core.scheduling import overrun
+
+    return overrun.describe(running, usual, locale)
+
+
+def tz_database() -> Tzdb:
+    """The tz database in use: its source and IANA release."""
+    from coven_core.tz import tzdb
+
+    return tzdb.active()
+
+
+def recent_log_lines(data_dir: Path, count: int = 200) -> list[str]:
+    """The newest lines of the store's log file."""
+    from coven_core.system import logfile
+
+    return logfile.recent_lines(data_dir, count)

@@ -14,12 +14,16 @@ from collections.abc import Sequence
 import qasync
 from PySide6.QtWidgets import QApplication
 
-from coven_core.clock import SystemClock
-from coven_core.engine import STOP_SIGNALS, clock_offset_for_tests
+from coven_core.engine import (
+    STOP_SIGNALS,
+    activate_tzdb,
+    add_log_level_option,
+    default_clock,
+    prepare_data_dir,
+    resolve_data_dir,
+    start_logging,
+)
 from coven_core.errors import CovenError
-from coven_core.store.location import prepare_data_dir, resolve_data_dir
-from coven_core.system import logfile
-from coven_core.tz import tzdb
 from coven_desktop.app_window import APP_NAME, MainWindow
 from coven_desktop.desktop import Desktop
 from coven_desktop.instance import InstanceServer, hand_over, server_name
@@ -37,13 +41,13 @@ def _arguments(argv: Sequence[str]) -> argparse.Namespace:
         help="start fully, print what is running as one JSON line, then quit (a smoke test "
         "for installed bundles)",
     )  # fmt: skip
-    logfile.add_level_option(parser)
+    add_log_level_option(parser)
     return parser.parse_args(list(argv))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments(sys.argv[1:] if argv is None else argv)
-    tzdb.activate()
+    activate_tzdb()
     try:
         data_dir = prepare_data_dir(resolve_data_dir(args.data_dir))
     except CovenError as error:
@@ -55,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = server_name(data_dir)
     if hand_over(name, list(sys.argv[1:])):
         return 0  # the running instance shows its window
-    logfile.start(data_dir, args.log_level)
+    start_logging(data_dir, args.log_level)
     log.info("coven-desktop %s: starting on the store in %s", os.getpid(), data_dir)
     return _run(app, data_dir, name, quit_after_ready=args.quit_after_ready)
 
@@ -63,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(app: QApplication, data_dir: object, name: str, *, quit_after_ready: bool) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    desktop = Desktop(data_dir, SystemClock(offset=clock_offset_for_tests()))  # type: ignore[arg-type]
+    desktop = Desktop(data_dir, default_clock())  # type: ignore[arg-type]
     instance = InstanceServer(name, desktop)
     instance.activated.connect(lambda _arguments: desktop.show_window())
     with loop:

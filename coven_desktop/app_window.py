@@ -24,9 +24,10 @@ from PySide6.QtWidgets import (
 )
 
 import coven_core
-from coven_core.tz import tzdb
-from coven_core.views.overview import Overview
+from coven_core import queries
+from coven_core.queries import Overview
 from coven_desktop.resources import icon
+from coven_desktop.tasks import Tasks
 from coven_desktop.windows import PAGES, page_info
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.desktop = desktop
         self.pages: dict[str, QWidget] = {}
-        self._reloads: set[asyncio.Future[None]] = set()
+        self._reloads = Tasks()
         self.setWindowTitle(APP_NAME)
         self.setWindowIcon(QIcon(str(icon("coven"))))
         self.setCentralWidget(self._body())
@@ -72,7 +73,7 @@ class MainWindow(QMainWindow):
         self.summary = QLabel("", body)
         self.engine_info = QLabel(
             self.tr("Engine {version} · tz database {tzdb}").format(
-                version=coven_core.__version__, tzdb=tzdb.active()
+                version=coven_core.__version__, tzdb=queries.tz_database()
             ),
             body,
         )
@@ -113,17 +114,14 @@ class MainWindow(QMainWindow):
         if reload is None:
             return
         try:
-            loop = asyncio.get_event_loop()
+            asyncio.get_event_loop()
         except RuntimeError:
             return  # no event loop (a bare window in a test): the page loads when asked
-        task = loop.create_task(reload())
-        self._reloads.add(task)
-        task.add_done_callback(self._reloads.discard)
+        self._reloads.spawn(reload())
 
     async def settle(self) -> None:
         """Wait for the page loads in flight (tests)."""
-        while self._reloads:
-            await asyncio.gather(*list(self._reloads), return_exceptions=True)
+        await self._reloads.settle()
 
     # -- the status line --------------------------------------------------------------------
     def show_overview(self, overview: Overview) -> None:

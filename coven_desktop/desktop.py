@@ -2,7 +2,8 @@
 
 Everything a person does goes through :meth:`Desktop.act`, which awaits the operator API on
 its thread (qasync) and then refreshes what the tray shows. Views update from the engine's
-events (the service's bridge) and from operator results — nothing polls.
+events (the service's bridge) and from operator results — nothing polls. An action's own
+refresh and the one its events ask for are one read of the overview (see :meth:`refresh`).
 """
 
 from __future__ import annotations
@@ -16,24 +17,23 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
+from coven_core import queries
 from coven_core.clock import Clock
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.events import Event
-from coven_core.notation.i18n import user_locale
-from coven_core.operations.host import ZoneChoice, follow, record_zone_change
-from coven_core.runtime.base import Runtime
-from coven_core.store.store import Store
-from coven_core.views.overview import Overview, overview
+from coven_core.operator import ZoneChoice
+from coven_core.queries import Overview, user_locale
 from coven_desktop import autostart
 from coven_desktop.notifications import Notifications
 from coven_desktop.osnotify import Notifier, OsEvent, host_zone, start_notifiers, wake_reason_for
 from coven_desktop.service import EngineService
+from coven_desktop.tasks import Tasks
 from coven_desktop.tray import Tray
 from coven_desktop.zoneprompt import ZonePrompt
 
 if TYPE_CHECKING:
-    from coven_core.scheduling.scheduler import Limits
+    from coven_core.engine import Limits, Runtime, Store
     from coven_desktop.app_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,10 @@ class Desktop(QObject):
         self.notifier: Notifier | None = None
         self.zone_prompts: list[ZonePrompt] = []
         self._notifier_factory = notifier_factory or self._host_notifier
-        self._tasks: set[asyncio.Future[Any]] = set()
+        self._tasks = Tasks()
+        self._next_read: asyncio.Future[Overview] | None = None  # asked for, not yet begun
+        self._last_read: asyncio.Future[Overview] | None = None  # the read begun last
+        self._reads_begun = 0
         self._wire()
 
     @property
@@ -133,11 +136,10 @@ class Desktop(QObject):
         if reason is not None:
             self.service.scheduler.wake.set(reason)
         if event.kind == "timezone_changed" and event.new_zone:
-            self._spawn(self._ask_about_zones(event.old_zone, event.new_zone))
+            self._tasks.spawn(self._ask_about_zones(event.old_zone, event.new_zone))
 
     async def _ask_about_zones(self, old: str | None, new: str) -> None:
-        now = self.clock.now_utc()
-        choices = await self.service.call(lambda e: record_zone_change(e.store, now, old, new))
+        choices = await self.service.call(lambda e: e.operator.record_zone_change(old, new))
         await self.service.refresh()  # the recorded change is news for every view
         for choice in choices:
             prompt = ZonePrompt(choice, self._follow, self.window)
@@ -145,13 +147,7 @@ class Desktop(QObject):
             prompt.open()  # non-modal: the tray keeps working
 
     def _follow(self, choice: ZoneChoice) -> None:
-        zone = choice.host_zone
-        self.act(lambda e: e.operator.edit_routine(choice.routine, lambda s: follow(s, zone)))
-
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.get_event_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.act(lambda e: e.operator.follow_zone(choice.routine, choice.host_zone))
 
     def quit(self) -> None:
         left = self.service.stop(DRAIN_SECONDS)
@@ -189,15 +185,11 @@ class Desktop(QObject):
     # -- acting and refreshing --------------------------------------------------------------
     def act(self, work: Callable[[Engine], object]) -> asyncio.Future[Any]:
         """Run an operator call off the GUI thread; refresh afterwards; report refusals."""
-        task = asyncio.get_event_loop().create_task(self._act(work))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return self._tasks.spawn(self._act(work))
 
     async def settle(self) -> None:
         """Wait for every action and refresh in flight (tests, and an orderly quit)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._tasks.settle()
 
     async def _act(self, work: Callable[[Engine], object]) -> object:
         try:
@@ -205,14 +197,33 @@ class Desktop(QObject):
         except CovenError as error:
             self.failed.emit(str(error))
             return None
-        await self.service.refresh()
-        await self.refresh()
+        begun = self._reads_begun
+        await self.service.refresh()  # its events ask for a read of the overview…
+        await self._read_since(begun)  # …which shows this action too: no second read
         return result
 
-    async def refresh(self) -> Overview:
+    def _read_since(self, begun: int) -> asyncio.Future[Overview]:
+        """A read of the overview begun after ``begun`` reads had: the latest one if it did
+        (news of the action, caught up by the scheduler's pass, may have asked for it
+        first), else the next."""
+        if self._reads_begun > begun and self._last_read is not None:
+            return self._last_read
+        return self.refresh()
+
+    def refresh(self) -> asyncio.Future[Overview]:
+        """Read the overview and show it. Asked for again before that read has begun (an
+        action's own refresh, and the one its events ask for), the same read answers both:
+        it begins after both asked, so it sees everything either wants shown."""
+        if self._next_read is None:
+            self._next_read = self._tasks.spawn(self._read_overview())
+        return self._next_read
+
+    async def _read_overview(self) -> Overview:
+        self._last_read, self._next_read = self._next_read, None  # news now needs a new read
+        self._reads_begun += 1
         token = self.service.scheduler.holder.token
         now = self.clock.now_utc()
-        current = await self.service.call(lambda e: overview(e.store, now, token))
+        current = await self.service.call(lambda e: queries.overview(e.store, now, token))
         self.overview = current
         self.tray.update(current, now, self.locale)
         self.overviewChanged.emit(current)
@@ -222,4 +233,4 @@ class Desktop(QObject):
         for event in new:
             self.notifications.consider(event)
         if new:
-            self._spawn(self.refresh())
+            self.refresh()

@@ -6,7 +6,7 @@ the socket lives in the runtime directory when there is one of ours (owned by th
 0700), else inside the private data directory (PLATFORM_NOTES: ``XDG_RUNTIME_DIR`` may be
 unset). Never in a shared directory, where another user could take the name first, and never
 in the abstract namespace, which every local user can reach: a path too long for a socket is
-shortened through :class:`~coven_core.system.socketpath.SocketDir`, as the engine's wake sockets
+shortened through :class:`~coven_core.engine.SocketDir`, as the engine's wake sockets
 are.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
-from coven_core.system.socketpath import SocketDir
+from coven_core.engine import SocketDir
 
 _TIMEOUT_MS = 1000
 

@@ -8,8 +8,7 @@ from collections import deque
 from collections.abc import Callable
 
 from coven_core.events import Event, EventKind
-from coven_core.notation.i18n import _, user_locale
-from coven_core.scheduling import overrun
+from coven_core.queries import _, describe_overrun, user_locale
 
 #: At most this many notifications per window; the rest are summed up in one.
 BURST, WINDOW_SECONDS = 3, 60.0
@@ -33,7 +32,7 @@ class Notifications:
             return _("Routine quarantined", locale), str(event.data.get("reason", ""))
         if event.kind is EventKind.OVERRUN:
             data = event.data
-            running = overrun.describe(
+            running = describe_overrun(
                 data.get("running_seconds"), data.get("usual_seconds"), locale
             )
             return _("A run is taking much longer than usual", locale), (

@@ -16,18 +16,17 @@ import asyncio
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
-from coven_core import events
+from coven_core import queries
 from coven_core.clock import Clock, WakeSignal
 from coven_core.engine import Engine, SchedulerThread, open_engine
-from coven_core.runtime.base import Runtime
-from coven_core.scheduling.passes import PassReport
-from coven_core.scheduling.scheduler import Limits
-from coven_core.store.query import scalar
-from coven_core.store.store import Store
+from coven_desktop.tasks import Tasks
+
+if TYPE_CHECKING:
+    from coven_core.engine import Limits, PassReport, Runtime, Store
 
 T = TypeVar("T")
 
@@ -50,7 +49,7 @@ class EngineService(QObject):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="coven-operator")
         self._engine: Engine | None = None
         self._seen_seq = 0
-        self._tasks: set[asyncio.Future[None]] = set()
+        self._tasks = Tasks()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
         self.scheduler = SchedulerThread(
@@ -64,14 +63,13 @@ class EngineService(QObject):
         self._loop = asyncio.get_running_loop()
         engine = await self._run(lambda: open_engine(self._data_dir, clock=self._clock))
         self._engine = engine
-        self._seen_seq = await self.call(_last_seq)
+        self._seen_seq = await self.call(lambda engine: queries.last_event_seq(engine.store))
         self.scheduler.start()
         return engine
 
     async def settle(self) -> None:
         """Wait for the bridge's reads in flight."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._tasks.settle()
 
     def stop(self, timeout: float) -> int | None:
         """Drain within ``timeout`` seconds; how many commands were left running (None: the
@@ -111,15 +109,15 @@ class EngineService(QObject):
         self.passFinished.emit(report)
         if _quiet(report):
             return  # an idle timed pass wrote no news: no read, no wake-up of the GUI
-        task = self._loop.create_task(self._catch_up())
-        self._tasks.add(task)  # keep a reference until it is done
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._catch_up())
 
     async def _catch_up(self) -> None:
         if self._engine is None:
             return
         seen = self._seen_seq
-        new = await self.call(lambda engine: events.since(engine.store.conn, seen))
+        found = await self.call(lambda engine: queries.events_since(engine.store, seen))
+        # Catch-ups overlap (a pass's and an action's): each event is delivered once.
+        new = [event for event in found if event.seq > self._seen_seq]
         if new:
             self._seen_seq = new[-1].seq
             self.eventsArrived.emit(new)
@@ -132,7 +130,3 @@ class EngineService(QObject):
 def _quiet(report: PassReport) -> bool:
     busy = (report.planned, report.claimed, report.dispatched, report.settled, report.recovered)
     return report.trigger in ("deadline", "safety_cap") and not any(busy) and not report.error
-
-
-def _last_seq(engine: Engine) -> int:
-    return int(scalar(engine.store.conn, "SELECT coalesce(max(seq), 0) FROM events"))

@@ -2,7 +2,8 @@
 
 A slot cannot await; it starts a task on the (qasync) event loop instead. The task must be
 referenced until it is done (asyncio keeps only a weak reference), and tests and an orderly
-close need to wait for all of them: :class:`Tasks` does both.
+close need to wait for all of them: :class:`Tasks` does both. It is the app's one way to
+start a coroutine from a slot or a callback.
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ class Tasks:
     def __bool__(self) -> bool:
         return bool(self._running)
 
-    async def settle(self) -> None:
-        """Until every task started so far, and every task they started, has finished."""
+    async def settle(self) -> list[BaseException]:
+        """Until every task started so far, and every task they started, has finished; what
+        the failed ones raised."""
+        failures: list[BaseException] = []
         while self._running:
-            await asyncio.gather(*list(self._running), return_exceptions=True)
+            results = await asyncio.gather(*list(self._running), return_exceptions=True)
+            failures += [result for result in results if isinstance(result, BaseException)]
+        return failures

@@ -7,8 +7,7 @@ from datetime import datetime
 
 from babel.dates import format_date, format_time, format_timedelta
 
-from coven_core.notation.i18n import _
-from coven_core.views.overview import Overview, TrayState
+from coven_core.queries import Overview, TrayState, _
 
 _STATE = {
     TrayState.IDLE: "Idle",

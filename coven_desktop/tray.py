@@ -15,7 +15,7 @@ from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from coven_core.model import RoutineState
-from coven_core.views.overview import Overview, RoutineLine, TrayState
+from coven_core.queries import Overview, RoutineLine, TrayState
 from coven_desktop import texts
 from coven_desktop.resources import icon
 

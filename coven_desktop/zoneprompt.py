@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from coven_core.operations.host import ZoneChoice
+from coven_core.operator import ZoneChoice
 
 
 class ZonePrompt(QMessageBox):

@@ -1,10 +1,10 @@
 """Retention: the store stays bounded for years and never loses what matters (DESIGN §11).
 
 A :func:`sweep` removes old settled history, events, pass records and attempt directories in
-small write transactions — at most ``batch`` rows each and, below that, as many as take about
-2 ms here (:class:`~coven_core.scheduling.batching.Pace`), the write lock released in between — so
-it
-never holds the lock long enough to delay a claim noticeably. It never removes:
+small write transactions — at most ``batch`` rows each and, below that, as many as fit
+:data:`~coven_core.scheduling.batching.TARGET_HOLD` (:class:`~coven_core.scheduling.batching.Pace`),
+the write lock released in between — so it never holds the lock long enough to delay a claim
+noticeably. It never removes:
 
 * an occurrence that is not settled, or is ``recovery_required`` (it awaits a person);
 * an occurrence whose delivery is pending or failed (its captured output is still needed);
@@ -145,7 +145,8 @@ def sweep(
     After each transaction the sweep calls ``pause`` with a little more than twice the time it
     held the lock: another writer (a claim) waiting in SQLite's busy handler sleeps 1, 2, 5,
     10, … ms between tries, and a sweep that took the lock again at once would win every round
-    and delay it by up to ~100 ms. ``pause=None`` does not wait (a test under virtual time).
+    and delay it for long (bench_retention's rows "another process's claim during it").
+    ``pause=None`` does not wait (a test under virtual time).
 
     With ``budget`` (seconds), stops between transactions once it is spent (after at least
     one) and reports ``finished=False``; the next sweep goes on where this one stopped. Never
@@ -170,8 +171,9 @@ def _commits_unsynced(conn: apsw.Connection) -> Iterator[None]:
     """The sweep's COMMITs do not wait for the disk (``synchronous=NORMAL``, then back).
 
     A COMMIT holds the write lock until its fsync of the log returns, and the disk's fsync
-    alone has a tail past 10 ms here (``benchmarks/bench_retention.py``): with ``FULL`` the
-    sweep's longest hold was a COMMIT whose own work took under a millisecond. A deletion
+    alone has a long tail (bench_retention's row "the disk's own fsync during it (no lock),
+    max"): with ``FULL`` the sweep's longest hold was a COMMIT whose own work was a small
+    share of it (its row "longest hold: its COMMIT (writing the log)"). A deletion
     needs no fsync of its own: WAL with ``NORMAL`` stays consistent, the sweep's checkpoint
     (and any later commit's fsync of the same log) makes it durable, and one lost to a power
     cut only brings back rows the next sweep deletes again — a row whose attempt directory is

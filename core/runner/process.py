@@ -99,15 +99,17 @@ def spawn(spec: RunnerSpec) -> Command:
     """Start the command in a new process group (pgid = its pid), output to pipes.
 
     ``posix_spawn`` where it reports exec errors and no working directory is asked for:
-    ``subprocess.Popen`` cost a forked runner ~1.5 ms of CPU more (its Python-side set-up,
-    and the environment rebuilt when the spec adds nothing to it). The fallback is Popen.
+    ``subprocess.Popen`` cost a forked runner more CPU (its Python-side set-up, and the
+    environment rebuilt when the spec adds nothing to it; bench_dispatch's row "dispatch
+    against that floor" shows it). The fallback is Popen.
     """
     env = {**os.environ, **dict(spec.env)} if spec.env else os.environ
     try:
         if spec.cwd is None and _POSIX_SPAWN_REPORTS_EXEC_ERRORS:
             return _posix_spawn(spec.command, env)
         # Only here: subprocess loads threading, whose after-fork hook every forked runner
-        # would run (about 1 ms of CPU each, mostly page copies).
+        # would run (CPU, mostly page copies, that bench_dispatch's "dispatch against that
+        # floor" row counts).
         import subprocess
 
         popen = subprocess.Popen(
@@ -213,7 +215,8 @@ class OutputPumps:
     draining (discarding) past it, so the command never blocks on a full pipe.
 
     In the runner's own thread, inside its waits (:meth:`wait` instead of a sleep or a bare
-    ``poll``): a thread per pipe cost each forked runner ~1 ms of CPU, a tenth of its own."""
+    ``poll``): a thread per pipe cost each forked runner a tenth of its own CPU
+    (bench_dispatch's row "dispatch against that floor")."""
 
     def __init__(self, pipes: Sequence[tuple[int, int]], cap: int) -> None:
         self._poll = select.poll()
@@ -373,7 +376,8 @@ def start_time(pid: int) -> float:
 
     On Linux, psutil's own formula applied directly (``starttime`` of ``/proc/PID/stat`` in
     clock ticks, plus ``btime`` of ``/proc/stat``): a forked runner asks twice, and psutil's
-    first call in a fresh fork cost ~1 ms of CPU against ~0.4 ms for the two reads."""
+    first call in a fresh fork cost more than twice the two reads (bench_dispatch's row
+    "dispatch against that floor")."""
     if _CLOCK_TICKS:
         try:
             return _proc_start_time(pid)
@@ -416,7 +420,8 @@ def boot_id() -> str:
     """This boot's identity; pids and start times are meaningless across a reboot.
 
     Read as bytes: a text file opened ``encoding="ascii"`` imports that codec, which the fork
-    server has not loaded, so every forked runner paid for the import (~1 ms of CPU)."""
+    server has not loaded, so every forked runner paid for the import (bench_dispatch's row
+    "dispatch against that floor")."""
     try:
         with open("/proc/sys/kernel/random/boot_id", "rb") as file:
             return file.read().decode("ascii", "replace").strip()

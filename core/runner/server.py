@@ -1,11 +1,12 @@
-"""``python -m coven_core.runner.server FD``: a fork server that starts runners in ~2 ms.
+"""``python -m coven_core.runner.server FD``: a fork server that starts runners fast.
 
-Starting a fresh Python interpreter per attempt costs ~50–100 ms here, against ~1–2 ms for
-the command itself. This small, **single-threaded** process has the runner already loaded and
-forks one child per request; the child makes itself a session leader (``setsid``) and becomes
-an ordinary runner — it journals, supervises and outlives the engine exactly as a runner
-started with ``python -m coven_core.runner`` does. Nothing else changes: the fork server only
-saves the interpreter's start-up.
+Starting a fresh Python interpreter per attempt costs many times what the command itself
+does (bench_dispatch's rows "dispatch against that floor" and "start lag against the runner
+floor" guard the difference). This small, **single-threaded** process has the runner already
+loaded and forks one child per request; the child makes itself a session leader (``setsid``)
+and becomes an ordinary runner — it journals, supervises and outlives the engine exactly as a
+runner started with ``python -m coven_core.runner`` does. Nothing else changes: the fork
+server only saves the interpreter's start-up.
 
 Protocol, over the inherited stream socket FD, one line each way per request:
 ``RUN <attempt dir>\\n`` → ``PID <pid>\\n`` (or ``ERR <message>\\n``). End of file: exit.

@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 
 TARGET_HOLD = 0.002
-"""Seconds of work one transaction aims at: a fifth of the 10 ms a hold may take unnoticed,
-which leaves the rest for what no batch size controls (a disk stall, a preempted thread)."""
+"""Seconds of work one transaction aims at: a fifth of the hold that bench_retention's rows
+"retention …: longest write-lock hold" allow, which leaves the rest for what no batch size
+controls (a disk stall, a preempted thread)."""
 
 
 class Pace:

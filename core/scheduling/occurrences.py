@@ -159,8 +159,9 @@ def waiting(conn: apsw.Connection, now: datetime, limit: int) -> tuple[list[Wait
 
 ACTIVE = "occurrences INDEXED BY occurrences_active WHERE state IN ('claimed', 'running')"
 """The active occurrences, by their partial index. Named: SQLite otherwise picks
-``occurrences_history`` for a routine's count and walks the routine's whole history (0.4 ms
-with 2,000 settled rows, growing with every one; 7 µs by the partial index)."""
+``occurrences_history`` for a routine's count and walks the routine's whole history, a cost
+that grows with every settled row (bench_bookkeeping's row "CPU (user + system) per
+occurrence" guards it)."""
 
 
 _WAITING = (

@@ -224,9 +224,10 @@ def _plan_without_bound_values(conn: apsw.Connection) -> None:
     Without it SQLite compares bound values against the conditions of partial indexes while
     planning, and a statement whose plan looked at one is re-prepared whenever that parameter
     is bound again — on every execution. Most of the scheduler's joins over ``occurrences``
-    were (20–40 µs a run instead of 5–8; a third of a pass's CPU, issue #9). The price: a
-    partial index is used only where its condition is written in the query as a literal
-    (``state = 'planned'``, never ``state = ?``), which is how the store's queries are written.
+    were: several times their cost, a third of a pass's CPU (issue #9; bench_bookkeeping's
+    row "CPU (user + system) per occurrence"). The price: a partial index is used only where
+    its condition is written in the query as a literal (``state = 'planned'``, never
+    ``state = ?``), which is how the store's queries are written.
     """
     conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, 1)
 

@@ -1,25 +1,21 @@
 """Render every page of the main window, over the demo store, to PNG files (offscreen).
 
-Every page in :data:`coven_desktop.windows.PAGES` becomes ``<key>.png``. A page module may
-list extra states in ``DEMO_WINDOWS``: pairs ``(name, make)`` where ``make(page)`` returns the
-widget to draw (or an awaitable of it) — a dialog it opened, the page after an action — drawn
-as ``<name>.png`` after every page is drawn (an action may change the store).
+Every page in :data:`coven_desktop.windows.PAGES` becomes ``<key>.png``; then the extra
+states in :data:`coven_desktop.demo.windows.EXTRA_WINDOWS`, as ``<name>.png``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QLocale
 from PySide6.QtWidgets import QWidget
 
 from coven_core.clock import VirtualClock
 from coven_core.runtime.instant import InstantRuntime
+from coven_desktop.demo.windows import EXTRA_WINDOWS
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows import PAGES
 
@@ -47,7 +43,7 @@ async def render_pages(
             page = desktop.window.show_page(info.key)
             await _settle(desktop, page)
             written.append(_save(desktop.window, out / f"{info.key}.png"))
-            extras += [(page, name, make) for name, make in _demo_windows(info.module)]
+            extras += [(page, name, make) for name, make in EXTRA_WINDOWS.get(info.key, ())]
         for page, name, make in extras:
             desktop.window.show_page(_key_of(desktop, page))
             widget = make(page)
@@ -74,11 +70,6 @@ def _first_pass(desktop: Desktop) -> asyncio.Future[object]:
 
 def _runtime(clock: VirtualClock) -> InstantRuntime:
     return InstantRuntime(clock)  # nothing runs for real in a demo
-
-
-def _demo_windows(module: str) -> Iterable[tuple[str, Any]]:
-    found = getattr(importlib.import_module(module), "DEMO_WINDOWS", ())
-    return list(found.items()) if isinstance(found, dict) else list(found)
 
 
 def _key_of(desktop: Desktop, page: QWidget | None) -> str:

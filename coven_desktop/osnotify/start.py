@@ -9,7 +9,7 @@ from datetime import datetime
 from PySide6.QtCore import QObject
 from PySide6.QtDBus import QDBusConnection
 
-from coven_core.tz.local import resolve_local_zone
+from coven_core.queries import resolve_local_zone
 from coven_desktop.osnotify.clocks import Clocks
 from coven_desktop.osnotify.drift import FALLBACK_KINDS, DriftFallback
 from coven_desktop.osnotify.linux import TimerOpener, linux_sources

@@ -15,11 +15,9 @@ opened. A page module exports ``Page``, a ``QWidget`` subclass constructed as
   polling the store;
 * it may define ``async def reload(self) -> None``, which the main window awaits when the page
   is shown, so tests can ``loop.run_until_complete(page.reload())``;
-* its module may list extra states for the demo renderer (``python -m coven_desktop.demo``) in
-  ``DEMO_WINDOWS``: pairs ``(file name, make)``, where ``make(page)`` returns the widget to draw
-  (or an awaitable of it), e.g. a dialog the page opened or the page after an action; a page
-  that loads in tasks of its own may define ``async def settle(self)``, which the renderer
-  awaits before it draws.
+* a page that loads in tasks of its own may define ``async def settle(self)``, which tests
+  and the demo renderer (``python -m coven_desktop.demo``) await; the renderer's extra
+  states of a page are listed in :mod:`coven_desktop.demo.windows`.
 """
 
 from __future__ import annotations

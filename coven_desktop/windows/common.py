@@ -24,7 +24,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView
 
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.store.codec import instant_from
+from coven_core.queries import instant_from
+from coven_desktop.tasks import Tasks
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -240,7 +241,7 @@ class LivePage(QWidget):
     def __init__(self, desktop: Desktop, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.desktop = desktop
-        self._tasks: set[asyncio.Future[Any]] = set()
+        self._tasks = Tasks()
         desktop.overviewChanged.connect(self._on_news)
 
     async def reload(self) -> None:
@@ -251,19 +252,15 @@ class LivePage(QWidget):
             self.spawn(self.reload())
 
     def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
-        task = asyncio.get_event_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task = self._tasks.spawn(work)
         task.add_done_callback(_log_failure)
         return task
 
     async def settle(self) -> None:
         """Wait for the page's loads and actions; the first that failed raises here."""
-        while self._tasks:
-            results = await asyncio.gather(*list(self._tasks), return_exceptions=True)
-            for result in results:
-                if isinstance(result, BaseException):
-                    raise result
+        failures = await self._tasks.settle()
+        if failures:
+            raise failures[0]
         await self.desktop.settle()
 
     @property

@@ -28,17 +28,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from coven_core.engine import log_path
 from coven_core.events import EventKind
-from coven_core.integrity.doctor import Report, doctor
-from coven_core.system import logfile
-from coven_core.views.diagnostics import (
+from coven_core.queries import (
     DataDirectory,
     Diagnostics,
     HostEvent,
     PassLine,
+    Report,
+    Status,
     diagnostics,
+    doctor,
+    recent_log_lines,
 )
-from coven_core.views.status import Status
 from coven_desktop.windows.common import (
     ERROR_COLOUR,
     LivePage,
@@ -148,7 +150,7 @@ class Page(LivePage):
 
     def open_log(self) -> None:
         """Show the whole file in the desktop's viewer for text files."""
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(logfile.log_path(self.desktop.data_dir))))
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(log_path(self.desktop.data_dir))))
 
     def _doctor_tab(self, parent: QWidget) -> QWidget:
         tab = QWidget(parent)
@@ -177,7 +179,7 @@ class Page(LivePage):
         found = await self.desktop.service.call(lambda engine: diagnostics(engine.store, now))
         self.show_diagnostics(found)
         data_dir = self.desktop.data_dir
-        lines = await self.desktop.service.call(lambda _engine: logfile.recent_lines(data_dir))
+        lines = await self.desktop.service.call(lambda _engine: recent_log_lines(data_dir))
         self.show_log(lines)
 
     def show_log(self, lines: list[str]) -> None:
@@ -406,17 +408,3 @@ def _size(size: int, locale: str) -> str:
         if size >= scale:
             return f"{format_decimal(round(size / scale, 1), locale=locale)} {unit}"
     return f"{format_decimal(size, locale=locale)} B"
-
-
-async def _with_doctor(page: Page) -> QWidget:
-    await page.run_doctor()
-    return page.window()
-
-
-def _with_events(page: Page) -> QWidget:
-    page.tabs.setCurrentIndex(1)
-    return page.window()
-
-
-#: What the demo renderer draws besides the page itself: the machine's time, the doctor.
-DEMO_WINDOWS = (("diagnostics-events", _with_events), ("diagnostics-doctor", _with_doctor))

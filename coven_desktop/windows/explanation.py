@@ -8,7 +8,6 @@ The text comes from the engine (:mod:`coven_core.views.explain`), read on the op
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,13 +24,14 @@ from shiboken6 import isValid
 
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.views.explain import (
+from coven_core.queries import (
     MomentFacts,
     OccurrenceExplanation,
     RoutineExplanation,
     explain_occurrence,
     explain_routine,
 )
+from coven_desktop.tasks import Tasks
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -79,7 +79,7 @@ class ExplanationWindow(QWidget):
         self.details = QTreeWidget(self)
         self.details.setHeaderLabels([self.tr("Field"), self.tr("Value")])
         self._layout()
-        self._tasks: set[asyncio.Future[None]] = set()
+        self._tasks = Tasks()
         self.result: _Loaded | None = None
 
     def _layout(self) -> None:
@@ -97,14 +97,11 @@ class ExplanationWindow(QWidget):
         layout.addWidget(self.details, 1)
 
     def start_loading(self) -> None:
-        task = asyncio.get_event_loop().create_task(self.reload())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self.reload())
 
     async def settle(self) -> None:
         """Wait for the loading in flight (tests, the demo renderer)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._tasks.settle()
 
     async def reload(self) -> None:
         routine, oid = self.routine, self.occurrence_id

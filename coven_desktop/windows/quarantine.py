@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (
 )
 
 from coven_core.engine import Engine
-from coven_core.operations.runs import RunRef
-from coven_core.views.quarantined import Failure, Quarantined, quarantined
+from coven_core.operator import RunRef
+from coven_core.queries import Failure, Quarantined, quarantined
 from coven_desktop.windows.common import (
     LivePage,
     Row,

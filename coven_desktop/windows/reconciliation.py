@@ -35,11 +35,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from coven_core.integrity import audit
-from coven_core.integrity.audit import AuditEntry
-from coven_core.operations.reconcile import Decision, Outcome
-from coven_core.scheduling import overrun
-from coven_core.views.attention import AttemptEvidence, Item, attention
+from coven_core.operator import Decision, Outcome
+from coven_core.queries import (
+    AttemptEvidence,
+    AuditEntry,
+    Item,
+    attention,
+    describe_overrun,
+    recent_audit,
+)
 from coven_desktop.windows.common import (
     LivePage,
     Row,
@@ -318,7 +322,7 @@ class Page(LivePage):
                 "Check the processes below; the next pass settles it once they end."
             )
         if item.kind == "overrun":
-            running = overrun.describe(item.running_seconds, item.usual_seconds, self.locale_name)
+            running = describe_overrun(item.running_seconds, item.usual_seconds, self.locale_name)
             return self.tr(
                 "This run is still going, far past its routine's usual time ({running}). "
                 "Coven does not stop it for that; its timeout does, or cancel it yourself."
@@ -450,7 +454,7 @@ class Page(LivePage):
             show_error(self.decision_error, done.refusal)
             return
         entries = await self.desktop.service.call(
-            lambda engine: audit.recent(engine.store, target=run_id, limit=1)
+            lambda engine: recent_audit(engine.store, target=run_id, limit=1)
         )
         self.decided = Decided(done.result, entries[0] if entries else None)
         self.reason.clear()
@@ -544,15 +548,3 @@ def _compact(details: dict[str, object]) -> str:
 
 def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-async def _decided(page: Page) -> QWidget:
-    """The window right after a decision: the result, its audit entry, and Resume."""
-    page.reason.setText(page.tr("the digest was not sent: no mail in the outbox since 09:00"))
-    page.decide(Outcome.FAILED)
-    await page.settle()
-    return page.window()
-
-
-#: What the demo renderer draws besides the page itself (see :mod:`coven_desktop.demo`).
-DEMO_WINDOWS = (("reconciliation-decided", _decided),)

@@ -1,7 +1,7 @@
 """Add or edit a routine: an inline form with a live preview of the next moments.
 
 While the person types, a single-shot timer (debounce) asks the engine to check the draft
-(:func:`coven_core.operations.drafts.check`, on the operator thread): each field shows the engine's
+(:func:`coven_core.queries.check_draft`, on the operator thread): each field shows the engine's
 own
 message — the one ``coven routine add`` would print — and the preview lists the next moments
 with gaps (skipped: the wall time does not exist) and folds (runs at the first pass) marked.
@@ -35,18 +35,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.model import MisfirePolicy, OverlapPolicy
-from coven_core.operations import drafts
-from coven_core.operations.drafts import DraftCheck, RoutineDraft
-from coven_core.queries import RoutineView
-from coven_core.schedule.timetable import ScheduleKind
-from coven_core.schedule.words import describe_timetable
-from coven_core.tz import tzdb
-from coven_core.tz.binding import BoundTime, LocalTimeKind
-from coven_core.tz.notes import format_offset
-from coven_core.views.preview import Preview
+from coven_core.queries import (
+    BoundTime,
+    DraftCheck,
+    LocalTimeKind,
+    Preview,
+    RoutineDraft,
+    RoutineView,
+    ScheduleKind,
+    check_draft,
+    describe_timetable,
+    format_offset,
+)
 from coven_desktop.tasks import Tasks
 
 if TYPE_CHECKING:
@@ -158,7 +162,7 @@ class RoutineEditor(QGroupBox):
         box = QComboBox(self)
         box.setEditable(True)
         box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        box.addItems(["local", "UTC", *sorted(tzdb.available_zones() - {"UTC"})])
+        box.addItems(["local", "UTC", *sorted(queries.available_zones() - {"UTC"})])
         completer = QCompleter(box.model(), box)
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         completer.setFilterMode(Qt.MatchFlag.MatchContains)
@@ -270,7 +274,7 @@ class RoutineEditor(QGroupBox):
         self._generation += 1
         generation = self._generation
         draft, now, anchor = self.draft(), self.desktop.clock.now_utc(), self._anchor()
-        result = await self.desktop.service.call(lambda _e: drafts.check(draft, now, anchor))
+        result = await self.desktop.service.call(lambda _e: check_draft(draft, now, anchor))
         if generation == self._generation and shiboken6.isValid(self):
             self._show(result, now)
             self.previewUpdated.emit(result)
@@ -338,7 +342,7 @@ class RoutineEditor(QGroupBox):
             return False
         name, spec, editing = self.draft().name, result.spec, self.editing is not None
         work: Callable[[Engine], object] = (
-            (lambda e: e.operator.edit_routine(name, drafts.edit_to(spec)))
+            (lambda e: e.operator.edit_routine_to(name, spec))
             if editing
             else (lambda e: e.operator.add_routine(name, spec))
         )

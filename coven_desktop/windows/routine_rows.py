@@ -12,13 +12,10 @@ from datetime import datetime, timedelta
 
 from babel.dates import format_datetime, get_timezone_name
 
+from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.model import RoutineState
-from coven_core.notation.i18n import _
-from coven_core.queries import RoutineView, list_routines
-from coven_core.schedule.words import describe_timetable
-from coven_core.scheduling import routines
-from coven_core.tz import tzdb
+from coven_core.queries import RoutineView, _, describe_timetable, list_routines
 from coven_desktop.windows.common import relative
 
 #: Babel names UTC "Unknown Region (UTC) Time" (see PLATFORM_NOTES): these keys are named here.
@@ -54,7 +51,7 @@ def row_for(view: RoutineView, locale: str) -> RoutineRow:
     if view.broken is not None or view.revision is None:  # its schedule cannot be read
         stored = "—" if view.revision is None else view.revision.spec.timezone
         return RoutineRow(view, view.broken or "", stored)
-    words = describe_timetable(routines.timetable(view.revision), locale)
+    words = describe_timetable(queries.timetable(view.revision), locale)
     return RoutineRow(view, words, zone_label(view.revision.spec.timezone, locale))
 
 
@@ -63,13 +60,13 @@ def zone_label(key: str, locale: str) -> str:
     if key in _UTC_KEYS:
         name = _("Coordinated Universal Time", locale)
     else:
-        name = get_timezone_name(tzdb.zone(key), width="long", locale=locale)
+        name = get_timezone_name(queries.zone(key), width="long", locale=locale)
     return f"{name} ({key})"
 
 
 def instant_text(at: datetime, zone_key: str, locale: str) -> str:
     """An instant as the wall time in the routine's zone, with the zone's key."""
-    wall = format_datetime(at, format="medium", tzinfo=tzdb.zone(zone_key), locale=locale)
+    wall = format_datetime(at, format="medium", tzinfo=queries.zone(zone_key), locale=locale)
     return f"{wall} ({zone_key})"
 
 

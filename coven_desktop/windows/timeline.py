@@ -28,10 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.tz import tzdb
-from coven_core.views.timeline import MAX_RANGE, Timeline, timeline
+from coven_core.queries import MAX_RANGE, Timeline, timeline
+from coven_desktop.tasks import Tasks
 from coven_desktop.windows.explanation import open_explanation
 from coven_desktop.windows.timeline_canvas import (
     BAND_COLOURS,
@@ -54,7 +55,7 @@ def display_zone() -> tzinfo:
     from coven_desktop.osnotify import host_zone  # the platform layer, imported when shown
 
     try:
-        return tzdb.zone(host_zone())
+        return queries.zone(host_zone())
     except CovenError:
         return UTC
 
@@ -72,6 +73,7 @@ class Page(QWidget):
         self.data: Timeline | None = None
         self._loaded: tuple[float, float] | None = None
         self._reloading: asyncio.Future[None] | None = None
+        self._tasks = Tasks()
         self._again = False
         self._build()
         self.canvas.viewChanged.connect(self._on_view)
@@ -123,7 +125,7 @@ class Page(QWidget):
         if self._reloading is not None and not self._reloading.done():
             self._again = True
             return
-        self._reloading = asyncio.get_event_loop().create_task(self.reload())
+        self._reloading = self._tasks.spawn(self.reload())
         self._reloading.add_done_callback(self._reloaded)
 
     def _reloaded(self, task: asyncio.Future[None]) -> None:
@@ -135,9 +137,7 @@ class Page(QWidget):
 
     async def settle(self) -> None:
         """Wait for reloads in flight (tests)."""
-        while self._reloading is not None and not self._reloading.done():
-            await asyncio.wait([self._reloading])
-            await asyncio.sleep(0)  # let a follow-up reload start
+        await self._tasks.settle()  # a follow-up reload starts as the one before ends
 
     def _on_view(self, start: float, end: float) -> None:
         self.range_label.setText(self.tr("{start} – {end}").format(
@@ -193,31 +193,3 @@ def _swatch(colour: QColor) -> QPixmap:
     pixmap = QPixmap(12, 12)
     pixmap.fill(colour)
     return pixmap
-
-
-async def _demo_inspector(page: Page) -> QWidget:
-    """The inspector of an occurrence in view: one a DST rule decided, if there is one."""
-    assert page.data is not None
-    seen = [(lane.name, o) for lane in page.data.lanes for o in lane.recorded]
-    name, chosen = next(((n, o) for n, o in seen if o.local_kind != "regular"), seen[-1])
-    return await _loaded(page.inspect(name, chosen.id))
-
-
-async def _demo_explanation(page: Page) -> QWidget:
-    """A routine's explanation: one in a zone with daylight saving, if there is one."""
-    assert page.data is not None
-    lanes = page.data.lanes
-    chosen = next((lane for lane in lanes if lane.transitions), lanes[0])
-    return await _loaded(open_explanation(page.desktop, chosen.name, parent=page))
-
-
-async def _loaded(window: QWidget) -> QWidget:
-    """The window once its own loading has finished (never a second, overlapping load)."""
-    settle = getattr(window, "settle", None)
-    if settle is not None:
-        await settle()
-    return window
-
-
-#: Extra states for the demo renderer (``python -m coven_desktop.demo``).
-DEMO_WINDOWS = (("timeline-inspector", _demo_inspector), ("explanation", _demo_explanation))

@@ -31,14 +31,16 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from coven_core.tz import tzdb
-from coven_core.views.explain import cause_text, change_sentence, outcome_sentence
-from coven_core.views.timeline import (
+from coven_core import queries
+from coven_core.queries import (
     BAND_ASLEEP,
     CoalescedWindow,
     PlannedMoment,
     RecordedOccurrence,
     Timeline,
+    cause_text,
+    change_sentence,
+    outcome_sentence,
 )
 from coven_desktop.windows.timeline_geometry import (
     CATEGORIES,
@@ -257,7 +259,7 @@ class TimelineCanvas(QWidget):
         hit = self.item_at(pos)
         if hit is not None:
             routine = hit[0].lane
-            zone = tzdb.zone(routine.zone)
+            zone = queries.zone(routine.zone)
             return tooltip_text(routine.name, hit[1], zone, self.locale_name, self.tr)
         view = self.view()
         if pos.y() < AXIS_HEIGHT or pos.x() < view.left:

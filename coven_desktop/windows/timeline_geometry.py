@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QImage
 
-from coven_core.tz.transitions import Transition
-from coven_core.views.timeline import CoalescedWindow, Lane, PlannedMoment, RecordedOccurrence
+from coven_core.queries import CoalescedWindow, Lane, PlannedMoment, RecordedOccurrence, Transition
 
 PLANNED, PLANNED_SKIPPED, IN_PROGRESS = "planned", "planned_skipped", "in_progress"
 DISPOSITIONS = (

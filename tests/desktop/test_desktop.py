@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
+from coven_core import queries
 from coven_core.events import EventKind
 from coven_core.integrity import audit
 from coven_desktop.desktop import Desktop
@@ -79,3 +80,23 @@ def test_needs_attention_in_the_tray_opens_that_window(desktop: Desktop, loop) -
     window = desktop.window
     assert window.stack.currentWidget() is window.pages["reconciliation"]
     assert window.isVisible()
+
+
+def test_one_click_reads_the_overview_once(desktop: Desktop, loop, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A click's news (its events) and its own refresh share one read of the overview."""
+    add(desktop, loop, "backup")
+    loop.run_until_complete(desktop.service.refresh())  # the addition's news, delivered now
+    loop.run_until_complete(desktop.settle())
+    reads, shown = [], []
+    read = queries.overview
+
+    def counted(*args: object) -> object:
+        reads.append(args)
+        return read(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(queries, "overview", counted)
+    desktop.overviewChanged.connect(shown.append)
+    menu_action(desktop, "Pause", submenu="backup").trigger()
+    loop.run_until_complete(desktop.settle())
+    assert (len(reads), len(shown)) == (1, 1)
+    assert shown[0].routines[0].state.value == "paused"

@@ -1,7 +1,8 @@
 """Real processes on a real store: a harness that starts and kills ``coven daemon``.
 
-The daemons' clocks are shifted (``COVEN_TEST_CLOCK_OFFSET``) so that a moment the test
-chooses comes a few seconds after they start, instead of at the next wall-clock minute.
+The daemons run through ``python -m coven_core.testing``, which shifts their clocks
+(``COVEN_TEST_CLOCK_OFFSET``) so that a moment the test chooses comes a few seconds after they
+start, instead of at the next wall-clock minute.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class Harness:
         ``args`` options (``--log-level debug``)."""
         merged = {**os.environ, **self.env(), **(env or {})}
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "coven_core.cli.main", "daemon", *args], env=merged,
+            [sys.executable, "-m", "coven_core.testing", "daemon", *args], env=merged,
             stderr=subprocess.PIPE, start_new_session=True,
         )  # fmt: skip
         self.daemons.append(daemon)

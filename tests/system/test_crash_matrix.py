@@ -168,7 +168,7 @@ def _crash_the_operator(case: Case, point: str) -> str:
     routine wholly absent (before the commit) or wholly there (after it)."""
     harness = case.harness
     command = [
-        sys.executable, "-m", "coven_core.cli.main", "--data-dir", str(harness.data),
+        sys.executable, "-m", "coven_core.testing", "--data-dir", str(harness.data),
         "routine", "add", case.name, "--schedule", f"once {harness.target:%Y-%m-%dT%H:%M}",
         "--tz", "UTC", "--idempotent" if case.idempotent else "--no-idempotent", "--",
         *case.argv(),

@@ -133,7 +133,7 @@ def _alive(pid: int) -> bool:
 
 def _coven(harness: Harness, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "coven_core.cli.main", *args], env={**os.environ, **harness.env()},
+        [sys.executable, "-m", "coven_core.testing", *args], env={**os.environ, **harness.env()},
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
 

@@ -57,7 +57,7 @@ def test_two_daemons_dispatch_each_occurrence_exactly_once(tmp_path: Path) -> No
 
     env = {**os.environ, "COVEN_TEST_CLOCK_OFFSET": str(offset.total_seconds()),
            "COVEN_DATA_DIR": str(data)}  # fmt: skip
-    command = [sys.executable, "-m", "coven_core.cli.main", "daemon"]
+    command = [sys.executable, "-m", "coven_core.testing", "daemon"]  # on the shifted clock
     daemons = [subprocess.Popen(command, env=env, stderr=subprocess.PIPE) for _ in range(2)]
     try:
         assert _wait_for(lambda: _settled(data, target) == ROUTINES, timeout=60)

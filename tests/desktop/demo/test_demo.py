@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import subprocess
 import sys
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from coven_desktop.demo.windows import EXTRA_WINDOWS
 from coven_desktop.windows import PAGES
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -18,8 +18,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def expected_files() -> list[str]:
     names = [info.key for info in PAGES]
     for info in PAGES:
-        extra = getattr(importlib.import_module(info.module), "DEMO_WINDOWS", ())
-        names += [name for name, _make in (extra.items() if isinstance(extra, dict) else extra)]
+        names += [name for name, _make in EXTRA_WINDOWS.get(info.key, ())]
     return [f"{name}.png" for name in names]
 
 

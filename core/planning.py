@@ -75,7 +75,7 @@ def claim_one(
     conn: apsw.Connection, item: Waiting, stamp: Stamp, cache: RevisionCache
 ) -> Launch | None:
     """Claim a waiting occurrence, or settle it as skipped if it must not run now."""
-    routine, awaiting, active = _claim_context(conn, item.routine_id)
+    routine, awaiting, active = _claim_context(conn, item)
     blocked = _blocked_reason(routine, item)
     if blocked is not None:
         occurrences.skip(conn, item, blocked, stamp)
@@ -84,7 +84,9 @@ def claim_one(
         return None  # nothing new starts while a run of the routine waits for a person
     revision = cache.numbered(conn, routine, item.revision)
     if active:
-        if item.kind is not OccurrenceKind.MANUAL:  # a person's "run now" waits its turn
+        # A person's "run now" and a run's next attempt wait their turn; a moment obeys
+        # the overlap policy.
+        if item.kind is not OccurrenceKind.MANUAL and not item.attempts:
             _overlap(conn, item, revision, stamp)
         return None
     return occurrences.claim(conn, item, revision, stamp)
@@ -93,17 +95,23 @@ def claim_one(
 _CLAIM_CONTEXT = (
     f"SELECT {routines.COLUMNS}, EXISTS (SELECT 1 FROM occurrences WHERE routine_id = ?1 "
     f"AND disposition = 'recovery_required'), (SELECT count(*) FROM {occurrences.ACTIVE} "
-    "AND routine_id = ?1) FROM routines WHERE id = ?1"
+    f"AND routine_id = ?1) + (SELECT count(*) FROM {occurrences.BETWEEN_ATTEMPTS} "
+    "AND routine_id = ?1 AND ?2) FROM routines WHERE id = ?1"
 )
 
 
-def _claim_context(conn: apsw.Connection, routine_id: str) -> tuple[Routine, bool, int]:
+def _claim_context(conn: apsw.Connection, item: Waiting) -> tuple[Routine, bool, int]:
     """The routine, whether a run of it awaits a person (``awaiting_decision``) and how many
-    of its occurrences are active (by ``occurrences.ACTIVE``): what a claim decides on, in one
-    read."""
-    row = conn.execute(_CLAIM_CONTEXT, (routine_id,)).fetchone()
+    of its runs are in the item's way: what a claim decides on, in one read.
+
+    Its active occurrences (by ``occurrences.ACTIVE``) are in every item's way; for a first
+    attempt, so are runs waiting out a retry's backoff: such a run is not over, and a later
+    moment that overtook it made its retry, due seconds later, wait as long as that moment
+    ran. (A retry never waits for another retry: two would wait for each other.)"""
+    first_attempt = not item.attempts
+    row = conn.execute(_CLAIM_CONTEXT, (item.routine_id, first_attempt)).fetchone()
     if row is None:
-        raise routines.UnknownRoutine(routine_id)
+        raise routines.UnknownRoutine(item.routine_id)
     *columns, awaiting, active = row
     return routines.from_row(columns), bool(awaiting), int(active)
 

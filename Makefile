@@ -34,6 +34,11 @@ bench:  ## the benchmark suite: one table, build/bench/suite.json
 bench-quick:  ## the benchmark suite, a fast pass
 	QT_QPA_PLATFORM=offscreen $(PY) -m benchmarks --quick
 
+SECONDS ?= 600
+.PHONY: soak
+soak:  ## the strict simulation on fresh random seeds, every core, for SECONDS (default 600)
+	QT_QPA_PLATFORM=offscreen $(PY) -m tests.core.soak --seconds $(SECONDS)
+
 .PHONY: bundle
 bundle:  ## the self-contained Linux bundle in dist/coven (pip install -e '.[packaging]' first)
 	QT_QPA_PLATFORM=offscreen $(PY) -m PyInstaller packaging/coven.spec --noconfirm \

@@ -201,12 +201,11 @@ def retry(conn: apsw.Connection, run_id: str, now: datetime) -> RunRef:
         raise Conflict(
             f"run {run_id} may have run (outcome unknown): decide with 'coven reconcile {run_id}'"
         )
+    name = routines.by_id(conn, routine_id).name
     never_started = failure is None and ref.disposition == Disposition.CANCELLED.value
     if ref.state != "settled" or not (failure in _RETRYABLE or never_started):
-        what = ref.disposition or ref.state
-        raise Conflict(f"run {run_id} is {what}: only a failed, timed-out or cancelled run "
-                       "can be retried")  # fmt: skip
-    refuse_while_awaiting(conn, routine_id, routines.by_id(conn, routine_id).name, "retry a run of")
+        raise Conflict(f"run {run_id} {_why_not_retryable(ref, failure, name)}")
+    refuse_while_awaiting(conn, routine_id, name, "retry a run of")
     conn.execute(  # forced: a person asked for this attempt, so a pause does not skip it
         "UPDATE occurrences SET state = 'planned', disposition = NULL, reason = NULL, "
         "settled_at = NULL, not_before = NULL, forced = 1 WHERE id = ?",
@@ -215,6 +214,29 @@ def retry(conn: apsw.Connection, run_id: str, now: datetime) -> RunRef:
     events.record(conn, now, EventKind.RETRY_SCHEDULED, routine_id=routine_id,
                   occurrence_id=ref.occurrence_id, by=operator_name(), manual=True)  # fmt: skip
     return RunRef(ref.run_id, ref.occurrence_id, "planned")
+
+
+#: Failure classes a person cannot retry either: what to tell them instead.
+_NOT_BY_HAND = {
+    FailureClass.VALIDATION: "the routine itself is invalid, so another attempt would fail the "
+    "same way: fix the routine, then start a new run with 'coven run-now {name}'",
+    FailureClass.REFUSED: "the system refused it (not permitted): once that is settled, start a "
+    "new run with 'coven run-now {name}'",
+}
+
+
+def _why_not_retryable(ref: RunRef, failure: FailureClass | None, name: str) -> str:
+    """The true reason a retry is refused (it said "run X is failed: only a failed … run can
+    be retried" for a run that failed validation)."""
+    if ref.state == "planned":
+        return "already waits for its next attempt" if failure else "has not started yet"
+    if ref.state != "settled":
+        return f"has not ended yet (it is {ref.state})"
+    if failure is not None and ref.disposition == Disposition.FAILED.value:
+        advice = _NOT_BY_HAND.get(failure, "that failure class is never retried")
+        return f"failed with a {failure.value} failure: {advice.format(name=name)}"
+    only = "only a failed, timed-out or cancelled run can be retried"
+    return f"already ended ({ref.disposition}): {only}"
 
 
 def _redeliver(conn: apsw.Connection, ref: RunRef, routine_id: str, now: datetime) -> bool:

@@ -199,7 +199,7 @@ def claim_one(
     conn: apsw.Connection, item: Waiting, stamp: Stamp, cache: RevisionCache
 ) -> Launch | None:
     """Claim a waiting occurrence, or settle it as skipped if it must not run now."""
-    routine, awaiting, active, context = _claim_context(conn, item.routine_id)
+    routine, awaiting, active, context = _claim_context(conn, item)
     blocked = _blocked_reason(routine, item)
     if blocked is not None:
         occurrences.skip(conn, item, blocked, stamp)
@@ -212,7 +212,9 @@ def claim_one(
         occurrences.skip(conn, item, SkipReason.ROUTINE_BROKEN, stamp)
         return None
     if active:
-        if item.kind is not OccurrenceKind.MANUAL:  # a person's "run now" waits its turn
+        # A person's "run now" and a run's next attempt wait their turn; a moment obeys
+        # the overlap policy.
+        if item.kind is not OccurrenceKind.MANUAL and not item.attempts:
             _overlap(conn, item, revision, stamp)
         return None
     timeout, source = overrun.applied_timeout(revision.spec.timeout, context.default_timeout)
@@ -224,8 +226,9 @@ def claim_one(
 _CLAIM_CONTEXT = (
     f"SELECT {routines.COLUMNS}, EXISTS (SELECT 1 FROM occurrences WHERE routine_id = ?1 "
     f"AND disposition = 'recovery_required'), (SELECT count(*) FROM {occurrences.ACTIVE} "
-    f"AND routine_id = ?1), {settings.DEFAULT_TIMEOUT_SQL}, {overrun.durations_sql('?1')} "
-    "FROM routines WHERE id = ?1"
+    f"AND routine_id = ?1) + (SELECT count(*) FROM {occurrences.BETWEEN_ATTEMPTS} "
+    f"AND routine_id = ?1 AND ?2), {settings.DEFAULT_TIMEOUT_SQL}, "
+    f"{overrun.durations_sql('?1')} FROM routines WHERE id = ?1"
 )
 
 
@@ -234,15 +237,19 @@ class _TimeContext(NamedTuple):
     durations: str | None  # the routine's recent successes (overrun.durations_sql)
 
 
-def _claim_context(
-    conn: apsw.Connection, routine_id: str
-) -> tuple[Routine, bool, int, _TimeContext]:
+def _claim_context(conn: apsw.Connection, item: Waiting) -> tuple[Routine, bool, int, _TimeContext]:
     """The routine, whether a run of it awaits a person (``awaiting_decision``), how many of
-    its occurrences are active (by ``occurrences.ACTIVE``), and what its attempt's timeout and
-    overrun are decided on: what a claim decides on, in one read."""
-    row = conn.execute(_CLAIM_CONTEXT, (routine_id,)).fetchone()
+    its runs are in the item's way, and what its attempt's timeout and overrun are decided
+    on: what a claim decides on, in one read.
+
+    Its active occurrences (by ``occurrences.ACTIVE``) are in every item's way; for a first
+    attempt, so are runs waiting out a retry's backoff: such a run is not over, and a later
+    moment that overtook it made its retry, due seconds later, wait as long as that moment
+    ran. (A retry never waits for another retry: two would wait for each other.)"""
+    first_attempt = not item.attempts
+    row = conn.execute(_CLAIM_CONTEXT, (item.routine_id, first_attempt)).fetchone()
     if row is None:
-        raise routines.UnknownRoutine(routine_id)
+        raise routines.UnknownRoutine(item.routine_id)
     *columns, awaiting, active, default_timeout, durations = row
     context = _TimeContext(default_timeout, durations)
     return routines.from_row(columns), bool(awaiting), int(active), context

@@ -164,6 +164,15 @@ that grows with every settled row (bench_bookkeeping's row "CPU (user + system) 
 occurrence" guards it)."""
 
 
+_HAS_ATTEMPTS = "EXISTS (SELECT 1 FROM attempts a WHERE a.occurrence_id = occurrences.id)"
+
+BETWEEN_ATTEMPTS = (
+    f"occurrences INDEXED BY occurrences_due WHERE state = 'planned' AND {_HAS_ATTEMPTS}"
+)
+"""Occurrences whose run is in progress between two attempts (a retry not yet claimed), by the
+partial index of planned rows: there are few of those, however long the history."""
+
+
 _WAITING = (
     "SELECT id, routine_id, revision, scheduled_utc, kind, probe, forced, run_id, "
     "(SELECT count(*) FROM attempts a WHERE a.occurrence_id = occurrences.id), "
@@ -208,9 +217,11 @@ def refuse_while_awaiting(conn: apsw.Connection, routine_id: str, name: str, wha
 
 
 def oldest_waiting_id(conn: apsw.Connection, routine_id: str) -> str | None:
+    """The routine's oldest occurrence that waits for its first attempt: the one a
+    ``queue_one`` policy lets wait (a run waiting to retry is in progress, not queued)."""
     row = conn.execute(
         "SELECT id FROM occurrences WHERE state = 'planned' AND routine_id = ? "
-        "ORDER BY scheduled_utc, id LIMIT 1",
+        f"AND NOT {_HAS_ATTEMPTS} ORDER BY scheduled_utc, id LIMIT 1",
         (routine_id,),
     ).fetchone()
     return None if row is None else str(row[0])

@@ -24,17 +24,19 @@ Replay one seed exactly::
 
     COVEN_SIM_SEED=S python -m pytest tests/core/test_simulation.py
 
-A larger run, 200 seeds × 1000 steps (about a minute a seed on one core — the doctor's audit
-after every step dominates — so about three hours; split it with ``COVEN_SIM_FIRST``)::
+A larger run, 200 seeds × 1000 steps (the doctor's audit after every step is most of a step's
+time; split it with ``COVEN_SIM_FIRST``)::
 
     COVEN_SIM_SEEDS=200 COVEN_SIM_STEPS=1000 python -m pytest tests/core/test_simulation.py -q
 
-``COVEN_SIM_FIRST`` sets the first seed of a range (default 1).
+``COVEN_SIM_FIRST`` sets the first seed of a range (default 1). Fresh random seeds on every
+core, strict, for a given time: ``make soak SECONDS=600`` (``tests/core/soak.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import random
@@ -54,6 +56,8 @@ import psutil
 
 from coven_core.clock import VirtualClock, WakeReason, WakeSignal
 from coven_core.errors import CovenError
+from coven_core.integrity import audit, doctor
+from coven_core.integrity.doctor import record_checks
 from coven_core.model import (
     FailureClass,
     MisfirePolicy,
@@ -83,11 +87,6 @@ from coven_core.store.errors import StoreBug
 from coven_core.store.store import Store
 from coven_core.system import failpoints
 from coven_core.views.glance import scheduling_paused
-
-try:  # the doctor's invariant audit (coven doctor); the checks below stand alone without it
-    from coven_core.integrity.doctor import doctor as _doctor
-except ImportError:  # pragma: no cover - an older engine
-    _doctor = None
 
 ZONES = ("America/New_York", "Europe/London", "Australia/Lord_Howe", "UTC")
 SCHEDULES = (
@@ -147,7 +146,7 @@ def audit_store(
 ) -> list[str]:
     """Every invariant that the store alone can prove; an empty list when all hold.
 
-    The doctor's invariant audit when it is importable, and these checks of our own: live
+    The doctor's invariant audit, and these checks of our own: live
     states are consistent with their attempts, attempt numbers have no holes, no moment has
     two rows, every success has exit evidence, no automatic attempt followed an ambiguous one
     of a non-idempotent routine, a routine with a run awaiting a person plans nothing, and
@@ -164,9 +163,7 @@ def audit_store(
 
 def _doctor_findings(store: Store, now: datetime) -> list[str]:
     """The doctor's errors (its warnings say "worth a look", not "a promise broke")."""
-    if _doctor is None:
-        return []
-    report = _doctor(store, now, quick=True)
+    report = doctor.doctor(store, now, quick=True)
     return [f"doctor [{f.check}]: {f.message}" for f in report.findings if f.severity == "error"]
 
 
@@ -632,6 +629,21 @@ def deterministic_ids() -> Iterator[None]:
         yield
     finally:
         ids.new_routine_id, ids.new_run_id, runs.secrets = saved
+
+
+@contextlib.contextmanager
+def checked_rows_remembered() -> Iterator[None]:
+    """The doctor hashes every audit entry and derives every occurrence id again after every
+    step — most of a step's time, growing with the history. A row's verdict depends on the row
+    alone, so each distinct row is judged once; every row is still read and the chain's links
+    walked every step, so a changed row or a broken link is caught at once, as before."""
+    saved = audit._intact, record_checks._derived_id
+    audit._intact = functools.cache(audit._intact)  # type: ignore[assignment]
+    record_checks._derived_id = functools.cache(record_checks._derived_id)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        audit._intact, record_checks._derived_id = saved
 
 
 # --- the simulator ---------------------------------------------------------------------------
@@ -1125,7 +1137,7 @@ def run_simulation(
 ) -> SimResult:
     """Run ``steps`` steps of seed ``seed``; stops at the first violated invariant that is not
     one of the known engine bugs in ``tolerate`` (those are counted and the run goes on)."""
-    with deterministic_ids():
+    with deterministic_ids(), checked_rows_remembered():
         sim = Simulator(seed, data_dir)
         try:
             return _run(sim, steps, tolerate)
@@ -1154,11 +1166,12 @@ def _escaped(error: Exception) -> str:
     return f"{type(error).__name__}: {error} (at {where.filename}:{where.lineno})"
 
 
-def describe(result: SimResult, tail: int = 25) -> str:
+def describe(result: SimResult, tail: int = 25, *, strict: bool = False) -> str:
     """The violation, the replay command and the last steps that led to it."""
+    mode = "COVEN_SIM_STRICT=1 " if strict else ""
     lines = [
         result.violation or f"seed={result.seed}: {result.steps} steps, no violation",
-        f"replay: COVEN_SIM_SEED={result.seed} COVEN_SIM_STEPS={result.steps + 1} "
+        f"replay: {mode}COVEN_SIM_SEED={result.seed} COVEN_SIM_STEPS={result.steps + 1} "
         "python -m pytest tests/core/test_simulation.py",
         "last steps:",
         *(f"  {line}" for line in result.trace[-tail:]),

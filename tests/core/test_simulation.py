@@ -175,6 +175,17 @@ def test_a_retry_after_a_backward_jump_is_no_overlap(tmp_path: Path) -> None:
     assert found == []
 
 
+@pytest.mark.parametrize(("seed", "steps"), [(2067, 468), (2195, 173)])
+def test_fresh_seeds_a_retry_is_not_overtaken_by_the_next_moment(
+    seed: int, steps: int, tmp_path: Path
+) -> None:
+    """Strict, on the fresh seeds that found it: a moment that waited behind its routine's run
+    started in the pass that scheduled that run's retry, so the retry, due seconds later,
+    waited for it (see test_scheduler's test_a_retry_is_not_overtaken_…)."""
+    result = run_simulation(seed, steps, tmp_path / "data")
+    assert result.violation is None, describe(result)
+
+
 class NoRunner(ScriptedRuntime):
     def start(self, launch: Launch) -> Started:
         self.launches.append(launch)

@@ -220,7 +220,7 @@ def test_retry_of_a_succeeded_run_is_a_conflict(coven: Coven, on_engine_clock: E
     on_engine_clock.add("backup", "@yearly")
     run_id = coven.json("run-now", "backup")["run_id"]
     react(on_engine_clock)
-    coven.refuses("retry", run_id, status=3, message=f"run {run_id} is succeeded")
+    coven.refuses("retry", run_id, status=3, message=f"run {run_id} already ended (succeeded)")
 
 
 def test_retry_of_an_ambiguous_run_points_at_reconcile(

@@ -162,8 +162,14 @@ def test_validation_failure_is_never_retried(engine: Engine) -> None:
         "failed",
         "validation: /nope: no such file; not retried: the routine itself is invalid",
     )
-    with pytest.raises(Conflict, match="only a failed, timed-out or cancelled run"):
-        engine.operator.retry(occurrence_run_id(engine, rid))
+    run = occurrence_run_id(engine, rid)
+    with pytest.raises(Conflict) as refused:
+        engine.operator.retry(run)
+    assert str(refused.value) == (
+        f"run {run} failed with a validation failure: the routine itself is invalid, so another "
+        "attempt would fail the same way: fix the routine, then start a new run with "
+        "'coven run-now a'"
+    )
 
 
 @pytest.mark.parametrize(
@@ -216,6 +222,25 @@ def test_cancel_while_waiting_to_retry_says_so(engine: Engine) -> None:
     engine.run_until(T0 + timedelta(seconds=1))
     engine.operator.cancel(ref.run_id)
     assert occurrence_rows(engine, rid)[0][3] == "cancelled while waiting to retry"
+
+
+def test_a_refused_retry_names_the_true_reason(engine: Engine) -> None:
+    engine.runtime.auto_exit = 1
+    engine.add("a", "@yearly", retries=2)
+    waiting = engine.operator.run_now("a", key="fails")
+    engine.run_until(T0 + timedelta(seconds=1))  # attempt 1 failed; attempt 2 waits
+    with pytest.raises(
+        Conflict, match=f"^run {waiting.run_id} already waits for its next attempt$"
+    ):
+        engine.operator.retry(waiting.run_id)
+    engine.operator.cancel(waiting.run_id)
+    engine.runtime.auto_exit = 0
+    done = engine.operator.run_now("a", key="succeeds")
+    engine.run_until(engine.clock.now_utc())
+    with pytest.raises(
+        Conflict, match=rf"^run {done.run_id} already ended \(succeeded\): only a failed, "
+    ):
+        engine.operator.retry(done.run_id)
 
 
 def test_a_paused_routine_cannot_be_quarantined_by_hand(engine: Engine) -> None:

@@ -148,6 +148,21 @@ def test_queue_one_lets_exactly_one_wait(engine: Engine) -> None:
     assert [s[1] for s in stamps(engine, rid)][:2] == ["succeeded", "running"]
 
 
+def test_a_retry_is_not_overtaken_by_the_moment_queued_behind_its_run(engine: Engine) -> None:
+    """12:00 runs until 13:30 and fails; 13:00 waits in the queue. The run of 12:00 is not over:
+    its retry is due seconds later, so 13:00 waits on for it. Found by the simulation (seeds
+    2067 and 2195): 13:00 started in the pass that scheduled the retry, and the retry, due
+    at once, waited behind it for as long as 13:00 ran."""
+    engine.runtime.auto_exit = None
+    rid = engine.add("slow", "0 * * * *", overlap=OverlapPolicy.QUEUE_ONE, retries=1)
+    engine.run_until(T0 + minutes(90))
+    engine.runtime.finish(engine.runtime.launches[0], 1)
+    engine.run_until(T0 + minutes(91))  # the backoff is at most 30 s
+    launched = [(run.occurrence_id[-7:], run.attempt_id[-2:]) for run in engine.runtime.launches]
+    assert launched == [("120000Z", ".1"), ("120000Z", ".2")]
+    assert [s[1:3] for s in stamps(engine, rid)] == [("running", None), ("planned", None)]
+
+
 def test_pause_then_resume_records_one_paused_window(engine: Engine) -> None:
     rid = engine.add("every5", "*/5 * * * *")
     engine.run_until(T0 + minutes(2))

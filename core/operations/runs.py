@@ -207,9 +207,10 @@ def retry(conn: apsw.Connection, run_id: str, now: datetime) -> RunRef:
         raise Conflict(f"run {run_id} is {what}: only a failed, timed-out or cancelled run "
                        "can be retried")  # fmt: skip
     refuse_while_awaiting(conn, routine_id, routines.by_id(conn, routine_id).name, "retry a run of")
-    conn.execute(  # forced: a person asked for this attempt, so a pause does not skip it
+    conn.execute(  # forced: a person asked for this attempt, so a pause does not skip it;
+        # unseen again: if the retry fails too, the tray counts it anew
         "UPDATE occurrences SET state = 'planned', disposition = NULL, reason = NULL, "
-        "settled_at = NULL, not_before = NULL, forced = 1 WHERE id = ?",
+        "settled_at = NULL, not_before = NULL, forced = 1, seen_at = NULL WHERE id = ?",
         (ref.occurrence_id,),
     )
     events.record(conn, now, EventKind.RETRY_SCHEDULED, routine_id=routine_id,

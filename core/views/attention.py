@@ -220,15 +220,15 @@ def _journal_records(directory: Path | None) -> list[dict[str, Any]]:
     return records
 
 
-def output_tail(directory: Path | None, name: str) -> str:
-    """The last :data:`OUTPUT_TAIL_BYTES` of an attempt's captured ``stdout`` or ``stderr``."""
+def output_tail(directory: Path | None, name: str, limit: int = OUTPUT_TAIL_BYTES) -> str:
+    """The last ``limit`` bytes of an attempt's captured ``stdout`` or ``stderr``."""
     if directory is None:
         return ""
     try:
         with open(directory / name, "rb") as handle:
             handle.seek(0, 2)
             size = handle.tell()
-            handle.seek(max(0, size - OUTPUT_TAIL_BYTES))
+            handle.seek(max(0, size - limit))
             return handle.read().decode("utf-8", errors="replace")
     except OSError:
         return ""

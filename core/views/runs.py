@@ -20,10 +20,10 @@ import apsw
 from coven_core.errors import ValidationError
 from coven_core.notation.utc import utc_text
 from coven_core.scheduling import routines
-from coven_core.store.codec import instant_from, instant_text, maybe_instant_from
+from coven_core.store.codec import instant_text, maybe_instant_from
 from coven_core.store.store import Store
 from coven_core.views.attention import output_tail
-from coven_core.views.story import Ending, Step, clock_time, ending, step_sentence
+from coven_core.views.story import Ending, clock_time, ending, step_sentence, steps
 
 #: How much of each captured stream a run's detail carries (the files keep the rest).
 DETAIL_TAIL_BYTES = 64 * 1024
@@ -235,14 +235,6 @@ def _attempt(number: int, state: str, claimed: str | None, started: str | None,
              exited: str | None, *rest: Any) -> AttemptLine:  # fmt: skip
     times = (maybe_instant_from(claimed), maybe_instant_from(started), maybe_instant_from(exited))
     return AttemptLine(number, state, *times, *rest)
-
-
-def steps(conn: apsw.Connection, occurrence_id: str) -> list[Step]:
-    """An occurrence's recorded events, oldest first."""
-    rows = conn.execute(
-        "SELECT at, kind, data FROM events WHERE occurrence_id = ? ORDER BY seq", (occurrence_id,)
-    )
-    return [Step(instant_from(at), kind, json.loads(data)) for at, kind, data in rows]
 
 
 def _decisions(conn: apsw.Connection, row: RunRow, routine_id: str, allowed: int) -> list[str]:

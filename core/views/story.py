@@ -9,16 +9,18 @@ zone through Babel.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import apsw
 from babel.dates import format_time
 
 from coven_core.notation.i18n import _, user_locale
-from coven_core.store.codec import maybe_instant_from
+from coven_core.store.codec import instant_from, maybe_instant_from
 
 _SKIPPED = {
     "paused": "Skipped: the routine was paused",
@@ -194,3 +196,22 @@ def clock_time(at: datetime, zone: str, locale: str | None = None) -> str:
     return format_time(
         at.astimezone(ZoneInfo(zone)), format="short", locale=locale or user_locale()
     )
+
+
+def steps(conn: apsw.Connection, occurrence_id: str) -> list[Step]:
+    """An occurrence's recorded events, oldest first."""
+    rows = conn.execute(
+        "SELECT at, kind, data FROM events WHERE occurrence_id = ? ORDER BY seq", (occurrence_id,)
+    )
+    return [Step(instant_from(at), kind, json.loads(data)) for at, kind, data in rows]
+
+
+def tried(
+    conn: apsw.Connection, occurrence_id: str, zone: str, locale: str | None = None
+) -> list[str]:
+    """What the engine did about a run, as sentences, oldest first (its planning left out)."""
+    return [
+        step_sentence(step, zone, None, locale)
+        for step in steps(conn, occurrence_id)
+        if step.kind != "planned"
+    ]

@@ -15,6 +15,7 @@ import apsw
 
 from coven_core.errors import ValidationError
 from coven_core.store.codec import instant_text
+from coven_core.store.query import scalar
 
 #: The failures the tray counts until seen; the index ``occurrences_unseen`` is on exactly this.
 UNSEEN_FAILURE = "seen_at IS NULL AND (disposition = 'failed' OR disposition = 'timed_out')"
@@ -47,5 +48,4 @@ def mark_all_seen(conn: apsw.Connection, now: datetime) -> int:
 
 def unseen_failures(conn: apsw.Connection) -> int:
     """How many failed or timed-out runs nobody has looked at (by ``occurrences_unseen``)."""
-    row = conn.execute(f"SELECT count(*) FROM occurrences WHERE {UNSEEN_FAILURE}").fetchone()
-    return int(row[0])
+    return int(scalar(conn, f"SELECT count(*) FROM occurrences WHERE {UNSEEN_FAILURE}"))

@@ -21,6 +21,7 @@ from coven_core.errors import ValidationError
 from coven_core.notation.utc import utc_text
 from coven_core.scheduling import routines
 from coven_core.store.codec import instant_text, maybe_instant_from
+from coven_core.store.query import one
 from coven_core.store.store import Store
 from coven_core.views.attention import output_tail
 from coven_core.views.story import Ending, clock_time, ending, step_sentence, steps
@@ -170,9 +171,9 @@ def run_detail(store: Store, identifier: str, now: datetime | None = None) -> Ru
         if not found:
             raise ValidationError(f"no run or occurrence {identifier!r} (see: coven runs)")
         row = _row(found[0], now)
-        routine_id, revision = conn.execute(
-            "SELECT routine_id, revision FROM occurrences WHERE id = ?", (row.occurrence_id,)
-        ).fetchone()
+        routine_id, revision = one(
+            conn, "SELECT routine_id, revision FROM occurrences WHERE id = ?", (row.occurrence_id,)
+        )
         return _detail(conn, row, routine_id, revision)
 
 

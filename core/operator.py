@@ -18,7 +18,7 @@ from coven_core.clock import Clock, WakeReason
 from coven_core.errors import CovenError
 from coven_core.integrity import audit
 from coven_core.model import RevisionSpec
-from coven_core.operations import definitions, drafts, host, pausing, runs, settings, stopping
+from coven_core.operations import definitions, drafts, host, pausing, runs, seen, settings, stopping
 from coven_core.operations.definitions import DuplicateRoutine, validated
 from coven_core.operations.host import ZoneChoice
 from coven_core.operations.reconcile import Decision, Outcome, reconcile
@@ -111,6 +111,21 @@ class Operator:
     def retry(self, run_id: str) -> RunRef:
         return self._act("retry", run_id, None, partial(runs.retry, run_id=run_id))
 
+    # -- reading receipts -------------------------------------------------------------------
+    def mark_seen(self, run_id: str) -> bool:
+        """A person opened this run: a failure of it no longer counts in the tray. True if it
+        was unseen.
+
+        Not audited and wakes no scheduler, unlike every other command here: it changes no
+        lifecycle row and decides nothing (the audit log is the record of decisions, and one
+        entry per opened window would bury them); the scheduler has nothing to re-plan. It
+        is still one write transaction through this door, so the CLI and the GUI agree."""
+        return self._quietly(partial(seen.mark_seen, run_id=run_id))
+
+    def mark_all_seen(self) -> int:
+        """Every failed run counts as seen ("mark all as read"); returns how many were not."""
+        return self._quietly(seen.mark_all_seen)
+
     # -- decisions ----------------------------------------------------------------------------
     def reconcile(
         self,
@@ -177,6 +192,11 @@ class Operator:
         failpoints.hit("publish.before")
         self._notify(wake)
         return result
+
+    def _quietly(self, work: Work[T]) -> T:
+        """A write that is neither audited nor a reason to wake the scheduler."""
+        with self.store.write() as conn:
+            return work(conn=conn, now=self.clock.now_utc())
 
     def _audit_refusal(
         self, action: str, target: str | None, why: str | None, error: Exception, now: datetime

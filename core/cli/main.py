@@ -33,6 +33,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "reconcile_cmd": ("reconcile",),
     "explain_cmd": ("explain",),
     "history_cmd": ("history",),
+    "runs_cmd": ("runs", "run"),
     "inspect_cmd": ("list", "inspect"),
     "status_cmd": ("status",),
     "audit_cmd": ("audit",),

@@ -206,9 +206,10 @@ def retry(conn: apsw.Connection, run_id: str, now: datetime) -> RunRef:
     if ref.state != "settled" or not (failure in _RETRYABLE or never_started):
         raise Conflict(f"run {run_id} {_why_not_retryable(ref, failure, name)}")
     refuse_while_awaiting(conn, routine_id, name, "retry a run of")
-    conn.execute(  # forced: a person asked for this attempt, so a pause does not skip it
+    conn.execute(  # forced: a person asked for this attempt, so a pause does not skip it;
+        # unseen again: if the retry fails too, the tray counts it anew
         "UPDATE occurrences SET state = 'planned', disposition = NULL, reason = NULL, "
-        "settled_at = NULL, not_before = NULL, forced = 1 WHERE id = ?",
+        "settled_at = NULL, not_before = NULL, forced = 1, seen_at = NULL WHERE id = ?",
         (ref.occurrence_id,),
     )
     events.record(conn, now, EventKind.RETRY_SCHEDULED, routine_id=routine_id,

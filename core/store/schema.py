@@ -303,6 +303,20 @@ CREATE INDEX attempts_overrun ON attempts (overrun_after)
 """
 
 
+# Issue #21: the tray counts failed runs nobody has looked at yet. ``seen_at`` is written by a
+# person opening the run (Operator.mark_seen), never by a pass; the partial index holds only
+# the unseen failures, so the tray's count reads a handful of entries and a pass that settles
+# successes writes nothing more. Failures from before this migration count as seen: an
+# upgrade must not light the tray up for years of history.
+_SEEN = """
+ALTER TABLE occurrences ADD COLUMN seen_at TEXT;
+UPDATE occurrences SET seen_at = coalesce(settled_at, planned_at)
+    WHERE disposition = 'failed' OR disposition = 'timed_out';
+CREATE INDEX occurrences_unseen ON occurrences (settled_at)
+    WHERE seen_at IS NULL AND (disposition = 'failed' OR disposition = 'timed_out')
+"""
+
+
 def _write_costs(conn: apsw.Connection) -> None:
     constraints.rewrite_checks(conn)  # an IN list in a CHECK costs a b-tree per write
     _statements(_WAITING_ORDER)(conn)
@@ -317,6 +331,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0006_timeline", 1, 5, _statements(_TIMELINE)),
     Migration("0007_write_costs", 1, 6, _write_costs),
     Migration("0008_liveness", 1, 7, _statements(_LIVENESS)),
+    Migration("0009_seen", 1, 8, _statements(_SEEN)),
 )
 
 CURRENT = MIGRATIONS[-1]

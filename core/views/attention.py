@@ -25,6 +25,7 @@ from coven_core.runner.process import is_running
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import one
 from coven_core.store.store import Store
+from coven_core.views import story
 
 OUTPUT_TAIL_BYTES = 4096
 #: A cancel not acknowledged within this (beyond the routine's stop grace) is "stuck".
@@ -104,6 +105,7 @@ class Item:
     delivery_error: str | None = None
     running_seconds: float | None = None  # an overrun: how long it has run so far
     usual_seconds: float | None = None  # an overrun: what the routine usually takes
+    tried_words: list[str] = field(default_factory=list)  # ``tried`` as sentences (story.tried)
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "evidence_digest": self.digest()}
@@ -157,18 +159,18 @@ def _item(
         "(SELECT a.started_at FROM attempts a WHERE a.occurrence_id = o.id "
         "ORDER BY a.number DESC LIMIT 1), "
         "(SELECT a.usual_seconds FROM attempts a WHERE a.occurrence_id = o.id "
-        "ORDER BY a.number DESC LIMIT 1) "
+        "ORDER BY a.number DESC LIMIT 1), o.zone "
         "FROM occurrences o JOIN routines r ON r.id = o.routine_id WHERE o.id = ?",
         (occurrence_id,),
     )
-    name, routine_id, scheduled, disposition, reason, delivery_error, started, usual = row
+    name, routine_id, scheduled, disposition, reason, delivery_error, started, usual, zone = row
     running = None
     if kind == "overrun" and started is not None:
         running = (now - instant_from(started)).total_seconds()
     return Item(
         kind, run_id, occurrence_id, name, routine_id, scheduled, disposition, reason,
         _attempts(conn, occurrence_id), _tried(conn, occurrence_id), delivery_error,
-        running, usual if kind == "overrun" else None,
+        running, usual if kind == "overrun" else None, story.tried(conn, occurrence_id, zone),
     )  # fmt: skip
 
 
@@ -220,15 +222,15 @@ def _journal_records(directory: Path | None) -> list[dict[str, Any]]:
     return records
 
 
-def output_tail(directory: Path | None, name: str) -> str:
-    """The last :data:`OUTPUT_TAIL_BYTES` of an attempt's captured ``stdout`` or ``stderr``."""
+def output_tail(directory: Path | None, name: str, limit: int = OUTPUT_TAIL_BYTES) -> str:
+    """The last ``limit`` bytes of an attempt's captured ``stdout`` or ``stderr``."""
     if directory is None:
         return ""
     try:
         with open(directory / name, "rb") as handle:
             handle.seek(0, 2)
             size = handle.tell()
-            handle.seek(max(0, size - OUTPUT_TAIL_BYTES))
+            handle.seek(max(0, size - limit))
             return handle.read().decode("utf-8", errors="replace")
     except OSError:
         return ""

@@ -1,7 +1,9 @@
 """One snapshot of everything the tray shows (DESIGN §12), decided here, not in Qt.
 
-The tray's state is a domain rule: *needs attention* wins over *error*, which wins over
-*running*, *paused* and *idle*; the GUI only draws it.
+The tray's state is a domain rule: *needs a decision* wins over *error* (a failed or
+timed-out run nobody has looked at, a quarantined or broken routine, a failing scheduler),
+which wins over *running*, *paused* and *idle*; the GUI only draws it, with the counts
+(:class:`Counts`) and the sentence :func:`coven_core.views.tooltip.tooltip` builds.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from datetime import datetime, timedelta
 import apsw
 
 from coven_core.model import RoutineState
+from coven_core.operations.seen import unseen_failures
 from coven_core.scheduling import lease, routines
 from coven_core.store.codec import instant_from, instant_text, maybe_instant_from
 from coven_core.store.query import scalar
@@ -47,6 +50,21 @@ class RoutineLine:
 
 
 @dataclass(frozen=True)
+class Counts:
+    """What the tray counts: each a reason to look (issue #21)."""
+
+    attention: int = 0  # runs that need a person's decision (and stuck cancels, deliveries)
+    failed_unseen: int = 0  # failed or timed-out runs nobody has opened yet
+    quarantined: int = 0  # routines stopped by their failures
+    broken: int = 0  # routines whose revision cannot be loaded
+    running: int = 0  # runs claimed or running now
+
+    @property
+    def errors(self) -> int:
+        return self.failed_unseen + self.quarantined + self.broken
+
+
+@dataclass(frozen=True)
 class Overview:
     state: TrayState
     standby: bool  # another process (coven daemon) is the leader
@@ -57,22 +75,31 @@ class Overview:
     running: list[RunningRun] = field(default_factory=list)
     routines: list[RoutineLine] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)  # routines that plan nothing, by name
+    counts: Counts = field(default_factory=Counts)
 
 
 def overview(store: Store, now: datetime, holder_token: str | None = None) -> Overview:
+    """The tray's snapshot. ``next_run`` is None while all scheduling is paused: nothing
+    will run then, whatever the routines' own next moments say."""
     with store.read() as conn:
         lines = [RoutineLine(r.name, r.state, r.next_due) for r in routines.live(conn)]
         running = _running(conn)
-        attention = _attention(conn, now)
         broken = [routine.name for routine, _ in routines.broken(conn)]
+        counts = Counts(
+            _attention(conn, now), unseen_failures(conn),
+            sum(line.state is RoutineState.QUARANTINED for line in lines), len(broken),
+            len(running),
+        )  # fmt: skip
         error = _recent_error(conn, now) or _broken_text(broken)
         paused_all = scheduling_paused(conn)
         held = lease.current(conn)
     standby = held is not None and holder_token is not None and held.holder != holder_token
-    state = _state(attention, error, running, paused_all, lines)
+    state = _state(counts, error, paused_all, lines)
+    upcoming = None if paused_all else _next_run(lines)
     return Overview(
-        state, standby, paused_all, attention, error, _next_run(lines), running, lines, broken
-    )
+        state, standby, paused_all, counts.attention, error, upcoming, running, lines, broken,
+        counts,
+    )  # fmt: skip
 
 
 def _broken_text(names: list[str]) -> str | None:
@@ -82,17 +109,13 @@ def _broken_text(names: list[str]) -> str | None:
 
 
 def _state(
-    attention: int,
-    error: str | None,
-    running: list[RunningRun],
-    paused_all: bool,
-    lines: list[RoutineLine],
+    counts: Counts, error: str | None, paused_all: bool, lines: list[RoutineLine]
 ) -> TrayState:
-    if attention:
+    if counts.attention:
         return TrayState.ATTENTION
-    if error:
+    if error or counts.errors:
         return TrayState.ERROR
-    if running:
+    if counts.running:
         return TrayState.RUNNING
     if paused_all or (lines and all(line.state is not RoutineState.ACTIVE for line in lines)):
         return TrayState.PAUSED

@@ -40,3 +40,30 @@ def test_recent_audit_entries_for_one_target(engine: Engine) -> None:
     (entry,) = audit.recent(engine.store, target="backup", limit=1)
     assert (entry.action, entry.why, entry.result) == ("pause", "holiday", "ok")
     assert [e.target for e in audit.recent(engine.store, limit=2)] == ["backup", "sync"]
+
+
+def test_what_coven_tried_is_told_in_sentences(engine: Engine) -> None:
+    from coven_core.views.attention import item_for_run
+    from coven_core.views.story import decision_consequence
+    from tests.core.conftest import T0, minutes
+
+    engine.add("backup", "1 12 * * *", retries=1)
+    engine.runtime.auto_exit = None
+    engine.run_until(T0 + minutes(2))
+    engine.runtime.finish(engine.runtime.launches[0], 1)
+    engine.run_until(T0 + minutes(30))  # the retry is running: an overrun makes it an item
+    engine.store.conn.execute("UPDATE attempts SET overrun_at = ? WHERE number = 2", ("x",))
+    run_id = engine.store.conn.execute("SELECT run_id FROM occurrences").fetchone()[0]
+    with engine.store.read() as conn:
+        item = item_for_run(conn, run_id, engine.clock.now_utc())
+    assert item is not None
+    assert item.tried_words[:3] == [
+        "Claimed to run",
+        "Started (pid 4242)",
+        item.tried_words[2],
+    ]
+    assert item.tried_words[2].startswith("Failed (action_failed); retried at ")
+    assert item.tried_words[2].endswith("(attempt 2)")
+    assert decision_consequence("failed", "en_US") == (
+        "mark as failed: it counts as a failure; the routine stays paused until you resume it"
+    )

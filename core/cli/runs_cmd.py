@@ -1,0 +1,92 @@
+"""``coven runs [ROUTINE] [--limit N]`` and ``coven run show RUN``: every run's story, as the
+desktop's Runs window tells it (issue #21), for a person without the GUI.
+
+``runs`` lists occurrences newest first — of one routine or all — with how each ended in
+words; ``run show`` prints one run in full: its attempts, the command line and working
+directory it ran with, its decisions in sentences and the end of its output (with the files'
+paths). Both have ``--json`` (the records of :mod:`coven_core.views.runs`). Neither marks a
+run seen: that is the app's, when a person opens it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from coven_core.cli.arguments import add_store_options, opened_engine, positive
+from coven_core.cli.output import print_json, print_table
+from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.utc import utc_text
+from coven_core.views.runs import RunDetail, RunRow, run_detail, runs
+
+DEFAULT_LIMIT = 20
+
+
+def register(commands: Any) -> None:
+    listing = commands.add_parser("runs", help="runs newest first, with how each one ended")
+    listing.add_argument("routine", nargs="?", metavar="ROUTINE", help="only this routine")
+    listing.add_argument("--limit", type=positive, default=DEFAULT_LIMIT, metavar="N")
+    add_store_options(listing)
+    listing.set_defaults(run=run_list)
+    one = commands.add_parser("run", help="one run in full (coven run show RUN)")
+    actions = one.add_subparsers(dest="action", metavar="ACTION", required=True)
+    show = actions.add_parser("show", help="a run's attempts, command, decisions and output")
+    show.add_argument("run_id", metavar="RUN", help="a run id or an occurrence id")
+    add_store_options(show)
+    show.set_defaults(run=run_show)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    with opened_engine(args) as engine:
+        rows = runs(engine.store, args.routine, args.limit, now=engine.clock.now_utc())
+    if args.json:
+        print_json({"runs": [row.to_json() for row in rows]})
+    elif not rows:
+        print(_("No runs yet.", user_locale()))
+    else:
+        print_table(_HEADERS, [_line(row) for row in rows])
+    return 0
+
+
+_HEADERS = ["UTC", "Routine", "Outcome", "Run", "Duration", "Story"]
+
+
+def _line(row: RunRow) -> list[str]:
+    took = "" if row.duration_seconds is None else f"{row.duration_seconds:.0f}s"
+    return [utc_text(row.planned_utc), row.routine, row.outcome, row.run_id or "", took,
+            row.reason]  # fmt: skip
+
+
+def run_show(args: argparse.Namespace) -> int:
+    with opened_engine(args) as engine:
+        detail = run_detail(engine.store, args.run_id, engine.clock.now_utc())
+    if args.json:
+        print_json(detail.to_json())
+    else:
+        print("\n".join(told(detail)))
+    return 0
+
+
+def told(detail: RunDetail) -> list[str]:
+    """The run's page as lines of text."""
+    row = detail.row
+    lines = [f"{row.routine} · {row.run_id or row.occurrence_id} · {row.outcome}",
+             f"planned {utc_text(row.planned_utc)} ({row.planned_local or '—'} {row.zone})",
+             row.reason, f"command: {detail.command}", f"in: {detail.cwd or '—'}"]  # fmt: skip
+    if detail.dst_note:
+        lines.append(detail.dst_note)
+    lines += [f"attempt {a.number}: {a.state}, exit {_exit(a.exit_code, a.exit_signal)}"
+              f"{', ' + a.failure_class if a.failure_class else ''}"
+              for a in detail.attempts]  # fmt: skip
+    lines += [f"- {sentence}" for sentence in detail.decisions]
+    for name, tail in (("stdout", detail.stdout), ("stderr", detail.stderr)):
+        if tail.text:
+            lines += [f"--- {name} ({tail.path}){' (end only)' if tail.truncated else ''}",
+                      tail.text.rstrip("\n")]  # fmt: skip
+    return lines
+
+
+def _exit(code: int | None, signal: int | None) -> str:
+    if signal is not None:
+        return f"signal {signal}"
+    return "—" if code is None else str(code)

@@ -1,0 +1,281 @@
+"""Every run's story (issue #21): the runs of one routine or all, newest first, and one run in
+full — its attempts, the command line it ran, its output and its decisions in sentences.
+
+``runs`` is the Runs window's list and ``coven runs``; ``run_detail`` is a run's page and
+``coven run show``. Both read one snapshot; neither marks anything seen (opening a run in the
+app does that, through :meth:`coven_core.operator.Operator.mark_seen`).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from coven_core.errors import ValidationError
+from coven_core.notation.utc import utc_text
+from coven_core.scheduling import routines
+from coven_core.store.codec import instant_text, maybe_instant_from
+from coven_core.store.query import one
+from coven_core.store.store import Store
+from coven_core.views.attention import output_tail
+from coven_core.views.story import Ending, clock_time, ending, step_sentence, steps
+
+#: How much of each captured stream a run's detail carries (the files keep the rest).
+DETAIL_TAIL_BYTES = 64 * 1024
+
+_LIVE = {"planned": "waiting", "claimed": "starting", "running": "running"}
+
+
+@dataclass(frozen=True)
+class RunRow:
+    occurrence_id: str
+    run_id: str | None
+    routine: str
+    kind: str  # scheduled | manual | coalesced
+    outcome: str  # the disposition, or while live: waiting | starting | running
+    reason: str  # how it ended, in words
+    planned_utc: datetime
+    zone: str
+    planned_local: str | None  # the wall time in ``zone`` (ISO), when the moment has one
+    started_at: datetime | None
+    duration_seconds: float | None  # a live run: elapsed from its start to now
+    exit_code: int | None
+    exit_signal: int | None
+    attempts: int
+    seen: bool  # a person opened it (only failures are counted until then)
+    dst: str | None = None  # gap | fold: a time-zone rule decided this moment
+
+    def to_json(self) -> dict[str, Any]:
+        fields = asdict(self)
+        fields["planned_utc"] = utc_text(self.planned_utc)
+        fields["started_at"] = None if self.started_at is None else utc_text(self.started_at)
+        return fields
+
+
+@dataclass(frozen=True)
+class AttemptLine:
+    number: int
+    state: str
+    claimed_at: datetime | None
+    started_at: datetime | None
+    exited_at: datetime | None
+    exit_code: int | None
+    exit_signal: int | None
+    failure_class: str | None
+    timeout_seconds: float | None  # the timeout that applied (None: none)
+    timeout_source: str | None  # routine | default
+    message: str | None
+
+
+@dataclass(frozen=True)
+class OutputTail:
+    path: str | None  # the whole file, for the GUI to open (or its folder)
+    text: str  # at most DETAIL_TAIL_BYTES, the end of it
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    row: RunRow
+    attempts: list[AttemptLine]
+    command: str  # argv joined as a shell would read it, or the shell string itself
+    cwd: str | None
+    revision: int
+    stdout: OutputTail
+    stderr: OutputTail
+    decisions: list[str] = field(default_factory=list)  # the story, oldest first
+    dst_note: str | None = None  # what the gap or fold rule decided, when one did
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["row"] = self.row.to_json()
+        for attempt in data["attempts"]:
+            for key in ("claimed_at", "started_at", "exited_at"):
+                attempt[key] = None if attempt[key] is None else utc_text(attempt[key])
+        return data
+
+
+_ROWS = """
+SELECT o.id, o.run_id, r.name, o.kind, o.state, o.disposition, o.reason, o.scheduled_utc,
+    o.zone, o.local_time, o.local_kind, o.window_count, o.cause, o.seen_at,
+    (SELECT min(started_at) FROM attempts WHERE occurrence_id = o.id),
+    (SELECT max(exited_at) FROM attempts WHERE occurrence_id = o.id),
+    (SELECT count(*) FROM attempts WHERE occurrence_id = o.id),
+    a.exit_code, a.exit_signal, a.cancel_by, a.cancel_reason
+FROM occurrences o JOIN routines r ON r.id = o.routine_id
+LEFT JOIN attempts a ON a.occurrence_id = o.id
+    AND a.number = (SELECT max(number) FROM attempts WHERE occurrence_id = o.id)
+"""
+
+
+def runs(
+    store: Store,
+    routine: str | None = None,
+    limit: int = 50,
+    before: datetime | None = None,
+    now: datetime | None = None,
+) -> list[RunRow]:
+    """Occurrences newest first, of one routine (by name) or all; ``before`` pages back (the
+    oldest row's ``planned_utc``); ``now`` gives a live run its elapsed time."""
+    where, params = ["1"], {"limit": limit}
+    if before is not None:
+        where.append("o.scheduled_utc < :before")
+        params["before"] = instant_text(before)  # type: ignore[assignment]
+    with store.read() as conn:
+        if routine is not None:
+            where.append("o.routine_id = :routine")
+            params["routine"] = routines.by_name(conn, routine).id  # type: ignore[assignment]
+        sql = f"{_ROWS} WHERE {' AND '.join(where)} ORDER BY o.scheduled_utc DESC, o.id DESC "
+        return [_row(row, now) for row in conn.execute(sql + "LIMIT :limit", params)]
+
+
+def _row(row: tuple[Any, ...], now: datetime | None) -> RunRow:
+    (oid, run_id, name, kind, state, disposition, reason, scheduled, zone, local, local_kind,
+     count, cause, seen_at, started, exited, attempts, code, signal, by, why) = row  # fmt: skip
+    start, end = maybe_instant_from(started), maybe_instant_from(exited)
+    live = disposition is None
+    stop = (now if live else end) or None
+    told = Ending(disposition, reason, code, signal, by, why, cause, count)
+    return RunRow(
+        oid, run_id, name, kind, _LIVE.get(state, state) if live else disposition,
+        _live_words(state) if live else ending(told), maybe_instant_from(scheduled) or _never(),
+        zone, local, start, (stop - start).total_seconds() if start and stop else None,
+        code, signal, attempts, seen_at is not None, _dst(local_kind, reason),
+    )  # fmt: skip
+
+
+def _live_words(state: str) -> str:
+    return {"planned": "Waiting to run", "claimed": "Starting", "running": "Running"}[state]
+
+
+def _never() -> datetime:
+    raise ValidationError("an occurrence without its scheduled instant")
+
+
+def _dst(local_kind: str | None, reason: str | None) -> str | None:
+    if local_kind == "nonexistent" or reason == "nonexistent_local_time":
+        return "gap"
+    return "fold" if local_kind == "repeated" else None
+
+
+def run_detail(store: Store, identifier: str, now: datetime | None = None) -> RunDetail:
+    """One run (by run id or occurrence id) in full."""
+    with store.read() as conn:
+        found = list(conn.execute(f"{_ROWS} WHERE o.id = ?1 OR o.run_id = ?1", (identifier,)))
+        if not found:
+            raise ValidationError(f"no run or occurrence {identifier!r} (see: coven runs)")
+        row = _row(found[0], now)
+        routine_id, revision = one(
+            conn, "SELECT routine_id, revision FROM occurrences WHERE id = ?", (row.occurrence_id,)
+        )
+        return _detail(conn, row, routine_id, revision)
+
+
+def _detail(conn: apsw.Connection, row: RunRow, routine_id: str, number: int) -> RunDetail:
+    argv, cwd, shell, retries = conn.execute(
+        "SELECT argv, cwd, shell, retries FROM revisions WHERE routine_id = ? AND number = ?",
+        (routine_id, number),
+    ).fetchone() or ("[]", None, 0, 0)
+    command = _command(argv, bool(shell))
+    directory = _last_dir(conn, row.occurrence_id)
+    decisions = _decisions(conn, row, routine_id, 1 + int(retries))
+    return RunDetail(
+        row, _attempts(conn, row.occurrence_id), command, cwd, number,
+        _tail(directory, "stdout"), _tail(directory, "stderr"), decisions, _dst_note(row),
+    )  # fmt: skip
+
+
+def _command(argv: str, shell: bool) -> str:
+    try:
+        words = [str(word) for word in json.loads(argv)]
+    except ValueError:
+        return argv
+    return words[0] if shell and words else shlex.join(words)
+
+
+def _last_dir(conn: apsw.Connection, occurrence_id: str) -> Path | None:
+    row = conn.execute(
+        "SELECT attempt_dir FROM attempts WHERE occurrence_id = ? AND attempt_dir IS NOT NULL "
+        "ORDER BY number DESC LIMIT 1",
+        (occurrence_id,),
+    ).fetchone()
+    return None if row is None else Path(row[0])
+
+
+def _tail(directory: Path | None, name: str) -> OutputTail:
+    if directory is None:
+        return OutputTail(None, "", False)
+    path = directory / name
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return OutputTail(str(path), "", False)
+    return OutputTail(str(path), output_tail(directory, name, DETAIL_TAIL_BYTES),
+                      size > DETAIL_TAIL_BYTES)  # fmt: skip
+
+
+_ATTEMPTS = (
+    "SELECT number, state, claimed_at, started_at, exited_at, exit_code, exit_signal, "
+    "failure_class, timeout_seconds, timeout_source, message FROM attempts "
+    "WHERE occurrence_id = ? ORDER BY number"
+)
+
+
+def _attempts(conn: apsw.Connection, occurrence_id: str) -> list[AttemptLine]:
+    rows = conn.execute(_ATTEMPTS, (occurrence_id,))
+    return [_attempt(*row) for row in rows]
+
+
+def _attempt(number: int, state: str, claimed: str | None, started: str | None,
+             exited: str | None, *rest: Any) -> AttemptLine:  # fmt: skip
+    times = (maybe_instant_from(claimed), maybe_instant_from(started), maybe_instant_from(exited))
+    return AttemptLine(number, state, *times, *rest)
+
+
+def _decisions(conn: apsw.Connection, row: RunRow, routine_id: str, allowed: int) -> list[str]:
+    told = [
+        step_sentence(step, row.zone, allowed)
+        for step in steps(conn, row.occurrence_id)
+        if step.kind not in ("planned", "claimed")
+    ]
+    if row.kind == "coalesced" and told:
+        ran = latest_ran(conn, routine_id, row.planned_utc)
+        if ran is not None:
+            told[0] += f"; the latest ran at {clock_time(ran, row.zone)}"
+    return told
+
+
+def latest_ran(conn: apsw.Connection, routine_id: str, window_first: datetime) -> datetime | None:
+    """When the moment that closed a missed window ran (``latest_only`` runs the most recent
+    missed moment once): the first scheduled run after the window, if it started late."""
+    row = conn.execute(
+        "SELECT o.scheduled_utc, (SELECT min(started_at) FROM attempts a "
+        "WHERE a.occurrence_id = o.id) FROM occurrences o WHERE o.routine_id = ?1 "
+        "AND o.kind = 'scheduled' AND o.scheduled_utc > (SELECT window_last FROM occurrences "
+        "WHERE routine_id = ?1 AND kind = 'coalesced' AND scheduled_utc = ?2) "
+        "ORDER BY o.scheduled_utc LIMIT 1",
+        (routine_id, instant_text(window_first)),
+    ).fetchone()
+    if row is None or row[1] is None:
+        return None
+    scheduled, started = maybe_instant_from(row[0]), maybe_instant_from(row[1])
+    late = (
+        scheduled is not None and started is not None and (started - scheduled).total_seconds() > 60
+    )
+    return started if late else None
+
+
+def _dst_note(row: RunRow) -> str | None:
+    if row.dst == "gap":
+        return (f"{row.planned_local or 'This wall time'} does not exist in {row.zone} (the "
+                "clocks moved forward): it was skipped, never moved to another time.")  # fmt: skip
+    if row.dst == "fold":
+        return (f"{row.planned_local} happens twice in {row.zone} (the clocks moved back): it "
+                "ran once, at the first of the two.")  # fmt: skip
+    return None

@@ -1,0 +1,217 @@
+"""A run's story in sentences: how it ended and every step the engine took (issue #21).
+
+One vocabulary for the run detail (:mod:`coven_core.views.runs`), what the engine tried on
+a run that needs a person (:mod:`coven_core.views.attention`), notifications and the CLI:
+``Skipped: the routine was paused``, ``Failed with exit 1; retried at 07:05 (attempt 2 of
+3)``, ``Cancelled by a person: wrong disk``. English through gettext, times in the routine's
+zone through Babel.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import apsw
+from babel.dates import format_time
+
+from coven_core.notation.i18n import _, user_locale
+from coven_core.store.codec import instant_from, maybe_instant_from
+
+_SKIPPED = {
+    "paused": "Skipped: the routine was paused",
+    "quarantined": "Skipped: the routine was quarantined",
+    "deleted": "Skipped: the routine was deleted",
+    "overlap": "Skipped: the previous run was still going",
+    "routine_broken": "Skipped: the routine was broken (its revision could not be loaded)",
+    "nonexistent_local_time": "Skipped: this wall time does not exist (a daylight-saving gap)",
+    "excluded_date": "Skipped: the date is excluded",
+}
+
+_CAUSES = {
+    "asleep": "while asleep",
+    "app_not_running": "while Coven was not running",
+    "clock_jump": "when the clock jumped",
+    "paused": "while paused",
+    "quarantined": "while quarantined",
+    "scheduler_late": "while the scheduler was late",
+    "routine_broken": "while the routine was broken",
+}
+
+_CONSEQUENCES = {
+    "succeeded": "mark as succeeded: it counts as a success; the routine stays paused until "
+    "you resume it",
+    "failed": "mark as failed: it counts as a failure; the routine stays paused until you "
+    "resume it",
+    "retry": "retry: the command runs again now, so only choose this if you checked the first "
+    "try left no side effect; the routine stays paused until you resume it",
+}
+
+
+@dataclass(frozen=True)
+class Ending:
+    """What a sentence about how a run ended needs to know."""
+
+    disposition: str | None
+    reason: str | None
+    exit_code: int | None = None
+    exit_signal: int | None = None
+    cancel_by: str | None = None
+    cancel_reason: str | None = None
+    cause: str | None = None
+    window_count: int | None = None
+
+
+def decision_consequence(outcome: str, locale: str | None = None) -> str:
+    """What a decision on a run awaiting a person will do, for the confirmation dialog."""
+    return _(_CONSEQUENCES[str(outcome)], locale)
+
+
+def missed(count: int | None, cause: str | None, locale: str | None = None) -> str:
+    """``Missed 3 moments while asleep`` (a broken routine's window has no count)."""
+    how = _(_CAUSES.get(cause or "", "while nothing could run"), locale)
+    if count is None:
+        return _("Missed its moments {how}", locale).format(how=how)
+    text = "Missed {count} moment {how}" if count == 1 else "Missed {count} moments {how}"
+    return _(text, locale).format(count=count, how=how)
+
+
+def ending(end: Ending, locale: str | None = None) -> str:
+    """How a run ended (or why a moment never ran), in one sentence."""
+    disposition = end.disposition
+    if disposition == "skipped" and end.reason == "missed":
+        return missed(end.window_count, end.cause, locale)
+    if disposition == "skipped":
+        text = _SKIPPED.get(end.reason or "")
+        return _(text, locale) if text else _("Skipped: {reason}", locale).format(reason=end.reason)
+    return _ENDINGS.get(disposition or "", _other)(end, locale)
+
+
+def _failed(end: Ending, locale: str | None) -> str:
+    if end.exit_signal is not None:
+        return _("Failed: killed by signal {signal}", locale).format(signal=end.exit_signal)
+    if end.exit_code is not None:
+        return _("Failed with exit {code}", locale).format(code=end.exit_code)
+    return _("Failed: {reason}", locale).format(reason=end.reason or _("no exit status", locale))
+
+
+def _cancelled(end: Ending, locale: str | None) -> str:
+    if end.cancel_by is None:
+        return _("Cancelled: {reason}", locale).format(reason=end.reason or "")
+    text = _("Cancelled by a person ({who})", locale).format(who=end.cancel_by)
+    return f"{text}: {end.cancel_reason}" if end.cancel_reason else text
+
+
+def _other(end: Ending, locale: str | None) -> str:
+    return end.reason or end.disposition or ""
+
+
+_ENDINGS: dict[str, Callable[[Ending, str | None], str]] = {
+    "succeeded": lambda end, locale: _("Succeeded", locale),
+    "failed": _failed,
+    "timed_out": lambda end, locale: _("Timed out: {reason}", locale).format(reason=end.reason),
+    "cancelled": _cancelled,
+    "recovery_required": lambda end, locale: _("Needs your decision: {reason}", locale).format(
+        reason=end.reason
+    ),
+    "reconciled": lambda end, locale: _("Decided by a person: {reason}", locale).format(
+        reason=end.reason
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One recorded step of a run (an event), as data and as a sentence."""
+
+    at: datetime
+    kind: str
+    data: Mapping[str, Any]
+
+
+def step_sentence(
+    step: Step, zone: str, attempts_allowed: int | None = None, locale: str | None = None
+) -> str:
+    """One step in words; ``attempts_allowed`` (the retry policy's 1 + retries) numbers a
+    retry ``attempt 2 of 3``."""
+    data = step.data
+    if step.kind == "retry_scheduled":
+        return _retry(data, zone, attempts_allowed, locale)
+    if step.kind == "settled":
+        return ending(Ending(data.get("disposition"), data.get("reason")), locale)
+    if step.kind == "skipped":
+        skipped = Ending("skipped", data.get("reason"), cause=data.get("cause"),
+                         window_count=data.get("count"))  # fmt: skip
+        return ending(skipped, locale)
+    text = _STEPS.get(step.kind)
+    if text is None:
+        return step.kind.replace("_", " ").capitalize()
+    sentence = _(text, locale).format_map(_Known(data))
+    reason = data.get("reason") if step.kind == "cancel_requested" else None
+    return f"{sentence}: {reason}" if reason else sentence
+
+
+class _Known(dict[str, Any]):
+    """An event's data for a sentence: a value an older event lacks reads as ``?``."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+_STEPS = {
+    "planned": "Planned",
+    "claimed": "Claimed to run",
+    "started": "Started (pid {pid})",
+    "manual_run": "Started by hand by {by}",
+    "adopted": "Adopted the still-running command after a restart",
+    "cancel_requested": "Cancel requested by {by}",
+    "cancel_sent": "Cancel sent to the runner",
+    "overrun": "Ran far longer than usual",
+    "stopped": "Stopped by a person: {result}",
+    "reconciled": "Decided by a person: {outcome}",
+    "delivered": "Output delivered",
+    "delivery_failed": "Output could not be delivered",
+}
+
+
+def _retry(data: Mapping[str, Any], zone: str, allowed: int | None, locale: str | None) -> str:
+    if data.get("manual"):
+        return _("Retried by a person ({who})", locale).format(who=data.get("by"))
+    if data.get("delivery"):
+        return _("Delivery tried again by a person ({who})", locale).format(who=data.get("by"))
+    failed = _("Failed ({failure})", locale).format(failure=data.get("failure"))
+    at = maybe_instant_from(data.get("not_before"))
+    number = int(data.get("attempt") or 0) + 1
+    when = _("retried at {time}", locale).format(time=clock_time(at, zone, locale)) if at else ""
+    of = f" of {allowed}" if allowed else ""
+    return f"{failed}; {when} ({_('attempt', locale)} {number}{of})"
+
+
+def clock_time(at: datetime, zone: str, locale: str | None = None) -> str:
+    """``07:05`` / ``7:05 AM``: a time of day in the routine's zone."""
+    return format_time(
+        at.astimezone(ZoneInfo(zone)), format="short", locale=locale or user_locale()
+    )
+
+
+def steps(conn: apsw.Connection, occurrence_id: str) -> list[Step]:
+    """An occurrence's recorded events, oldest first."""
+    rows = conn.execute(
+        "SELECT at, kind, data FROM events WHERE occurrence_id = ? ORDER BY seq", (occurrence_id,)
+    )
+    return [Step(instant_from(at), kind, json.loads(data)) for at, kind, data in rows]
+
+
+def tried(
+    conn: apsw.Connection, occurrence_id: str, zone: str, locale: str | None = None
+) -> list[str]:
+    """What the engine did about a run, as sentences, oldest first (its planning left out)."""
+    return [
+        step_sentence(step, zone, None, locale)
+        for step in steps(conn, occurrence_id)
+        if step.kind != "planned"
+    ]

@@ -1,0 +1,30 @@
+"""``coven runs [ROUTINE]`` and ``coven run show RUN``: the run story without the GUI (#21.3)."""
+
+from __future__ import annotations
+
+from tests.core.cli.conftest import Coven
+from tests.core.conftest import T0, Engine, minutes
+
+
+def test_runs_lists_newest_first_and_run_show_tells_one(coven: Coven, engine: Engine) -> None:
+    engine.add("backup", "*/5 * * * *", retries=1)
+    engine.add("sync", "1 12 * * *")
+    engine.runtime.auto_exit = 2
+    engine.run_until(T0 + minutes(6))
+    listed = coven.json("runs", "--limit", "5")["runs"]
+    assert [r["planned_utc"] for r in listed] == sorted(
+        (r["planned_utc"] for r in listed), reverse=True
+    )
+    only = coven.json("runs", "sync")["runs"]
+    assert [(r["routine"], r["outcome"], r["reason"]) for r in only] == [
+        ("sync", "failed", "Failed with exit 2")
+    ]
+    shown = coven.json("run", "show", only[0]["run_id"])
+    assert shown["command"] == "/bin/true" and shown["row"]["exit_code"] == 2
+    status, out, err = coven("run", "show", only[0]["run_id"])
+    assert status == 0 and err == "" and "Failed with exit 2" in out
+
+
+def test_run_show_names_an_unknown_run(coven: Coven, engine: Engine) -> None:
+    status, out, err = coven("run", "show", "nope")
+    assert status == 2 and out == "" and "no run or occurrence 'nope'" in err

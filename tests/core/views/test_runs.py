@@ -1,0 +1,88 @@
+"""Every run's story (issue #21.3): the list, one run in full, its decisions in sentences."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from coven_core.clock import WakeReason
+from coven_core.views.runs import DETAIL_TAIL_BYTES, run_detail, runs
+from tests.core.conftest import T0, Engine, minutes
+
+
+def test_a_retried_failure_tells_each_attempt_and_each_retry(engine: Engine) -> None:
+    engine.add("backup", "1 12 * * *", retries=2, quarantine_after=9)
+    engine.runtime.auto_exit = 1
+    engine.run_until(T0 + minutes(30))
+    (row,) = runs(engine.store, "backup")
+    assert (row.outcome, row.reason, row.attempts, row.exit_code) == (
+        "failed", "Failed with exit 1", 3, 1,
+    )  # fmt: skip
+    assert row.seen is False and row.dst is None
+    detail = run_detail(engine.store, row.run_id or "")
+    assert [a.number for a in detail.attempts] == [1, 2, 3]
+    assert detail.command == "/bin/true"
+    retried = [d for d in detail.decisions if d.startswith("Failed (action_failed); retried at")]
+    assert len(retried) == 2 and retried[0].endswith("(attempt 2 of 3)")
+    assert detail.decisions[-1].startswith("Failed: action_failed: exited with status 1")
+
+
+def test_a_running_run_shows_its_elapsed_time(engine: Engine) -> None:
+    engine.add("sync", "1 12 * * *")
+    engine.runtime.auto_exit = None
+    engine.run_until(T0 + minutes(2))
+    (row,) = runs(engine.store, now=T0 + minutes(5))
+    assert (row.outcome, row.reason, row.duration_seconds) == ("running", "Running", 240.0)
+
+
+def test_a_cancel_by_a_person_names_them_and_their_reason(engine: Engine) -> None:
+    engine.add("sync", "1 12 * * *")
+    engine.runtime.auto_exit = None
+    engine.run_until(T0 + minutes(2))
+    (launch,) = engine.runtime.launches
+    run_id = runs(engine.store)[0].run_id or ""
+    engine.operator.cancel(run_id, "wrong disk")
+    engine.runtime.finish(launch, -15, cancelled=True)
+    engine.run_until(T0 + minutes(3))
+    (row,) = runs(engine.store, "sync")
+    assert row.outcome == "cancelled"
+    assert row.reason.startswith("Cancelled by a person (") and row.reason.endswith(": wrong disk")
+
+
+def test_missed_moments_say_how_many_why_and_when_the_latest_ran(engine: Engine) -> None:
+    engine.add("every5", "*/5 * * * *")
+    engine.run_until(T0 + minutes(2))
+    engine.clock.suspend(timedelta(hours=3), notify=False)
+    engine.wake.set(WakeReason.SYSTEM_RESUMED)
+    engine.run_until(T0 + timedelta(hours=3, minutes=3))
+    latest, missed, first = runs(engine.store, "every5")
+    assert missed.kind == "coalesced" and missed.reason == "Missed 35 moments while asleep"
+    assert run_detail(engine.store, missed.occurrence_id).decisions == [
+        "Missed 35 moments while asleep; the latest ran at 3:02\u202fPM"
+    ]
+    older = runs(engine.store, "every5", before=missed.planned_utc)
+    assert [r.occurrence_id for r in older] == [first.occurrence_id]
+    assert runs(engine.store, limit=1) == [latest]
+
+
+def test_a_daylight_saving_gap_is_told_as_such(engine: Engine) -> None:
+    engine.add("early", "30 2 * * *", tz="Europe/Berlin")
+    engine.run_until(T0 + timedelta(days=29))  # 2026-03-29: 02:30 does not exist in Berlin
+    gap = [r for r in runs(engine.store, "early", limit=100) if r.dst == "gap"]
+    assert len(gap) == 1 and gap[0].reason.startswith("Skipped: this wall time does not exist")
+    assert "does not exist in Europe/Berlin" in (
+        run_detail(engine.store, gap[0].occurrence_id).dst_note or ""
+    )
+
+
+def test_the_detail_carries_the_output_tails_and_their_files(engine: Engine, tmp_path) -> None:
+    engine.add("talk", "1 12 * * *")
+    engine.run_until(T0 + minutes(2))
+    (row,) = runs(engine.store)
+    (tmp_path / "stdout").write_bytes(b"x" * (DETAIL_TAIL_BYTES + 10) + b"\nend\n")
+    (tmp_path / "stderr").write_text("warning: slow\n")
+    engine.store.conn.execute("UPDATE attempts SET attempt_dir = ?", (str(tmp_path),))
+    detail = run_detail(engine.store, row.occurrence_id)
+    assert detail.stdout.truncated and detail.stdout.text.endswith("end\n")
+    assert len(detail.stdout.text.encode()) == DETAIL_TAIL_BYTES
+    assert detail.stderr == type(detail.stderr)(str(tmp_path / "stderr"), "warning: slow\n", False)
+    assert detail.to_json()["row"]["outcome"] == "succeeded"

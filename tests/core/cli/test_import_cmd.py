@@ -1,0 +1,118 @@
+"""``coven import crontab|systemd|launchd``: a dry run first, then ``--apply`` (issue #25)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.core.cli.conftest import Coven
+
+DATA = Path(__file__).parent.parent / "moving" / "data"
+CRONTAB = str(DATA / "crontab")
+YEAR_2027 = ("--tz", "America/New_York", "--from", "2027-01-01T00:00Z")
+
+NAMES = [
+    "rsync-docs", "rsync-photos", "check-mail-sh", "notify-send-stand-up-and-stretch",
+    "news-digest", "rotate-logs", "find-tmp", "dedupe", "pay-reminder", "date-y-m-d",
+    "sync-calendar", "berlin-report", "berlin-sync", "sydney-weekly", "semiannual",
+]  # fmt: skip
+
+
+def dry_run(coven: Coven) -> dict:
+    return coven.json("import", "crontab", CRONTAB, *YEAR_2027)
+
+
+def by_name(plan: dict) -> dict[str, dict]:
+    return {routine["name"]: routine for routine in plan["routines"]}
+
+
+def test_a_personal_crontab_dry_run_names_every_routine_and_changes_nothing(
+    coven: Coven, data_dir: Path
+) -> None:
+    plan = dry_run(coven)
+    assert plan["applied"] is False
+    assert [routine["name"] for routine in plan["routines"]] == NAMES
+    routines = by_name(plan)
+    docs = routines["rsync-docs"]
+    assert (docs["schedule"], docs["timezone"], docs["shell"]) == (
+        "cron:30 2 * * *", "America/New_York", True,
+    )  # fmt: skip
+    assert docs["argv"] == ['/usr/bin/rsync -a ~/docs "$BACKUP_DIR"']
+    assert docs["env"] == {
+        "BACKUP_DIR": "/mnt/backup", "PATH": "/usr/local/bin:/usr/bin:/bin", "SHELL": "/bin/sh",
+    }  # fmt: skip
+    assert docs["misfire"] == "skip_missed"  # cron runs nothing it missed while down
+    assert routines["date-y-m-d"]["argv"] == ["date +%Y-%m-%d >> ~/weekly.log"]  # \% is %
+    assert routines["find-tmp"]["schedule"] == "cron:@daily"
+    assert routines["berlin-report"]["timezone"] == "Europe/Berlin"  # CRON_TZ below it
+    assert routines["semiannual"]["timezone"] == "Australia/Sydney"
+    assert not data_dir.exists()  # a dry run does not even create the store
+
+
+def test_every_line_not_imported_is_named_with_its_reason(coven: Coven) -> None:
+    refused = {item["source"]: item["why"] for item in dry_run(coven)["not_imported"]}
+    assert list(refused) == ["line 4", "line 16", "line 19", "line 21"]
+    assert refused["line 4"].startswith("MAILTO:")
+    assert refused["line 16"].startswith("@reboot:")
+    assert "unescaped %" in refused["line 19"] and "standard input" in refused["line 19"]
+    assert "'L'" in refused["line 21"]
+
+
+def test_the_dry_run_says_each_dst_difference_with_cron_aloud(coven: Coven) -> None:
+    said = {
+        name: [d["sentence"] for d in r["dst_differences"]]
+        for name, r in by_name(dry_run(coven)).items()
+    }
+    assert said["rsync-docs"] == ["cron would run 02:30 at 03:00 on 2027-03-14; Coven skips it"]
+    assert said["check-mail-sh"] == [
+        f"cron would run 01:{m} twice on 2027-11-07; Coven runs it once, at the first 01:{m} (-04:00)"
+        for m in ("00", "15", "30", "45")
+    ]
+    assert said["berlin-report"] == ["cron would run 02:30 at 03:00 on 2027-03-28; Coven skips it"]
+    assert said["sydney-weekly"] == ["cron would run 02:30 at 03:00 on 2027-10-03; Coven skips it"]
+    # A fixed-time job in the repeated hour: cron avoids the second run, as Coven does.
+    assert said["sync-calendar"] == said["rsync-photos"] == []
+
+
+def test_the_dry_run_reads_as_one_line_per_routine(coven: Coven) -> None:
+    status, out, err = coven("import", "crontab", CRONTAB, *YEAR_2027)
+    assert (status, err) == (0, "")
+    assert out.startswith("would create 15 routine(s) from cron:\n")
+    assert "  rsync-docs: cron:30 2 * * * in America/New_York: sh -c /usr/bin/rsync" in out
+    assert "    DST: cron would run 02:30 at 03:00 on 2027-03-14; Coven skips it\n" in out
+    assert "  line 16: '@reboot ~/bin/start-agent': @reboot:" in out
+    assert out.endswith("run again with --apply to create these routines\n")
+
+
+def test_apply_creates_each_routine_through_the_operator_with_one_audit_entry(
+    coven: Coven,
+) -> None:
+    plan = coven.json("import", "crontab", CRONTAB, *YEAR_2027, "--apply")
+    assert plan["applied"] is True
+    listed = coven.json("routine", "list")["routines"]
+    assert sorted(r["name"] for r in listed) == sorted(NAMES)
+    added = [e["target"] for e in coven.json("audit")["entries"] if e["action"] == "routine.add"]
+    assert sorted(added) == sorted(NAMES)
+    shown = coven.json("routine", "show", "berlin-report")
+    assert shown["timezone"] == "Europe/Berlin"
+
+
+def test_apply_refuses_a_taken_name_and_creates_nothing(coven: Coven) -> None:
+    coven.add("dedupe", "--schedule", "@daily", "--tz", "UTC")
+    err = coven.refuses(
+        "import",
+        "crontab",
+        CRONTAB,
+        *YEAR_2027,
+        "--apply",
+        message="'dedupe' already exist",
+        status=3,
+    )
+    assert "rename or delete" in err
+
+
+def test_a_crontab_from_standard_input(coven: Coven, monkeypatch) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("0 5 * * * /bin/true\n"))
+    plan = coven.json("import", "crontab", "-", "--tz", "UTC")
+    assert [r["name"] for r in plan["routines"]] == ["true"]

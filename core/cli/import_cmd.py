@@ -80,5 +80,23 @@ def _crontab(path: Path | None, zone: str) -> tuple[list[Found], list[NotImporte
     return read_crontab(text, zone)
 
 
+def _timer(path: Path | None, zone: str) -> tuple[list[Found], list[NotImported]]:
+    from coven_core.moving.systemd_timer import read_timer
+
+    assert path is not None
+    return read_timer(path, zone)
+
+
+def _plist(path: Path | None, zone: str) -> tuple[list[Found], list[NotImported]]:
+    from coven_core.moving.launchd import read_plist
+
+    assert path is not None
+    return read_plist(path, zone)
+
+
 _ORIGINS = {"crontab": Scheduler.CRON, "systemd": Scheduler.SYSTEMD, "launchd": Scheduler.LAUNCHD}
-_READERS: dict[Scheduler, _Reader] = {Scheduler.CRON: _crontab}
+_READERS: dict[Scheduler, _Reader] = {
+    Scheduler.CRON: _crontab,
+    Scheduler.SYSTEMD: _timer,
+    Scheduler.LAUNCHD: _plist,
+}

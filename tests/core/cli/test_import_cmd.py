@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.core.cli.conftest import Coven
+from tests.core.moving import systemd_analyze
 
 DATA = Path(__file__).parent.parent / "moving" / "data"
 CRONTAB = str(DATA / "crontab")
@@ -116,3 +118,68 @@ def test_a_crontab_from_standard_input(coven: Coven, monkeypatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("0 5 * * * /bin/true\n"))
     plan = coven.json("import", "crontab", "-", "--tz", "UTC")
     assert [r["name"] for r in plan["routines"]] == ["true"]
+
+
+# -- systemd and launchd ---------------------------------------------------------------------
+def preview_utc(coven: Coven, schedule: str, zone: str, start: str, count: int) -> list[datetime]:
+    doc = coven.json(
+        "preview", "--schedule", schedule, "--tz", zone, "--from", start, "--count", str(count)
+    )
+    return [
+        datetime.fromisoformat(m["utc"].replace("Z", "+00:00"))
+        for m in doc["occurrences"]
+        if m["disposition"] == "planned"
+    ]
+
+
+def test_a_systemd_timer_imports_with_its_service(coven: Coven) -> None:
+    plan = coven.json("import", "systemd", str(DATA / "backup.timer"), *YEAR_2027)
+    (backup,) = plan["routines"]
+    assert backup["name"] == "backup"
+    assert (backup["schedule"], backup["timezone"]) == ("cron:30 2 * * 1-5", "Europe/Berlin")
+    assert backup["argv"] == ["/usr/bin/rsync", "-a", "/home/me/docs", "/mnt/backup"]
+    assert (backup["cwd"], backup["shell"]) == ("/tmp", False)
+    assert backup["env"] == {"MODE": "fast", "TARGET": "/mnt/backup"}
+    assert backup["misfire"] == "latest_only"  # Persistent=true
+    assert backup["not_carried_over"] == [
+        "[Timer] RandomizedDelaySec=10min: Coven starts on the moment itself",
+        "[Service] Nice=10",
+    ]
+    assert backup["dst_differences"] == []  # systemd skips a gap and runs a fold once, as we do
+    coven.json("import", "systemd", str(DATA / "backup.timer"), "--apply")
+    assert coven.json("routine", "show", "backup")["name"] == "backup"
+
+
+@systemd_analyze.needed
+def test_an_imported_timer_has_the_same_next_moments_as_systemd(coven: Coven) -> None:
+    base = datetime(2027, 3, 20, tzinfo=UTC)  # across Berlin's spring gap on 2027-03-28
+    ours = preview_utc(coven, "cron:30 2 * * 1-5", "Europe/Berlin", "2027-03-20T00:00Z", 12)
+    theirs = systemd_analyze.next_elapses("Mon..Fri *-*-* 02:30:00 Europe/Berlin", base, 12)
+    assert ours == theirs
+
+
+def test_a_timer_coven_cannot_express_is_refused_by_name(coven: Coven, tmp_path: Path) -> None:
+    timer = tmp_path / "boot.timer"
+    timer.write_text("[Timer]\nOnBootSec=5min\n")
+    plan = coven.json("import", "systemd", str(timer))
+    assert plan["routines"] == []
+    assert "OnBootSec=" in plan["not_imported"][0]["why"]
+    timer.write_text("[Timer]\nOnCalendar=Mon *-*-1..7 09:00\n")
+    (item,) = coven.json("import", "systemd", str(timer))["not_imported"]
+    assert "a weekday and a day of month together" in item["why"]
+
+
+def test_a_launchd_plist_imports_with_its_label_as_the_name(coven: Coven) -> None:
+    plan = coven.json("import", "launchd", str(DATA / "reports.plist"), *YEAR_2027)
+    (reports,) = plan["routines"]
+    assert reports["name"] == "org.example.reports"
+    assert reports["schedule"] == "cron:30 1,13 * * *"  # two dicts that differ in Hour only
+    assert reports["argv"] == ["/usr/local/bin/report", "--daily"]
+    assert (reports["cwd"], reports["env"]) == ("/tmp", {"LANG": "en_US.UTF-8"})
+    assert reports["not_carried_over"] == ["RunAtLoad"]
+    assert [d["sentence"] for d in reports["dst_differences"]] == [
+        "launchd has been reported to run 01:30 twice on 2027-11-07;"
+        " Coven runs it once, at the first 01:30 (-04:00)"
+    ]
+    coven.json("import", "launchd", str(DATA / "reports.plist"), "--apply")
+    assert coven.json("routine", "show", "org.example.reports")["schedule"] == "cron:30 1,13 * * *"

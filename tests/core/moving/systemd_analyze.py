@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+available = shutil.which("systemd-analyze") is not None
 needed = pytest.mark.skipif(
-    shutil.which("systemd-analyze") is None,
+    not available,
     reason="systemd-analyze is not installed (CI installs the systemd package)",
 )
 _ELAPSE = re.compile(r"(?:Next elapse|Iter\. #\d+): \w+ (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC")

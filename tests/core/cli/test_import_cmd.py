@@ -152,8 +152,10 @@ def test_a_systemd_timer_imports_with_its_service(coven: Coven) -> None:
 
 @systemd_analyze.needed
 def test_an_imported_timer_has_the_same_next_moments_as_systemd(coven: Coven) -> None:
+    (imported,) = coven.json("import", "systemd", str(DATA / "backup.timer"))["routines"]
     base = datetime(2027, 3, 20, tzinfo=UTC)  # across Berlin's spring gap on 2027-03-28
-    ours = preview_utc(coven, "cron:30 2 * * 1-5", "Europe/Berlin", "2027-03-20T00:00Z", 12)
+    schedule, zone = imported["schedule"], imported["timezone"]
+    ours = preview_utc(coven, schedule, zone, "2027-03-20T00:00Z", 12)
     theirs = systemd_analyze.next_elapses("Mon..Fri *-*-* 02:30:00 Europe/Berlin", base, 12)
     assert ours == theirs
 

@@ -185,3 +185,20 @@ def test_a_launchd_plist_imports_with_its_label_as_the_name(coven: Coven) -> Non
     ]
     coven.json("import", "launchd", str(DATA / "reports.plist"), "--apply")
     assert coven.json("routine", "show", "org.example.reports")["schedule"] == "cron:30 1,13 * * *"
+
+
+def test_launchd_intervals_one_cron_spec_cannot_say_are_refused(
+    coven: Coven, tmp_path: Path
+) -> None:
+    import plistlib
+
+    plist = tmp_path / "odd.plist"
+    intervals = [{"Hour": 1, "Minute": 0}, {"Hour": 2, "Minute": 30}]
+    plist.write_bytes(
+        plistlib.dumps(
+            {"Label": "odd", "ProgramArguments": ["/bin/true"], "StartCalendarInterval": intervals}
+        )
+    )
+    plan = coven.json("import", "launchd", str(plist))
+    assert plan["routines"] == []
+    assert "differ in Minute, Hour" in plan["not_imported"][0]["why"]

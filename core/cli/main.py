@@ -40,6 +40,8 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "doctor_cmd": ("doctor",),
     "config_cmd": ("config",),
     "daemon_cmd": ("daemon",),
+    "import_cmd": ("import",),
+    "export_cmd": ("export",),
 }
 _MODULE_OF = {command: module for module, names in COMMAND_MODULES.items() for command in names}
 

@@ -16,7 +16,7 @@ from datetime import MAXYEAR, date, datetime
 
 from coven_core.errors import ScheduleError
 
-__all__ = ["CronSchedule"]
+__all__ = ["CronSchedule", "field_texts"]
 
 _LAYOUT = "minute hour day-of-month month day-of-week"
 _ALIASES: Mapping[str, str] = {
@@ -185,6 +185,12 @@ class CronSchedule:
                 return candidate
             weekday = (weekday + 1) % 7
         return 0
+
+
+def field_texts(text: str) -> tuple[str, ...]:
+    """The five fields' texts of a valid spec, an alias expanded (``@daily`` → ``0 0 * * *``)."""
+    stripped = text.strip()
+    return tuple(_ALIASES.get(stripped.lower(), stripped).split())
 
 
 def _parse_alias(cls: type[CronSchedule], text: str) -> CronSchedule:

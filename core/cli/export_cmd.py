@@ -1,0 +1,85 @@
+"""``coven export systemd|kubernetes --out DIR [ROUTINE ...]``: files for another scheduler,
+with what does not carry over and every DST difference of the coming year (CONTRACT §15)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from datetime import UTC, timedelta
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from coven_core.cli.arguments import add_store_options, non_empty, opened_engine
+from coven_core.cli.output import print_json, print_lines
+from coven_core.clock import SystemClock
+from coven_core.engine import Engine
+from coven_core.errors import ValidationError
+from coven_core.model import RoutineState
+from coven_core.moving.dst_differences import Scheduler
+from coven_core.moving.export import Renderer, Routine, export
+from coven_core.notation.timearg import parse_instant
+from coven_core.operations import settings
+from coven_core.queries import RoutineView, list_routines
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("export", help="export routines as systemd units or CronJobs")
+    targets = parser.add_subparsers(dest="target", metavar="TARGET", required=True)
+    for target, summary in (("systemd", "a .service and .timer per routine"),
+                            ("kubernetes", "a batch/v1 CronJob per routine (JSON)")):  # fmt: skip
+        sub = targets.add_parser(target, help=summary)
+        sub.add_argument("routines", nargs="*", metavar="ROUTINE", help="default: every routine")
+        sub.add_argument("--out", required=True, type=Path, metavar="DIR")
+        sub.add_argument("--from", dest="start", metavar="T",
+                         help="start of the year the DST report covers (default: now)")  # fmt: skip
+        if target == "kubernetes":
+            sub.add_argument("--image", required=True, type=non_empty, metavar="IMAGE",
+                             help="the image that has the routines' commands")  # fmt: skip
+        add_store_options(sub)
+        sub.set_defaults(run=run, command=f"export {target}")
+
+
+def run(args: argparse.Namespace) -> int:
+    start = parse_instant(args.start, UTC, "--from") if args.start else SystemClock().now_utc()
+    target = Scheduler(args.target)
+    with opened_engine(args) as engine:
+        routines = list(_routines(engine, args.routines))
+    result = export(target, routines, _renderer(args), start)
+    result.write(args.out)
+    if args.json:
+        print_json(result.to_json())
+    else:
+        print_lines(result.lines(args.out))
+    return 0
+
+
+def _renderer(args: argparse.Namespace) -> Renderer:
+    if args.target == "systemd":
+        from coven_core.moving.systemd_units import render_systemd
+
+        return render_systemd
+    from coven_core.moving.kubernetes import render_kubernetes
+
+    return partial(render_kubernetes, image=args.image)
+
+
+def _routines(engine: Engine, names: list[str]) -> Iterator[Routine]:
+    views = {view.routine.name: view for view in list_routines(engine.store)}
+    unknown = [name for name in names if name not in views]
+    if unknown:
+        raise ValidationError(f"no routine named {', '.join(map(repr, unknown))}")
+    with engine.store.read() as conn:
+        stored = {value.name: value.value for value in settings.current(conn)}
+    default = settings.default_timeout(stored.get(settings.DEFAULT_TIMEOUT))
+    for name in names or sorted(views):
+        yield _routine(views[name], default)
+
+
+def _routine(view: RoutineView, default: timedelta) -> Routine:
+    if view.revision is None:
+        raise ValidationError(f"routine {view.routine.name!r} cannot be read: {view.broken}")
+    spec = view.revision.spec
+    paused = view.routine.state is not RoutineState.ACTIVE
+    timeout = default if spec.timeout is None else spec.timeout
+    return Routine(view.routine.name, spec, view.revision.anchor, paused, timeout)

@@ -1,0 +1,151 @@
+"""An import's dry run: the routines it would create, the lines it cannot import and why,
+and each routine's DST differences in the coming year — and applying it (§15).
+
+Applying goes through the operator's normal add path, one audited command per routine.
+Every name is checked against the store first, so a clash creates nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from coven_core.errors import Conflict, CovenError
+from coven_core.model import RevisionSpec
+from coven_core.moving.dst_differences import DstDifference, Scheduler, differences
+from coven_core.moving.naming import unique
+from coven_core.operator import Operator, validated
+from coven_core.schedule.timetable import Timetable
+from coven_core.tz.local import resolve_zone_key
+
+
+@dataclass(frozen=True)
+class Found:
+    """One job a source defines, before it is named and checked."""
+
+    source: str  # where it was read: "line 12", "backup.timer"
+    name: str  # the wanted name (a slug of the command, or launchd's Label)
+    spec: RevisionSpec
+    wildcard: bool = False  # cron: a '*' starts the minute or hour field
+    notes: tuple[str, ...] = ()  # what of this job does not carry over
+
+
+@dataclass(frozen=True)
+class NotImported:
+    source: str
+    text: str
+    why: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"source": self.source, "text": self.text, "why": self.why}
+
+
+@dataclass(frozen=True)
+class PlannedRoutine:
+    name: str
+    spec: RevisionSpec
+    source: str
+    notes: tuple[str, ...]
+    differences: tuple[DstDifference, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        spec = self.spec
+        return {
+            "name": self.name,
+            "source": self.source,
+            "schedule": spec.schedule,
+            "timezone": spec.timezone,
+            "argv": list(spec.argv),
+            "shell": spec.shell,
+            "cwd": spec.cwd,
+            "env": dict(spec.env),
+            "misfire": spec.misfire.value,
+            "not_carried_over": list(self.notes),
+            "dst_differences": [d.to_json() | {"sentence": d.sentence} for d in self.differences],
+        }
+
+
+@dataclass(frozen=True)
+class ImportPlan:
+    origin: Scheduler
+    start: datetime
+    end: datetime
+    routines: tuple[PlannedRoutine, ...]
+    not_imported: tuple[NotImported, ...]
+
+    def to_json(self, applied: bool) -> dict[str, Any]:
+        return {
+            "from": self.origin.value,
+            "applied": applied,
+            "dst_window": [self.start.isoformat(), self.end.isoformat()],
+            "routines": [routine.to_json() for routine in self.routines],
+            "not_imported": [item.to_json() for item in self.not_imported],
+        }
+
+    def lines(self, applied: bool) -> list[str]:
+        """The dry run (or what was done) in words, one routine or refusal per line."""
+        verb = "created" if applied else "would create"
+        out = [f"{verb} {len(self.routines)} routine(s) from {self.origin.value}:"]
+        for routine in self.routines:
+            out.append(f"  {routine.name}: {_summary(routine.spec)}  ({routine.source})")
+            out.extend(f"    not carried over: {note}" for note in routine.notes)
+            out.extend(f"    DST: {difference.sentence}" for difference in routine.differences)
+        if self.not_imported:
+            out.append(f"not imported ({len(self.not_imported)}):")
+            out.extend(f"  {i.source}: {i.text!r}: {i.why}" for i in self.not_imported)
+        if not applied:
+            out.append("nothing was changed; run again with --apply to create these routines")
+        return out
+
+
+def _summary(spec: RevisionSpec) -> str:
+    command = spec.argv[0] if spec.shell else " ".join(spec.argv)
+    shell = "sh -c " if spec.shell else ""
+    return f"{spec.schedule} in {spec.timezone}: {shell}{command}"
+
+
+def build_plan(
+    origin: Scheduler,
+    found: Iterable[Found],
+    not_imported: Iterable[NotImported],
+    start: datetime,
+    end: datetime,
+) -> ImportPlan:
+    """Name, check and explain each job; a job Coven cannot take is listed, not dropped."""
+    planned: list[PlannedRoutine] = []
+    refused = list(not_imported)
+    for job in found:
+        try:
+            planned.append(_planned(origin, job, [p.name for p in planned], start, end))
+        except CovenError as error:
+            refused.append(NotImported(job.source, job.spec.schedule, str(error)))
+    refused.sort(key=lambda item: _source_order(item.source))
+    return ImportPlan(origin, start, end, tuple(planned), tuple(refused))
+
+
+def _planned(
+    origin: Scheduler, job: Found, taken: list[str], start: datetime, end: datetime
+) -> PlannedRoutine:
+    name = unique(job.name, taken)
+    validated(name, job.spec)
+    key = resolve_zone_key(job.spec.timezone)
+    timetable = Timetable.build(job.spec.schedule, key, start)
+    spec = replace(job.spec, schedule=timetable.spec)
+    found = differences(timetable, origin, start, end, wildcard=job.wildcard)
+    return PlannedRoutine(name, spec, job.source, job.notes, found)
+
+
+def _source_order(source: str) -> tuple[int, str]:
+    number = source.removeprefix("line ")
+    return (int(number), "") if number.isdigit() else (0, source)
+
+
+def apply_plan(plan: ImportPlan, operator: Operator, existing: Iterable[str]) -> list[str]:
+    """Create every planned routine; refuses (creating nothing) if a name is taken."""
+    clashes = sorted(set(existing) & {routine.name for routine in plan.routines})
+    if clashes:
+        names = ", ".join(repr(name) for name in clashes)
+        raise Conflict(f"routine(s) {names} already exist: rename or delete them first")
+    return [operator.add_routine(routine.name, routine.spec) for routine in plan.routines]

@@ -1,5 +1,5 @@
 """``coven export systemd|kubernetes --out DIR [ROUTINE ...]``: files for another scheduler,
-with what does not carry over and every DST difference of the coming year (CONTRACT §15)."""
+with what does not carry over and every DST difference of the coming year (DESIGN §15)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``coven import crontab|systemd|launchd``: a dry run of what would be created, or
-``--apply`` to create it through the operator (CONTRACT §15)."""
+``--apply`` to create it through the operator (DESIGN §15)."""
 
 from __future__ import annotations
 

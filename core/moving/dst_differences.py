@@ -1,4 +1,4 @@
-"""Where another scheduler's DST behaviour differs from Coven's v1 policy (CONTRACT §3.3).
+"""Where another scheduler's DST behaviour differs from Coven's v1 policy (DESIGN §3).
 
 Coven skips a wall time that does not exist and runs a repeated one once, at its first pass.
 What the others do, and where we learnt it:

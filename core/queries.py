@@ -208,15 +208,8 @@ def routine_view(conn: apsw.Connection, routine: Routine) -> RoutineView:
 
 def _loaded(conn: apsw.Connection, routine: Routine) -> tuple[Revision | None, str | None]:
     """The routine's newest revision, and why it cannot be used (None when it can)."""
-    try:
-        revision = routines.current_revision(conn, routine)
-    except routines.BrokenRevision as broken:
-        return None, broken.reason(routine.name)
-    try:
-        routines.timetable(revision)
-    except routines.BrokenRevision as broken:
-        return revision, broken.reason(routine.name)
-    return revision, None
+    revision, broken = routines.loaded(conn, routine)
+    return revision, None if broken is None else broken.reason(routine.name)
 
 
 def usable(view: RoutineView) -> Revision:

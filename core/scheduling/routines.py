@@ -229,13 +229,25 @@ def current_revision(conn: apsw.Connection, routine: Routine) -> Revision:
     return revisions_of(conn, routine)[-1]
 
 
+def loaded(
+    conn: apsw.Connection, routine: Routine
+) -> tuple[Revision | None, BrokenRevision | None]:
+    """The routine's newest revision (None if it cannot be read), and why it cannot be used
+    (None when it binds)."""
+    try:
+        revision = current_revision(conn, routine)
+    except BrokenRevision as broken:
+        return None, broken
+    try:
+        timetable(revision)
+    except BrokenRevision as broken:
+        return revision, broken
+    return revision, None
+
+
 def breakage(conn: apsw.Connection, routine: Routine) -> BrokenRevision | None:
     """Why the routine's newest revision cannot be loaded, or None when it can."""
-    try:
-        timetable(current_revision(conn, routine))
-    except BrokenRevision as broken:
-        return broken
-    return None
+    return loaded(conn, routine)[1]
 
 
 @lru_cache(maxsize=4096)

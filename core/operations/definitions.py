@@ -77,8 +77,7 @@ def edit(
     # due to take effect (an edit, a jump back, another edit): that one is then superseded
     # whole and decides nothing (planning.segments).
     effective = max(now, routine.planned_through)
-    if close_broken(conn, routine, effective, operator_stamp(conn, now)):
-        routines.advance(conn, routine.id, effective, None)  # decided; next_due follows
+    close_broken(conn, routine, effective, operator_stamp(conn, now))
     routines.insert_revision(
         conn, replace(routines.new_revision(routine.id, number, spec, anchor, now),
                       effective_from=effective),

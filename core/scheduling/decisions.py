@@ -115,11 +115,15 @@ def _stored_zone(conn: apsw.Connection, routine_id: str, number: int) -> tuple[s
 
 def close_broken(conn: apsw.Connection, routine: Routine, end: datetime, stamp: Stamp) -> int:
     """A broken routine's undecided time, from its cursor to ``end``, becomes its skipped
-    window (when it is deleted; an edit's next pass records it through :func:`plan_routine`)."""
+    window, and the routine is decided through ``end`` (at an edit that mends it, or at its
+    delete)."""
     broken = routines.breakage(conn, routine)
     if broken is None or routine.planned_through >= end:
         return 0
-    return record_broken(conn, routine.id, broken.number, (routine.planned_through, end), stamp)
+    span = routine.planned_through, end
+    written = record_broken(conn, routine.id, broken.number, span, stamp)
+    routines.advance(conn, routine.id, end, None)  # the edit then sets the next moment due
+    return written
 
 
 def plan_routine(

@@ -50,18 +50,20 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import apsw
 import psutil
 
 from coven_core.clock import VirtualClock, WakeReason, WakeSignal
-from coven_core.errors import CovenError
+from coven_core.errors import CovenError, ZoneError
 from coven_core.integrity import audit, doctor
 from coven_core.integrity.doctor import record_checks
 from coven_core.model import (
     FailureClass,
     MisfirePolicy,
     OverlapPolicy,
+    Revision,
     RevisionSpec,
 )
 from coven_core.operations import runs
@@ -76,8 +78,9 @@ from coven_core.runtime.base import (
     as_recorded,
     unknowable,
 )
-from coven_core.scheduling import ids, lease, occurrences
-from coven_core.scheduling.decisions import segments
+from coven_core.schedule.timetable import Timetable
+from coven_core.scheduling import ids, lease, occurrences, routines
+from coven_core.scheduling.decisions import Segment, spans
 from coven_core.scheduling.lease import Holder
 from coven_core.scheduling.retry import RUNTIME_UNAVAILABLE_TRIES
 from coven_core.scheduling.routines import revisions as revisions_of
@@ -86,6 +89,7 @@ from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.errors import StoreBug
 from coven_core.store.store import Store
 from coven_core.system import failpoints
+from coven_core.tz import tzdb
 from coven_core.views.glance import scheduling_paused
 
 ZONES = ("America/New_York", "Europe/London", "Australia/Lord_Howe", "UTC")
@@ -164,7 +168,11 @@ def audit_store(
 def _doctor_findings(store: Store, now: datetime) -> list[str]:
     """The doctor's errors (its warnings say "worth a look", not "a promise broke")."""
     report = doctor.doctor(store, now, quick=True)
-    return [f"doctor [{f.check}]: {f.message}" for f in report.findings if f.severity == "error"]
+    return [
+        f"doctor [{f.check}]: {f.message}"
+        for f in report.findings
+        if f.severity == "error" and f.check != "routines"  # broken by a tz upgrade, on purpose
+    ]
 
 
 def _live_states(conn: apsw.Connection) -> list[str]:
@@ -272,6 +280,7 @@ class MomentLedger:
         self._routines: dict[str, _Routine] = {}
         self._last_rowid = 0
         self._unchecked: dict[str, set[Moment]] = {}
+        self._tables: dict[Revision, Timetable] = {}
         self.strays: list[str] = []
 
     def check(self, conn: apsw.Connection) -> list[str]:
@@ -297,7 +306,7 @@ class MomentLedger:
         """The moments in ``[through, end)``, each under the one revision in force at its time
         (windows never precede their moments: rows are read after the cursor is followed)."""
         new = self._unchecked.setdefault(rid, set())
-        for segment in segments(revisions_of(conn, rid), state.through, end):
+        for segment in self._true_segments(revisions_of(conn, rid), state.through, end):
             for bound in segment.timetable.moments_between(segment.start, segment.end):
                 moment = (bound.utc, bound.skipped)
                 if moment in state.known:
@@ -311,6 +320,24 @@ class MomentLedger:
                 new.add(moment)
         state.instants.sort()
         state.through = end
+
+    def _true_segments(
+        self, revisions: list[Revision], start: datetime, end: datetime
+    ) -> list[Segment]:
+        """The spans of ``[start, end)`` bound with every zone the tz database ever had: a
+        broken routine's moments are known to the ledger though the engine cannot see them."""
+        found = []
+        for span in spans(revisions, start, end):
+            table = self._tables.get(span.revision)
+            if table is None:
+                with TZ.truth():
+                    spec = span.revision.spec
+                    table = Timetable.build(spec.schedule, spec.timezone, span.revision.anchor)
+                self._tables[span.revision] = table
+            found.append(
+                Segment(span.revision.number, span.revision.spec, table, span.start, span.end)
+            )
+        return found
 
     def _read_new_rows(self, conn: apsw.Connection) -> None:
         rows = conn.execute(
@@ -356,6 +383,48 @@ def _moment_problem(rid: str, moment: Moment, state: _Routine) -> str | None:
 
 
 # --- the simulated machine ---------------------------------------------------------------------
+
+
+class TzDatabase:
+    """The tz database the engine binds zones with. An upgrade may drop a zone that routines
+    use (2022b renamed Europe/Kiev) and a later one bring it back; the routines in it are
+    broken meanwhile (DESIGN §6). The ledger binds with every zone, through :meth:`truth`."""
+
+    def __init__(self) -> None:
+        self.lost: frozenset[str] = frozenset()
+        self._real: Callable[[str], ZoneInfo] = tzdb.zone
+        self._truth = False
+
+    def zone(self, key: str) -> ZoneInfo:
+        if key in self.lost and not self._truth:
+            raise ZoneError(f"unknown time zone {key!r}: this tz database has no such zone")
+        return self._real(key)
+
+    @contextlib.contextmanager
+    def truth(self) -> Iterator[None]:
+        self._truth = True
+        try:
+            yield
+        finally:
+            self._truth = False
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """The engine binds through this database until the simulation ends."""
+        self._real, self.lost = tzdb.zone, frozenset()
+        tzdb.zone = self.zone  # type: ignore[assignment]
+        routines.timetable.cache_clear()
+        try:
+            yield
+        finally:
+            tzdb.zone = self._real  # type: ignore[assignment]
+            routines.timetable.cache_clear()
+
+
+TZ = TzDatabase()
+#: How often a step begins with a tz database upgrade (drawn from a generator of its own, so
+#: that a seed replayed without upgrades takes the same steps as before they existed).
+TZ_UPGRADE_CHANCE = 0.012
 
 
 @dataclass(frozen=True)
@@ -670,9 +739,10 @@ class SimResult:
 
 
 class Simulator:
-    def __init__(self, seed: int, data_dir: Path) -> None:
+    def __init__(self, seed: int, data_dir: Path, *, upgrades: bool = True) -> None:
         self.seed, self.data_dir = seed, data_dir
         self.rng = random.Random(seed)
+        self.upgrades = random.Random(seed * 104_729 + 5) if upgrades else None
         self.clock = VirtualClock(self.rng.choice(STARTS))
         self.world = World(random.Random(seed * 7919 + 1), self.clock)
         self.world.may_start = self._may_start
@@ -751,6 +821,9 @@ class Simulator:
 
     # -- one step ---------------------------------------------------------------------------------
     def step(self) -> None:
+        if self.upgrades is not None and self.upgrades.random() < TZ_UPGRADE_CHANCE:
+            self.counts["tz_upgrade"] += 1
+            self.tz_upgrade()
         action = self._choose()
         self.counts[action.__name__] += 1
         try:
@@ -956,6 +1029,18 @@ class Simulator:
         self.node.store.close()
         self.node = self._boot()
 
+    def tz_upgrade(self) -> None:
+        """An orderly restart onto a tz database that lost a zone in use, or has it again."""
+        assert self.upgrades is not None
+        if TZ.lost:
+            self._note(f"tz database upgrade: {', '.join(sorted(TZ.lost))} is back")
+            TZ.lost = frozenset()
+        else:
+            TZ.lost = frozenset({self.upgrades.choice(ZONES[:-1])})  # never UTC
+            self._note(f"tz database upgrade: {', '.join(TZ.lost)} is gone")
+        routines.timetable.cache_clear()  # a new process binds afresh
+        self.act_restart()
+
     def act_flaky_runtime(self) -> None:
         self.world.unavailable = self.rng.choice((0.0, 0.05, 0.05, 0.5))
         self._note(f"runtime start failures now {self.world.unavailable:.0%}")
@@ -984,7 +1069,9 @@ class Simulator:
     # -- the invariants -----------------------------------------------------------------------------
     def _may_start(self, launch: Launch) -> list[str]:
         """At the moment a command starts: would a person who paused, quarantined, deleted or
-        still has to decide about this routine expect it to start?"""
+        still has to decide about this routine expect it to start? (A moment decided before
+        its zone was lost may still start: its instant is known, and the command needs no
+        zone; the ledger proves that nothing is decided after.)"""
         conn = self.node.store.conn
         state, forced, probe, kind, run = conn.execute(
             "SELECT r.state, o.forced, o.probe, o.kind, o.run_id FROM occurrences o "
@@ -1133,12 +1220,15 @@ def _allowed_launches(conn: apsw.Connection, occurrence_id: str) -> int:
 
 
 def run_simulation(
-    seed: int, steps: int, data_dir: Path, *, tolerate: tuple[KnownBug, ...] = ()
-) -> SimResult:
+    seed: int, steps: int, data_dir: Path, *, tolerate: tuple[KnownBug, ...] = (),
+    upgrades: bool = True,
+) -> SimResult:  # fmt: skip
     """Run ``steps`` steps of seed ``seed``; stops at the first violated invariant that is not
-    one of the known engine bugs in ``tolerate`` (those are counted and the run goes on)."""
-    with deterministic_ids(), checked_rows_remembered():
-        sim = Simulator(seed, data_dir)
+    one of the known engine bugs in ``tolerate`` (those are counted and the run goes on).
+    Without ``upgrades`` the tz database never changes: seeds found before it could replay
+    their steps."""
+    with deterministic_ids(), checked_rows_remembered(), TZ.installed():
+        sim = Simulator(seed, data_dir, upgrades=upgrades)
         try:
             return _run(sim, steps, tolerate)
         finally:

@@ -102,9 +102,12 @@ def release(conn: apsw.Connection, now: datetime, name: str) -> int:
 def _close_unless_unreadable(
     conn: apsw.Connection, routine: Routine, paused_at: datetime, now: datetime
 ) -> int:
-    """One routine's window after a pause of everything; one whose revisions cannot be read
-    keeps its undecided time for the delete that mends it (``definitions.delete``)."""
+    """One routine's window after a pause of everything. A broken one keeps its undecided
+    time for the edit or delete that mends it (``decisions.close_broken``): its moments
+    cannot be computed, and its broken span is recorded once, whole."""
     try:
+        if routines.breakage(conn, routine) is not None:
+            return 0
         return close_window(conn, routine, paused_at, now)
     except routines.BrokenRevision:
         return 0

@@ -34,7 +34,12 @@ def occurrence_id(routine_id: str, moment: BoundTime) -> str:
     return f"{routine_id}@{_stamp(moment.utc)}{suffix}"
 
 
-def coalesced_id(routine_id: str, first: datetime) -> str:
+def coalesced_id(routine_id: str, first: datetime, *, broken: bool = False) -> str:
+    """A window of moments starts at a moment (whole seconds name it). A broken revision's
+    window starts where planning stopped, at any microsecond: two of them can begin within
+    one second (broken, restored, broken again), so the microseconds are part of its name."""
+    if broken:
+        return f"{routine_id}@{first.astimezone(UTC):%Y%m%dT%H%M%S.%fZ}~broken"
     return f"{routine_id}@{_stamp(first)}~missed"
 
 

@@ -18,6 +18,7 @@ from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import (
     Disposition,
+    MissedCause,
     OccurrenceKind,
     OccurrenceState,
     Revision,
@@ -100,7 +101,8 @@ def insert_window(
     reason: SkipReason,
 ) -> bool:
     """One coalesced row for a window, in ``zone`` (its key and tz database version)."""
-    oid = ids.coalesced_id(routine_id, window.first)
+    broken = window.cause is MissedCause.ROUTINE_BROKEN
+    oid = ids.coalesced_id(routine_id, window.first, broken=broken)
     values = (
         oid, routine_id, window.revision, OccurrenceKind.COALESCED.value,
         instant_text(window.first), *zone,

@@ -195,6 +195,14 @@ def test_fresh_seeds_a_retry_is_not_overtaken_by_the_next_moment(
     assert result.violation is None, describe(result)
 
 
+def test_fresh_seed_a_broken_routine_through_two_resumes_loses_no_moment(tmp_path: Path) -> None:
+    """Strict, on the fresh seed that found it (make soak): New York lost to a tz upgrade,
+    everything resumed twice, the routine's second broken window shared the first one's name
+    and was dropped (see test_broken_routines' test_resume_all_leaves_…)."""
+    result = run_simulation(606841715, 352, tmp_path / "data")
+    assert result.violation is None, describe(result)
+
+
 class NoRunner(ScriptedRuntime):
     def start(self, launch: Launch) -> Started:
         self.launches.append(launch)

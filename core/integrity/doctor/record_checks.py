@@ -10,6 +10,7 @@ import apsw
 
 from coven_core.integrity import audit
 from coven_core.integrity.doctor.base import ERROR, INFO, WARNING, Context, Finding, finding, shown
+from coven_core.model import MissedCause
 from coven_core.scheduling import ids
 from coven_core.store.codec import instant_from
 from coven_core.tz.binding import BoundTime, LocalTimeKind
@@ -25,12 +26,13 @@ class _Row(NamedTuple):
     local_kind: str | None
     manual_key: str | None
     window_first: str | None
+    cause: str | None
 
 
 def check_ids(context: Context) -> Iterator[Finding]:
     rows = context.conn.execute(
-        "SELECT id, routine_id, kind, scheduled_utc, local_kind, manual_key, window_first "
-        "FROM occurrences ORDER BY id"
+        "SELECT id, routine_id, kind, scheduled_utc, local_kind, manual_key, window_first, "
+        "cause FROM occurrences ORDER BY id"
     )
     for row in map(_Row._make, rows):
         expected = _derived_id(row)
@@ -47,7 +49,9 @@ def _derived_id(row: _Row) -> str | None:
     if row.kind == "manual":
         return None if row.manual_key is None else ids.manual_id(row.routine_id, row.manual_key)
     if row.kind == "coalesced":
-        return ids.coalesced_id(row.routine_id, instant_from(row.window_first or row.scheduled_utc))
+        first = instant_from(row.window_first or row.scheduled_utc)
+        broken = row.cause == MissedCause.ROUTINE_BROKEN.value
+        return ids.coalesced_id(row.routine_id, first, broken=broken)
     gap = row.local_kind == LocalTimeKind.NONEXISTENT.value
     return ids.occurrence_id(row.routine_id, _moment(instant_from(row.scheduled_utc), gap))
 

@@ -264,3 +264,25 @@ def test_resume_all_goes_on_past_a_routine_that_cannot_be_read(engine: Engine) -
     engine.operator.resume_all()
     engine.run_until(T0 + minutes(16))
     assert outcomes(engine, good)[-1][1] == "succeeded"
+
+
+def test_resume_all_leaves_a_broken_routine_to_the_edit_that_mends_it(engine: Engine) -> None:
+    """Found by the simulation (seed 606841715): each resume of everything recorded the broken
+    routine's time so far as a window, from where the last one ended. Two began within one
+    second, shared a name, and the second was dropped: its moments passed undecided."""
+    engine.operator.pause_all("away")
+    bad = engine.add("bad", "*/5 * * * *")
+    corrupt_zone(engine, bad)
+    engine.run_until(T0 + minutes(1))
+    engine.operator.resume_all()
+    engine.operator.pause_all("away again")
+    engine.operator.resume_all()
+    engine.run_until(T0 + minutes(31))
+    engine.operator.edit_routine("bad", lambda spec: replace(spec, timezone="UTC"))
+    windows = engine.store.conn.execute(
+        "SELECT window_first, window_last FROM occurrences WHERE reason = 'routine_broken'"
+    ).fetchall()
+    assert len(windows) == 1  # the broken span, whole: 12:00 to the edit at 12:31
+    assert windows[0][0].startswith("2026-03-01T12:00") and windows[0][1].startswith(
+        "2026-03-01T12:31"
+    )

@@ -37,7 +37,8 @@ from coven_desktop.instance import InstanceServer, server_name
 
 
 def announce_threads_and_ready() -> None:
-    names = {thread.native_id: thread.name for thread in threading.enumerate()}
+    # A thread being started at this moment has no native id yet: it is not idle work.
+    names = {t.native_id: t.name for t in threading.enumerate() if t.native_id is not None}
     print("threads", json.dumps(names), flush=True)
     announce_ready()
 

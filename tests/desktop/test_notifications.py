@@ -159,11 +159,11 @@ def event(seq: int, kind: EventKind, occurrence: str | None = None, **data: obje
     return Event(seq, T0, kind, "r", occurrence, dict(data))
 
 
-def test_a_wake_is_summed_up_once_its_catch_up_started_if_anything_was_missed() -> None:
+def test_a_wake_or_a_start_is_summed_up_once_its_catch_up_started_if_anything_was_missed() -> None:
     watch = WakeWatch()
     assert watch.see([event(1, EventKind.SLEPT)]) is None  # nothing missed: no summary
     assert watch.see([event(2, EventKind.SKIPPED, "w", reason="missed")]) is None  # no wake
-    slept = [event(5, EventKind.SLEPT), event(6, EventKind.SKIPPED, "w", reason="missed")]
-    assert watch.see([*slept, event(7, EventKind.CLAIMED, "o")]) is None  # not started yet
+    down = [event(5, EventKind.DOWNTIME), event(6, EventKind.SKIPPED, "w", reason="missed")]
+    assert watch.see([*down, event(7, EventKind.CLAIMED, "o")]) is None  # not started yet
     assert watch.see([event(8, EventKind.STARTED, "o")]) == 4
     assert watch.see([event(9, EventKind.SETTLED, "o")]) is None  # once

@@ -231,7 +231,7 @@ def test_quit_with_a_running_command_leaves_the_event_loop_running(
         left = loop.run_until_complete(quitting)
         timer.stop()
         assert time.monotonic() - began >= 1.4  # it did wait for the command…
-        assert len(ticks) > 20  # …and the event loop ran meanwhile
+        assert len(ticks) >= 5  # …and the event loop ran meanwhile (blocked: one tick at most)
         assert left == 1 and quits == [True]
     finally:
         loop.run_until_complete(desktop.close(5))

@@ -66,6 +66,11 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.views.explain import explain_occurrence as explain_occurrence
     from coven_core.views.explain import explain_routine as explain_routine
     from coven_core.views.explain import outcome_sentence as outcome_sentence
+    from coven_core.views.notices import Notice as Notice
+    from coven_core.views.notices import NoticeKind as NoticeKind
+    from coven_core.views.notices import notice as notice
+    from coven_core.views.notices import throttle as throttle
+    from coven_core.views.notices import wake_summary as wake_summary
     from coven_core.views.overview import Overview as Overview
     from coven_core.views.overview import RoutineLine as RoutineLine
     from coven_core.views.overview import TrayState as TrayState
@@ -82,6 +87,7 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.views.timeline import RecordedOccurrence as RecordedOccurrence
     from coven_core.views.timeline import Timeline as Timeline
     from coven_core.views.timeline import timeline as timeline
+    from coven_core.views.tooltip import tooltip as tooltip
 
 #: Read views and words computed elsewhere in the engine, by the module that computes them:
 #: loaded when first asked for (module ``__getattr__``), then kept in this module.
@@ -105,6 +111,7 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
         "MomentFacts", "OccurrenceExplanation", "RoutineExplanation", "cause_text",
         "change_sentence", "explain_occurrence", "explain_routine", "outcome_sentence",
     ),
+    "coven_core.views.notices": ("Notice", "NoticeKind", "notice", "throttle", "wake_summary"),
     "coven_core.views.overview": ("Overview", "RoutineLine", "TrayState", "overview"),
     "coven_core.views.quarantined": ("Failure", "Quarantined", "quarantined"),
     "coven_core.views.status": ("Status",),
@@ -112,6 +119,7 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
         "BAND_ASLEEP", "MAX_RANGE", "CoalescedWindow", "Lane", "PlannedMoment",
         "RecordedOccurrence", "Timeline", "timeline",
     ),
+    "coven_core.views.tooltip": ("tooltip",),
 }  # fmt: skip
 _HOME = {name: module for module, names in _ELSEWHERE.items() for name in names}
 

@@ -135,7 +135,8 @@ async def _until_quit(
     app.aboutToQuit.connect(finish)
     await asyncio.wait([done, stop_requested], return_when=asyncio.FIRST_COMPLETED)
     if not done.done():
-        desktop.quit()  # drains (bounded), closes the store; app.quit() then ends the wait
+        # Drains (bounded, off the GUI thread), closes the store; app.quit() ends the wait.
+        await desktop.quit()
         await done
 
 

@@ -1,9 +1,11 @@
 """The running desktop app: the engine service, the tray, the main window and one instance.
 
 Everything a person does goes through :meth:`Desktop.act`, which awaits the operator API on
-its thread (qasync) and then refreshes what the tray shows. Views update from the engine's
-events (the service's bridge) and from operator results — nothing polls. An action's own
-refresh and the one its events ask for are one read of the overview (see :meth:`refresh`).
+its thread (qasync) and then refreshes what the tray shows; a refusal is said in the window,
+or as a notification while no window is open. Views update from the engine's events (the
+service's bridge) and from operator results — nothing polls. An action's own refresh and the
+one its events ask for are one read of the overview (see :meth:`refresh`). Quitting drains
+off the GUI thread, saying meanwhile what it waits for (:meth:`quit`).
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.events import Event
 from coven_core.operator import ZoneChoice
-from coven_core.queries import Overview, user_locale
+from coven_core.queries import NoticeKind, Overview, user_locale
 from coven_desktop import autostart
-from coven_desktop.notifications import Notifications
+from coven_desktop.notifications import NoticeSettings, Notifications, Shown
 from coven_desktop.osnotify import Notifier, OsEvent, host_zone, start_notifiers, wake_reason_for
 from coven_desktop.service import EngineService
 from coven_desktop.tasks import Tasks
@@ -63,7 +65,9 @@ class Desktop(QObject):
         self.tray = Tray(self)
         self.tray.autostart = autostart.is_enabled() if autostart.supported() else None
         self._window: MainWindow | None = None  # built when first needed (see window)
-        self.notifications = Notifications(self.tray.notify, clock.monotonic)
+        self.notifications = Notifications(self.tray.notify, self.service.call, clock.monotonic,
+                                           NoticeSettings(data_dir), parent=self)  # fmt: skip
+        self.tray.notices = {kind: self.notifications.settings.is_on(kind) for kind in NoticeKind}
         self.overview: Overview | None = None
         self.notifier: Notifier | None = None
         self.zone_prompts: list[ZonePrompt] = []
@@ -72,6 +76,10 @@ class Desktop(QObject):
         self._next_read: asyncio.Future[Overview] | None = None  # asked for, not yet begun
         self._last_read: asyncio.Future[Overview] | None = None  # the read begun last
         self._reads_begun = 0
+        self._quitting: asyncio.Future[int | None] | None = None  # once Quit has begun
+        self._quit_task = Tasks()  # apart: close() settles self._tasks, and Quit awaits close()
+        self._closed = False
+        self.left_running: int | None = None
         self._wire()
 
     @property
@@ -91,38 +99,55 @@ class Desktop(QObject):
         tray.pauseRequested.connect(lambda name: self.act(lambda e: e.operator.pause(name)))
         tray.resumeRequested.connect(lambda name: self.act(lambda e: e.operator.resume(name)))
         tray.runNowRequested.connect(lambda name: self.act(lambda e: e.operator.run_now(name)))
+        tray.probeRequested.connect(lambda name: self.act(lambda e: e.operator.probe(name)))
+        tray.releaseRequested.connect(lambda name: self.act(lambda e: e.operator.release(name)))
         tray.cancelRequested.connect(lambda run: self.act(lambda e: e.operator.cancel(run)))
+        tray.cancelRoutineRequested.connect(
+            lambda name: self.act(lambda e: e.operator.cancel_routine(name))
+        )
         tray.pauseAllRequested.connect(lambda: self.act(lambda e: e.operator.pause_all()))
         tray.resumeAllRequested.connect(lambda: self.act(lambda e: e.operator.resume_all()))
         tray.windowRequested.connect(self.show_window)
+        tray.pageRequested.connect(self.show_window)
         tray.attentionRequested.connect(lambda: self.show_window("reconciliation"))
         tray.quitRequested.connect(self.quit)
         tray.autostartToggled.connect(self.start_at_login)
+        tray.noticeToggled.connect(self.notifications.settings.set_on)
+        tray.icon.messageClicked.connect(self.notifications.clicked)
+        self.notifications.opened.connect(self._open_notice)
 
     # -- start and stop ---------------------------------------------------------------------
     async def start(self) -> None:
         await self.service.start()
         self.notifier = self._notifier_factory(self)
         self.notifier.occurred.connect(self._on_os_event)
-        await self.refresh()
-        if QSystemTrayIcon.isSystemTrayAvailable():
+        overview = await self.refresh()
+        tray = QSystemTrayIcon.isSystemTrayAvailable()
+        if tray:
             self.tray.show()
-        else:  # no tray here (some desktops, offscreen): the window is the way in
+        if not tray or not overview.routines:
+            # No tray here (some desktops, offscreen): the window is the way in. No routines
+            # yet: the welcome says what to do first, tray or not (README).
             self.show_window()
 
     async def close(self, drain: float = DRAIN_SECONDS) -> int | None:
-        """Finish what is in flight, then stop the engine (bounded); how many commands were
-        left running for the next start to adopt."""
+        """Finish what is in flight, then stop the engine (bounded, off the GUI thread); how
+        many commands were left running for the next start to adopt. Closing twice (Quit,
+        then a test's teardown) closes once."""
+        if self._closed:
+            return self.left_running
+        self._closed = True
         await self.settle()
         await self.service.settle()
-        left = self.service.stop(drain)
+        self.left_running = await self.service.stop(drain)
         if self.notifier is not None:
             self.notifier.stop()
+        self.notifications.stop()
         self.tray.dispose()
         if self._window is not None:
             self._window.close()
             self._window.deleteLater()
-        return left
+        return self.left_running
 
     def _host_notifier(self, parent: QObject) -> Notifier:
         clock = self.clock
@@ -149,14 +174,43 @@ class Desktop(QObject):
     def _follow(self, choice: ZoneChoice) -> None:
         self.act(lambda e: e.operator.follow_zone(choice.routine, choice.host_zone))
 
-    def quit(self) -> None:
-        left = self.service.stop(DRAIN_SECONDS)
+    def quit(self) -> asyncio.Future[int | None]:
+        """Quit without freezing: the tray (and the window, if open) says what Quit waits
+        for, the engine drains on its own threads while the event loop runs on, then the
+        application quits. Asked again meanwhile, the same Quit goes on."""
+        if self._quitting is None:
+            self._say_waiting()
+            self._quitting = self._quit_task.spawn(self._quit())
+        return self._quitting
+
+    async def _quit(self) -> int | None:
+        left = await self.close(DRAIN_SECONDS)
         if left:
             log.warning("%s command(s) were still running; the next start adopts them", left)
-        self.left_running = left
         app = QApplication.instance()
         if app is not None:
             app.quit()
+        return left
+
+    def _say_waiting(self) -> None:
+        running = self.overview.counts.running if self.overview is not None else 0
+        self.tray.show_quitting(self._waiting_text(running))
+        if self._window is not None and self._window.isVisible():
+            self._window.statusBar().showMessage(self._waiting_text(running))
+
+    def _waiting_text(self, running: int) -> str:
+        seconds = f"{DRAIN_SECONDS:g}"
+        if running == 1:
+            return self.tr(
+                "Quitting: waiting for 1 running command… if it still runs after {seconds} s, "
+                "it will be adopted at the next start"
+            ).format(seconds=seconds)
+        if running:
+            return self.tr(
+                "Quitting: waiting for {count} running commands… those still running after "
+                "{seconds} s will be adopted at the next start"
+            ).format(count=running, seconds=seconds)
+        return self.tr("Quitting…")
 
     def start_at_login(self, on: bool) -> None:
         """Write or remove the autostart entry for this app on this store (DESIGN §12)."""
@@ -168,7 +222,7 @@ class Desktop(QObject):
                 autostart.disable()
         except (OSError, NotImplementedError) as error:
             self.tray.show_autostart(autostart.is_enabled())
-            self.failed.emit(str(error))
+            self._refused(str(error))
 
     def show_window(self, page: str | None = None) -> None:
         """Show the main window, on ``page`` if given; the first time on the Routines page, or
@@ -182,6 +236,24 @@ class Desktop(QObject):
         self.window.raise_()
         self.window.activateWindow()
 
+    def open_run(self, occurrence_id: str) -> None:
+        """Show the window on one run's detail; the window marks it seen (DESIGN §12)."""
+        self.show_window()
+        self.window.open_run(occurrence_id)  # type: ignore[attr-defined]
+
+    def mark_seen(self, run: str) -> asyncio.Future[Any]:
+        """A person looked at ``run`` (a run or occurrence id): its failure no longer counts
+        in the tray, which is refreshed at once (marking seen wakes no scheduler, so no
+        engine event would)."""
+        return self.act(lambda e: e.operator.mark_seen(run))
+
+    def _open_notice(self, shown: Shown) -> None:
+        """A click on a notification: its run, else its page, else the window."""
+        if shown.occurrence_id is not None:
+            self.open_run(shown.occurrence_id)
+        else:
+            self.show_window(shown.page)
+
     # -- acting and refreshing --------------------------------------------------------------
     def act(self, work: Callable[[Engine], object]) -> asyncio.Future[Any]:
         """Run an operator call off the GUI thread; refresh afterwards; report refusals."""
@@ -192,15 +264,25 @@ class Desktop(QObject):
         await self._tasks.settle()
 
     async def _act(self, work: Callable[[Engine], object]) -> object:
+        if self._quitting is not None:  # the engine is stopping: start nothing new
+            self._refused(self.tr("Coven is quitting: nothing new is started"))
+            return None
         try:
             result = await self.service.call(work)
         except CovenError as error:
-            self.failed.emit(str(error))
+            self._refused(str(error))
             return None
         begun = self._reads_begun
         await self.service.refresh()  # its events ask for a read of the overview…
         await self._read_since(begun)  # …which shows this action too: no second read
         return result
+
+    def _refused(self, message: str) -> None:
+        """Say a refusal where the person is: the window shows ``failed``; with no window
+        open (a tray click), a notification says it."""
+        self.failed.emit(message)
+        if self._window is None or not self._window.isVisible():
+            self.notifications.refused(message)
 
     def _read_since(self, begun: int) -> asyncio.Future[Overview]:
         """A read of the overview begun after ``begun`` reads had: the latest one if it did
@@ -230,7 +312,6 @@ class Desktop(QObject):
         return current
 
     def _on_events(self, new: list[Event]) -> None:
-        for event in new:
-            self.notifications.consider(event)
         if new:
+            self._tasks.spawn(self.notifications.consider(new))
             self.refresh()

@@ -71,15 +71,19 @@ class EngineService(QObject):
         """Wait for the bridge's reads in flight."""
         await self._tasks.settle()
 
-    def stop(self, timeout: float) -> int | None:
+    async def stop(self, timeout: float) -> int | None:
         """Drain within ``timeout`` seconds; how many commands were left running (None: the
-        scheduler did not stop in time — they are recorded by the next start)."""
+        scheduler did not stop in time — they are recorded by the next start).
+
+        The drain waits for running commands (up to ``timeout``): it is awaited on the
+        operator thread — after any call still in flight there — so the GUI thread's event
+        loop runs on meanwhile, and a window or the tray can say what Quit waits for."""
         self._stopping = True  # news from the last passes has no one left to tell
-        self.scheduler.stop(timeout)
+        await self._run(lambda: self.scheduler.stop(timeout))
         left = None if self.scheduler.is_alive() else self.scheduler.left_running
         if self._engine is not None:
-            self._executor.submit(self._engine.close).result(timeout=5)
-        self._executor.shutdown(wait=True)
+            await self._run(self._engine.close)
+        self._executor.shutdown(wait=True)  # nothing is left in it: returns at once
         return left
 
     # -- calls ------------------------------------------------------------------------------

@@ -7,15 +7,7 @@ from datetime import datetime
 
 from babel.dates import format_date, format_time, format_timedelta
 
-from coven_core.queries import Overview, TrayState, _
-
-_STATE = {
-    TrayState.IDLE: "Idle",
-    TrayState.RUNNING: "Running",
-    TrayState.ATTENTION: "Needs attention",
-    TrayState.PAUSED: "Paused",
-    TrayState.ERROR: "Error",
-}
+from coven_core.queries import _
 
 
 def when(at: datetime, now: datetime, locale: str) -> str:
@@ -31,21 +23,3 @@ def when(at: datetime, now: datetime, locale: str) -> str:
         day = format_date(local_at, format="medium", locale=locale)
     delta = format_timedelta(at - now, add_direction=True, locale=locale)
     return f"{day} {time}, {delta}"
-
-
-def next_run_line(overview: Overview, now: datetime, locale: str) -> str:
-    if overview.next_run is None:
-        return _("No run scheduled", locale)
-    name, at = overview.next_run
-    return _("Next: {routine} — {when}", locale).format(routine=name, when=when(at, now, locale))
-
-
-def tooltip(overview: Overview, now: datetime, locale: str) -> str:
-    lines = [f"Coven — {_(_STATE[overview.state], locale)}", next_run_line(overview, now, locale)]
-    if overview.attention:
-        lines.append(
-            _("{count} run(s) need your decision", locale).format(count=overview.attention)
-        )
-    if overview.error:
-        lines.append(overview.error)
-    return "\n".join(lines)

@@ -1,7 +1,8 @@
 """Render every page of the main window, over the demo store, to PNG files (offscreen).
 
 Every page in :data:`coven_desktop.windows.PAGES` becomes ``<key>.png``; then the extra
-states in :data:`coven_desktop.demo.windows.EXTRA_WINDOWS`, as ``<name>.png``.
+states in :data:`coven_desktop.demo.windows.EXTRA_WINDOWS`, as ``<name>.png``; then the tray
+(:data:`coven_desktop.demo.tray.TRAY_PICTURES`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import QWidget
 
 from coven_core.clock import VirtualClock
 from coven_core.runtime.instant import InstantRuntime
+from coven_desktop.demo.tray import render_tray
 from coven_desktop.demo.windows import EXTRA_WINDOWS
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows import PAGES
@@ -50,7 +52,7 @@ async def render_pages(
             widget = await widget if inspect.isawaitable(widget) else widget
             await _settle(desktop, page)
             written.append(_save(widget, out / f"{name}.png"))
-        return written
+        return written + render_tray(desktop, out)
     finally:
         await desktop.close(5)
         desktop.deleteLater()

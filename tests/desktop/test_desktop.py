@@ -2,26 +2,40 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+import qasync
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 from pytestqt.qtbot import QtBot
 
 from coven_core import queries
+from coven_core.clock import VirtualClock
 from coven_core.events import EventKind
 from coven_core.integrity import audit
+from coven_core.scheduling.scheduler import Limits
+from coven_core.views.overview import TrayState
+from coven_desktop.app_window import MainWindow
 from coven_desktop.desktop import Desktop
 from coven_desktop.instance import InstanceServer, server_name
+from tests.desktop.conftest import T0
 from tests.desktop.helpers import add, wait_for_event
 
 
+def submenu(desktop: Desktop, title: str):  # type: ignore[no-untyped-def]
+    menu = next(a.menu() for a in desktop.tray.menu.actions() if a.menu() and a.text() == title)
+    menu.aboutToShow.emit()  # submenus are filled when they open
+    return menu
+
+
 def menu_action(desktop: Desktop, text: str, submenu: str | None = None):  # type: ignore[no-untyped-def]
-    menu = desktop.tray.menu
-    if submenu is not None:
-        menu = next(a.menu() for a in menu.actions() if a.menu() and a.text() == submenu)
-        menu.aboutToShow.emit()  # submenus are filled when they open
+    menu = desktop.tray.menu if submenu is None else globals()["submenu"](desktop, submenu)
     return next(a for a in menu.actions() if a.text() == text)
 
 
@@ -50,12 +64,18 @@ def test_pause_from_the_tray_menu_is_done_and_audited(desktop: Desktop, loop) ->
     assert menu_action(desktop, "Resume", submenu="backup") is not None
 
 
-def test_cancel_from_the_tray_stops_a_real_command(desktop: Desktop, loop) -> None:  # type: ignore[no-untyped-def]
+def test_cancel_from_the_tray_asks_then_stops_a_real_command(desktop: Desktop, loop) -> None:  # type: ignore[no-untyped-def]
     add(desktop, loop, "slow", "/bin/sleep", "30")
     menu_action(desktop, "Run now", submenu="slow").trigger()
     wait_for_event(desktop, loop, lambda e: e.kind is EventKind.STARTED)
     loop.run_until_complete(desktop.refresh())
-    menu_action(desktop, "Cancel slow (running)").trigger()
+    running = next(a.menu() for a in desktop.tray.menu.actions() if a.text() == "Running (1)")
+    (cancel,) = running.actions()
+    assert cancel.text().startswith("Cancel slow (since ")
+    cancel.trigger()
+    box = desktop.tray.confirmation
+    assert box is not None
+    next(b for b in box.buttons() if b.text() == "Cancel the run").click()
     settled = wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
     assert settled.data["disposition"] == "cancelled", settled.data
 
@@ -100,3 +120,146 @@ def test_one_click_reads_the_overview_once(desktop: Desktop, loop, monkeypatch) 
     loop.run_until_complete(desktop.settle())
     assert (len(reads), len(shown)) == (1, 1)
     assert shown[0].routines[0].state.value == "paused"
+
+
+def top_level(desktop: Desktop) -> list[str]:
+    """The menu's top-level items by role (object names), in order."""
+    return [
+        (a.menu() or a).objectName() for a in desktop.tray.menu.actions() if not a.isSeparator()
+    ]
+
+
+def test_the_menu_keeps_its_order_while_a_real_command_runs(desktop: Desktop, loop) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "slow", "/bin/sleep", "30")
+    add(desktop, loop, "backup")
+    calm = top_level(desktop)
+    menu_action(desktop, "Run now", submenu="slow").trigger()
+    wait_for_event(desktop, loop, lambda e: e.kind is EventKind.STARTED)
+    loop.run_until_complete(desktop.refresh())
+    assert desktop.tray.state is TrayState.RUNNING
+    assert top_level(desktop) == calm
+    assert menu_action(desktop, "Running (1)").isEnabled()
+    run_id = desktop.overview.running[0].run_id  # type: ignore[union-attr]
+    loop.run_until_complete(desktop.act(lambda e: e.operator.cancel(run_id)))
+    wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
+    loop.run_until_complete(desktop.refresh())
+    assert top_level(desktop) == calm
+    assert not menu_action(desktop, "Running (0)").isEnabled()
+
+
+FAILING = ("/bin/sh", "-c", "echo sending files; echo 'rsync: connection refused' >&2; exit 1")
+
+
+@pytest.fixture
+def shown(desktop: Desktop, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """The notifications the app shows: (title, body)."""
+    told: list[tuple[str, str]] = []
+    monkeypatch.setattr(desktop.notifications, "_show", lambda *notice: told.append(notice))
+    return told
+
+
+def test_a_failed_run_turns_the_tray_to_error_and_its_notification_opens_it(
+    desktop: Desktop,
+    loop: qasync.QEventLoop,
+    shown: list[tuple[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    opened: list[str] = []
+
+    def open_run(window: MainWindow, occurrence_id: str) -> None:  # what the window will do
+        opened.append(occurrence_id)
+        window.desktop.mark_seen(occurrence_id)  # type: ignore[union-attr]
+
+    monkeypatch.setattr(MainWindow, "open_run", open_run, raising=False)
+    add(desktop, loop, "backup", *FAILING)
+    menu_action(desktop, "Run now", submenu="backup").trigger()
+    settled = wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
+    loop.run_until_complete(desktop.settle())
+    assert desktop.tray.state is TrayState.ERROR
+    assert desktop.tray.icon.toolTip().splitlines()[1].startswith("1 failed; next: ")
+    assert shown == [("backup failed", "exit 1: rsync: connection refused")]
+    desktop.tray.icon.messageClicked.emit()
+    assert opened == [settled.occurrence_id]
+    loop.run_until_complete(desktop.settle())
+    assert desktop.tray.state is TrayState.IDLE
+    assert desktop.overview is not None and desktop.overview.counts.failed_unseen == 0
+
+
+def test_a_refused_tray_action_is_a_notification_while_no_window_is_open(
+    desktop: Desktop, loop: qasync.QEventLoop, shown: list[tuple[str, str]]
+) -> None:
+    refusals: list[str] = []
+    desktop.failed.connect(refusals.append)
+    add(desktop, loop, "sync")
+    loop.run_until_complete(desktop.act(lambda e: e.operator.quarantine("sync", "by hand")))
+    assert "Run now" not in [a.text() for a in submenu(desktop, "sync").actions()]
+    desktop.window.hide()
+    stale = desktop.tray.runNowRequested  # a menu opened before the quarantine: Run now
+    stale.emit("sync")
+    loop.run_until_complete(desktop.settle())
+    assert len(refusals) == 1 and "quarantined" in refusals[0]
+    assert shown == [("sync quarantined", "by hand"), ("Coven could not do that", refusals[0])]
+    desktop.show_window()  # with the window open, the window says it (and no notification)
+    stale.emit("sync")
+    loop.run_until_complete(desktop.settle())
+    assert len(refusals) == 2 and len(shown) == 2
+
+
+def test_quit_with_a_running_command_leaves_the_event_loop_running(
+    tmp_path: Path, loop: qasync.QEventLoop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    quits: list[bool] = []
+    monkeypatch.setattr(QApplication, "quit", staticmethod(lambda: quits.append(True)))
+    desktop = Desktop(tmp_path / "data", VirtualClock(T0, autojump=False),
+                      limits=Limits(drain_timeout=1.5))  # fmt: skip
+    loop.run_until_complete(desktop.start())
+    try:
+        add(desktop, loop, "slow", "/bin/sleep", "4")
+        menu_action(desktop, "Run now", submenu="slow").trigger()
+        wait_for_event(desktop, loop, lambda e: e.kind is EventKind.STARTED)
+        loop.run_until_complete(desktop.refresh())
+        ticks: list[float] = []
+        timer = QTimer()
+        timer.timeout.connect(lambda: ticks.append(time.monotonic()))
+        timer.start(20)
+        began = time.monotonic()
+        quitting = desktop.quit()
+        assert desktop.quit() is quitting  # asked twice: one Quit
+        waiting = desktop.tray.icon.toolTip()
+        assert "waiting for 1 running command" in waiting and "next start" in waiting
+        assert desktop.window.statusBar().currentMessage() == waiting.splitlines()[1]
+        left = loop.run_until_complete(quitting)
+        timer.stop()
+        assert time.monotonic() - began >= 1.4  # it did wait for the command…
+        assert len(ticks) >= 5  # …and the event loop ran meanwhile (blocked: one tick at most)
+        assert left == 1 and quits == [True]
+    finally:
+        loop.run_until_complete(desktop.close(5))
+        desktop.deleteLater()
+        loop.run_until_complete(asyncio.sleep(0))
+
+
+# The offscreen platform has no tray to embed into: Qt says so when the icon is shown.
+@pytest.mark.qt_log_ignore("No such signal QPlatformNativeInterface::systemTrayWindowChanged")
+def test_a_first_start_with_a_tray_opens_the_welcome(
+    tmp_path: Path, loop: qasync.QEventLoop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(QSystemTrayIcon, "isSystemTrayAvailable", staticmethod(lambda: True))
+    desktop = Desktop(tmp_path / "data", VirtualClock(T0, autojump=False))
+    loop.run_until_complete(desktop.start())
+    try:
+        assert desktop.tray.icon.isVisible()
+        assert desktop.window.isVisible()
+        assert desktop.window.stack.currentWidget() is desktop.window.pages["welcome"]
+        add(desktop, loop, "backup")
+    finally:
+        loop.run_until_complete(desktop.close(5))
+    again = Desktop(tmp_path / "data", VirtualClock(T0, autojump=False))
+    loop.run_until_complete(again.start())
+    try:  # with a routine, the tray alone: the window waits to be asked for
+        assert again.tray.icon.isVisible() and again._window is None
+    finally:
+        loop.run_until_complete(again.close(5))
+    for built in (desktop, again):
+        built.deleteLater()
+    loop.run_until_complete(asyncio.sleep(0))

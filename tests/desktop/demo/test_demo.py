@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from coven_desktop.demo.tray import TRAY_PICTURES
 from coven_desktop.demo.windows import EXTRA_WINDOWS
 from coven_desktop.windows import PAGES
 
@@ -19,6 +20,7 @@ def expected_files() -> list[str]:
     names = [info.key for info in PAGES]
     for info in PAGES:
         names += [name for name, _make in EXTRA_WINDOWS.get(info.key, ())]
+    names += TRAY_PICTURES
     return [f"{name}.png" for name in names]
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from coven_core import queries
@@ -123,7 +124,9 @@ class Desktop(QObject):
         self.notifier.occurred.connect(self._on_os_event)
         overview = await self.refresh()
         tray = QSystemTrayIcon.isSystemTrayAvailable()
-        if tray:
+        if tray or QGuiApplication.platformName() == "xcb":
+            # On X the icon is embedded whenever a tray host appears: an app started at login
+            # may come up before the panel does (tests/system/test_real_desktop.py).
             self.tray.show()
         if not tray or not overview.routines:
             # No tray here (some desktops, offscreen): the window is the way in. No routines

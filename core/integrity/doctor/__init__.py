@@ -95,6 +95,7 @@ JSON (:meth:`Report.to_json`, printed by ``coven doctor --json``), stable::
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -181,18 +182,21 @@ def _verdict(findings: list[Finding], check: str) -> str:
 
 
 def doctor(
-    store: Store, now: datetime, *, quick: bool = False, retention: RetentionPolicy | None = None
-) -> Report:
+    store: Store, now: datetime, *, quick: bool = False, retention: RetentionPolicy | None = None,
+    skip: Collection[str] = (),
+) -> Report:  # fmt: skip
     """Check ``store`` as of ``now``. Reads only; never call it inside a transaction.
 
     ``quick`` runs SQLite's ``quick_check`` instead of the full ``integrity_check`` and skips
-    the growth figures (for checking after every step of a simulation). ``retention`` says how
-    long attempt directories are kept (the default policy when None).
+    the growth figures (for checking after every step of a simulation, which also ``skip``s
+    the checks by name that say nothing there). ``retention`` says how long attempt
+    directories are kept (the default policy when None).
     """
     keep_dirs_for = (retention or RetentionPolicy()).attempt_dirs_keep_for
+    checks = [check for check in _CHECKS if check.name not in skip]
     with store.read() as conn:
         context = Context(conn, store, now, read_leader(conn, now), keep_dirs_for, quick)
-        findings = [found for check in _CHECKS for found in run_check(check, context)]
+        findings = [found for check in checks for found in run_check(check, context)]
     if quick:
         return Report(now, findings)
     usage = measured(store)

@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from coven_core.clock import Clock, WakeReason
-from coven_core.errors import CovenError
+from coven_core.errors import Conflict, CovenError
 from coven_core.integrity import audit
 from coven_core.model import RevisionSpec
 from coven_core.operations import definitions, drafts, host, pausing, runs, seen, settings, stopping
@@ -44,6 +44,18 @@ class Operator:
         """Create a routine; returns its id. Nothing is stored if anything is invalid."""
         work = partial(definitions.add, name=name, spec=spec, anchor=anchor)
         return self._act("routine.add", name, None, work, WakeReason.DEFINITION_CHANGED)
+
+    def import_routines(self, routines: list[tuple[str, RevisionSpec]]) -> list[str]:
+        """Create the routines an import's dry run showed, each an audited ``routine.add``;
+        refused whole, creating none, if one of the names is taken (DESIGN §15)."""
+        with self.store.read() as conn:
+            taken = {name for (name,) in conn.execute(
+                "SELECT name FROM routines WHERE state != 'deleted'")}  # fmt: skip
+        clashes = sorted(taken & {name for name, _ in routines})
+        if clashes:
+            names = ", ".join(repr(name) for name in clashes)
+            raise Conflict(f"routine(s) {names} already exist: rename or delete them first")
+        return [self.add_routine(name, spec) for name, spec in routines]
 
     def edit_routine(
         self,

@@ -36,6 +36,11 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.integrity.audit import AuditEntry as AuditEntry
     from coven_core.integrity.doctor import Report as Report
     from coven_core.integrity.doctor import doctor as doctor
+    from coven_core.moving.dst_differences import ForeignScheduler as ForeignScheduler
+    from coven_core.moving.plan import ImportPlan as ImportPlan
+    from coven_core.moving.plan import PlannedRoutine as PlannedRoutine
+    from coven_core.moving.plan import import_preview as import_preview
+    from coven_core.moving.sources import users_crontab as users_crontab
     from coven_core.notation.i18n import _ as _
     from coven_core.notation.i18n import user_locale as user_locale
     from coven_core.operations.drafts import DraftCheck as DraftCheck
@@ -94,6 +99,9 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
 _ELSEWHERE: dict[str, tuple[str, ...]] = {
     "coven_core.integrity.audit": ("AuditEntry",),
     "coven_core.integrity.doctor": ("Report", "doctor"),
+    "coven_core.moving.dst_differences": ("ForeignScheduler",),
+    "coven_core.moving.plan": ("ImportPlan", "PlannedRoutine", "import_preview"),
+    "coven_core.moving.sources": ("users_crontab",),
     "coven_core.notation.i18n": ("_", "user_locale"),
     "coven_core.operations.drafts": ("DraftCheck", "RoutineDraft"),
     "coven_core.schedule.timetable": ("ScheduleKind",),

@@ -5,23 +5,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from datetime import UTC, timedelta
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_json, print_lines
 from coven_core.clock import SystemClock
-from coven_core.errors import ValidationError
 from coven_core.moving.dst_differences import Scheduler
-from coven_core.moving.plan import Found, ImportPlan, NotImported, apply_plan, build_plan
+from coven_core.moving.plan import ImportPlan, apply_plan, import_preview
 from coven_core.notation.timearg import parse_instant
-from coven_core.queries import list_routines
-
-#: "the coming year" of the DST report
-YEAR = timedelta(days=365)
-_Reader = Callable[[Path | None, str], tuple[list[Found], list[NotImported]]]
 
 
 def register(commands: Any) -> None:
@@ -46,24 +39,14 @@ def _source(sources: Any, name: str, summary: str, metavar: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     origin = _ORIGINS[args.origin]
-    found, refused = _READERS[origin](_path(args.path), args.tz)
+    source: Path | str = sys.stdin.read() if args.path in (None, "-") else Path(args.path)
     start = parse_instant(args.start, UTC, "--from") if args.start else SystemClock().now_utc()
-    plan = build_plan(origin, found, refused, start, start + YEAR)
+    plan = import_preview(origin, source, args.tz, start)
     if args.apply:
         with opened_engine(args) as engine:
-            existing = [view.routine.name for view in list_routines(engine.store)]
-            apply_plan(plan, engine.operator, existing)
+            apply_plan(plan, engine.operator)
     _report(plan, args)
     return 0
-
-
-def _path(text: str | None) -> Path | None:
-    if text in (None, "-"):
-        return None
-    path = Path(text)
-    if not path.is_file():
-        raise ValidationError(f"{text!r} is not a readable file")
-    return path
 
 
 def _report(plan: ImportPlan, args: argparse.Namespace) -> None:
@@ -73,30 +56,4 @@ def _report(plan: ImportPlan, args: argparse.Namespace) -> None:
         print_lines(plan.lines(applied=args.apply))
 
 
-def _crontab(path: Path | None, zone: str) -> tuple[list[Found], list[NotImported]]:
-    from coven_core.moving.crontab import read_crontab
-
-    text = sys.stdin.read() if path is None else path.read_text(encoding="utf-8")
-    return read_crontab(text, zone)
-
-
-def _timer(path: Path | None, zone: str) -> tuple[list[Found], list[NotImported]]:
-    from coven_core.moving.systemd_timer import read_timer
-
-    assert path is not None
-    return read_timer(path, zone)
-
-
-def _plist(path: Path | None, zone: str) -> tuple[list[Found], list[NotImported]]:
-    from coven_core.moving.launchd import read_plist
-
-    assert path is not None
-    return read_plist(path, zone)
-
-
 _ORIGINS = {"crontab": Scheduler.CRON, "systemd": Scheduler.SYSTEMD, "launchd": Scheduler.LAUNCHD}
-_READERS: dict[Scheduler, _Reader] = {
-    Scheduler.CRON: _crontab,
-    Scheduler.SYSTEMD: _timer,
-    Scheduler.LAUNCHD: _plist,
-}

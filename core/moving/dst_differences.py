@@ -45,6 +45,10 @@ class Scheduler(enum.StrEnum):
     KUBERNETES = "kubernetes"
 
 
+#: The name the app knows them by (``coven_core.queries``), beside Coven's own scheduler.
+ForeignScheduler = Scheduler
+
+
 @dataclass(frozen=True)
 class DstDifference:
     """One moment where the other scheduler and Coven do different things."""

@@ -9,16 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from coven_core.errors import Conflict, CovenError
+from coven_core.errors import CovenError
 from coven_core.model import RevisionSpec
 from coven_core.moving.dst_differences import DstDifference, Scheduler, differences
 from coven_core.moving.naming import unique
-from coven_core.operator import Operator, validated
+from coven_core.operations.definitions import validated
 from coven_core.schedule.timetable import Timetable
 from coven_core.tz.local import resolve_zone_key
+
+if TYPE_CHECKING:
+    from coven_core.operator import Operator
+
+#: "the coming year" of the DST report
+YEAR = timedelta(days=365)
 
 
 @dataclass(frozen=True)
@@ -142,10 +149,15 @@ def _source_order(source: str) -> tuple[int, str]:
     return (int(number), "") if number.isdigit() else (0, source)
 
 
-def apply_plan(plan: ImportPlan, operator: Operator, existing: Iterable[str]) -> list[str]:
-    """Create every planned routine; refuses (creating nothing) if a name is taken."""
-    clashes = sorted(set(existing) & {routine.name for routine in plan.routines})
-    if clashes:
-        names = ", ".join(repr(name) for name in clashes)
-        raise Conflict(f"routine(s) {names} already exist: rename or delete them first")
-    return [operator.add_routine(routine.name, routine.spec) for routine in plan.routines]
+def import_preview(origin: Scheduler, source: Path | str, zone: str, start: datetime) -> ImportPlan:
+    """The dry run of importing ``source`` (a file, or a crontab's text), with the DST
+    differences of the year from ``start``."""
+    from coven_core.moving.sources import read_jobs
+
+    found, refused = read_jobs(origin, source, zone)
+    return build_plan(origin, found, refused, start, start + YEAR)
+
+
+def apply_plan(plan: ImportPlan, operator: Operator) -> list[str]:
+    """Create every planned routine (see :meth:`Operator.import_routines`)."""
+    return operator.import_routines([(routine.name, routine.spec) for routine in plan.routines])

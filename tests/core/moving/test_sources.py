@@ -56,7 +56,7 @@ def test_no_crontab_command_points_at_a_file(tmp_path: Path, monkeypatch) -> Non
 
 @pytest.mark.parametrize("origin", list(Scheduler)[:3])
 def test_a_missing_file_is_named(origin: Scheduler, tmp_path: Path) -> None:
-    with pytest.raises(ValidationError, match="nothing.here' is not a readable file"):
+    with pytest.raises(ValidationError, match=r"nothing\.here' is not a readable file"):
         read_jobs(origin, tmp_path / "nothing.here", "UTC")
 
 

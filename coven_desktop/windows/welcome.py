@@ -17,6 +17,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
+from coven_desktop.windows.import_dialog import ImportDialog
+
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
 
@@ -45,6 +47,13 @@ class Page(QWidget):
         self.add_first = QPushButton(self.tr("Add your first routine"), self)
         self.add_first.clicked.connect(self.add_first_routine)
         layout.addWidget(self.add_first, 0, Qt.AlignmentFlag.AlignLeft)
+        self.import_them = QPushButton(
+            self.tr("Or bring your routines from cron, systemd or launchd…"), self
+        )
+        self.import_them.setFlat(True)  # the second way in, quieter than the first
+        self.import_them.clicked.connect(self.open_import)
+        layout.addWidget(self.import_them, 0, Qt.AlignmentFlag.AlignLeft)
+        self.importer: ImportDialog | None = None
         self.data_dir = self._text(self._data_dir_text())
         layout.addWidget(self.data_dir)
 
@@ -91,6 +100,14 @@ class Page(QWidget):
         open_editor = getattr(page, "open_editor", None)
         if open_editor is not None:  # the Routines window has an editor (issue #8)
             open_editor(name=EXAMPLE_NAME, schedule=EXAMPLE_SCHEDULE, command=self.command)
+
+    def open_import(self) -> ImportDialog:
+        """The Import window, non-modal; one at a time."""
+        if self.importer is None:
+            self.importer = ImportDialog(self.desktop, self)
+        self.importer.show()
+        self.importer.raise_()
+        return self.importer
 
     async def reload(self) -> None:
         pass  # nothing on this page changes with the store

@@ -30,7 +30,8 @@ def test_with_no_routines_the_window_opens_on_the_welcome(desktop: Desktop) -> N
     page = _welcome(desktop)
     assert desktop.window.stack.currentWidget() is page
     assert page.add_first.text() == "Add your first routine"
-    assert page.findChildren(QPushButton) == [page.add_first]  # one thing to do, no wizard
+    # one thing to do first, and one way to bring routines along; no wizard
+    assert page.findChildren(QPushButton) == [page.add_first, page.import_them]
     assert not desktop.window.isModal()  # the tray stays usable
 
 
@@ -114,3 +115,11 @@ def test_the_example_time_is_in_the_users_locale(desktop: Desktop) -> None:
 
 def _shown(page: welcome.Page) -> str:
     return " ".join(label.text() for label in page.findChildren(QLabel))
+
+
+def test_routines_from_elsewhere_are_one_click_away(desktop: Desktop, qtbot: QtBot) -> None:
+    page = _welcome(desktop)
+    qtbot.mouseClick(page.import_them, Qt.MouseButton.LeftButton)
+    assert page.importer is not None and page.importer.isVisible()
+    assert not page.importer.isModal()
+    page.importer.close()

@@ -1,0 +1,302 @@
+"""Import routines from cron, systemd or launchd (DESIGN §15): the same dry run as
+``coven import``, then one click creates them.
+
+A person picks where the jobs are — their own crontab (``crontab -l``), a crontab file, a
+systemd timer or a launchd plist — and the zone those jobs ran in. The window shows what
+would be created, every line that cannot be imported and why, and each moment of the
+coming year where Coven's DST policy does something other than the old scheduler did.
+Nothing is created until "Create"; a taken name refuses the whole import, creating none.
+Non-modal, like every Coven window: the tray keeps working.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from coven_core import queries
+from coven_core.errors import CovenError
+from coven_core.queries import ForeignScheduler, ImportPlan, PlannedRoutine
+from coven_desktop.tasks import Tasks
+from coven_desktop.windows.common import act, error_label, show_error
+
+if TYPE_CHECKING:
+    from coven_desktop.desktop import Desktop
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """The singular or plural sentence, ``{n}`` filled in (English's two forms; the
+    translation catalogs carry each language's own, issue #22)."""
+    return (one if n == 1 else many).format(n=n)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One choice in "Import from": which scheduler, and whether it is read from a file."""
+
+    label: str
+    origin: ForeignScheduler
+    file_filter: str | None  # None: this user's crontab, read with crontab -l
+
+
+class ImportDialog(QDialog):
+    imported = Signal(list)  # the names of the routines created
+
+    def __init__(self, desktop: Desktop, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.desktop = desktop
+        self.plan: ImportPlan | None = None
+        self._tasks = Tasks()
+        self.setWindowTitle(self.tr("Import routines"))
+        self.setModal(False)
+        self.resize(860, 560)
+        self.sources = [
+            Source(self.tr("My crontab"), ForeignScheduler.CRON, None),
+            Source(self.tr("A crontab file"), ForeignScheduler.CRON, self.tr("All files (*)")),
+            Source(self.tr("A systemd timer"), ForeignScheduler.SYSTEMD,
+                   self.tr("systemd timers (*.timer)")),
+            Source(self.tr("A launchd job"), ForeignScheduler.LAUNCHD,
+                   self.tr("launchd jobs (*.plist)")),
+        ]  # fmt: skip
+        layout = QVBoxLayout(self)
+        layout.addLayout(self._form())
+        self.summary = QLabel(self)
+        self.summary.setWordWrap(True)
+        layout.addWidget(self.summary)
+        self.error = error_label(self)
+        layout.addWidget(self.error)
+        self.tree = self._tree()
+        layout.addWidget(self.tree, 1)
+        layout.addLayout(self._buttons())
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.close)
+        self._source_changed()
+
+    # -- building ---------------------------------------------------------------------------
+    def _form(self) -> QFormLayout:
+        form = QFormLayout()
+        self.source = QComboBox(self)
+        self.source.addItems([source.label for source in self.sources])
+        self.source.setAccessibleName(self.tr("Import from"))
+        self.source.currentIndexChanged.connect(self._source_changed)
+        form.addRow(self.tr("Import from:"), self.source)
+        self.path = QLineEdit(self)
+        self.path.setAccessibleName(self.tr("File"))
+        self.path.setPlaceholderText(self.tr("The file to import"))
+        self.path.editingFinished.connect(self.read)
+        self.choose = QPushButton(self.tr("Choose…"), self)
+        self.choose.clicked.connect(self._choose_file)
+        row = QHBoxLayout()
+        row.addWidget(self.path, 1)
+        row.addWidget(self.choose)
+        self.file_label = QLabel(self.tr("File:"), self)
+        form.addRow(self.file_label, row)
+        self.zone = QLineEdit("local", self)
+        self.zone.setAccessibleName(self.tr("Time zone the jobs ran in"))
+        self.zone.setToolTip(self.tr(
+            "The zone the old scheduler used: an IANA name such as Europe/Berlin, or local "
+            "for this computer's. A CRON_TZ line in a crontab wins over it."
+        ))  # fmt: skip
+        self.zone.editingFinished.connect(self.read)
+        form.addRow(self.tr("They ran in:"), self.zone)
+        return form
+
+    def _tree(self) -> QTreeWidget:
+        tree = QTreeWidget(self)
+        tree.setColumnCount(4)
+        tree.setHeaderLabels(
+            [self.tr("Routine"), self.tr("Schedule"), self.tr("Command"), self.tr("From")]
+        )
+        tree.setAccessibleName(self.tr("What the import would do"))
+        tree.setColumnWidth(0, 220)
+        tree.setColumnWidth(1, 240)
+        tree.setColumnWidth(2, 260)
+        tree.setWordWrap(True)
+        return tree
+
+    def _buttons(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        row.addStretch(1)
+        self.create_button = QPushButton(self.tr("Create"), self)
+        self.create_button.setEnabled(False)
+        self.create_button.setDefault(True)
+        self.create_button.clicked.connect(self.apply)
+        close = QPushButton(self.tr("Close"), self)
+        close.clicked.connect(self.close)
+        row.addWidget(self.create_button)
+        row.addWidget(close)
+        return row
+
+    # -- choosing the source ----------------------------------------------------------------
+    @property
+    def chosen(self) -> Source:
+        return self.sources[self.source.currentIndex()]
+
+    def _source_changed(self) -> None:
+        from_file = self.chosen.file_filter is not None
+        for widget in (self.file_label, self.path, self.choose):
+            widget.setVisible(from_file)
+        if from_file and not self.path.text():
+            self._show(None, None)  # wait for a file
+        else:
+            self.read()
+
+    def _choose_file(self) -> None:
+        chosen, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Import from"), str(Path.home()), self.chosen.file_filter or ""
+        )
+        if chosen:
+            self.path.setText(chosen)
+            self.read()
+
+    # -- the dry run --------------------------------------------------------------------------
+    def read(self) -> asyncio.Future[None]:
+        """Read the chosen source into a dry run, off the GUI thread, and show it."""
+        return self._tasks.spawn(self._read(self.chosen, self.path.text().strip(),
+                                            self.zone.text().strip() or "local"))  # fmt: skip
+
+    async def _read(self, source: Source, path: str, zone: str) -> None:
+        if source.file_filter is not None and not path:
+            self._show(None, None)
+            return
+        now = self.desktop.clock.now_utc()
+
+        def dry_run(_engine: object) -> ImportPlan:
+            text = queries.users_crontab() if source.file_filter is None else Path(path)
+            return queries.import_preview(source.origin, text, zone, now)
+
+        try:
+            plan = await self.desktop.service.call(dry_run)
+        except CovenError as error:
+            self._show(None, str(error))
+            return
+        self._show(plan, None)
+
+    def _show(self, plan: ImportPlan | None, problem: str | None) -> None:
+        self.plan = plan
+        self.tree.clear()
+        show_error(self.error, problem)
+        count = 0 if plan is None else len(plan.routines)
+        self.create_button.setEnabled(count > 0)
+        self.create_button.setText(
+            counted(count, self.tr("Create 1 routine"), self.tr("Create {n} routines"))
+            if count
+            else self.tr("Create")
+        )
+        if plan is None:
+            self.summary.setText("" if problem else self.tr("Choose what to import."))
+            return
+        self.summary.setText(self._summary(plan))
+        for routine in plan.routines:
+            self.tree.addTopLevelItem(self._routine_item(routine))
+        if plan.not_imported:
+            self.tree.addTopLevelItem(self._refused_item(plan))
+        self._span_notes()
+        self.tree.expandAll()
+
+    def _span_notes(self) -> None:
+        """A note reads across every column (spanning works once an item is in the tree)."""
+        for index in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(index)
+            for child in range(item.childCount() if item is not None else 0):
+                item.child(child).setFirstColumnSpanned(True)  # type: ignore[union-attr]
+
+    def _summary(self, plan: ImportPlan) -> str:
+        differing = sum(1 for routine in plan.routines if routine.differences)
+        parts = [counted(len(plan.routines), self.tr("Would create 1 routine."),
+                         self.tr("Would create {n} routines."))]  # fmt: skip
+        if plan.not_imported:
+            parts.append(counted(len(plan.not_imported), self.tr("1 line cannot be imported."),
+                                 self.tr("{n} lines cannot be imported.")))  # fmt: skip
+        if differing:
+            parts.append(counted(
+                differing,
+                self.tr("1 routine would run differently from before at a daylight-saving "
+                        "change in the coming year: see below."),
+                self.tr("{n} routines would run differently from before at a daylight-saving "
+                        "change in the coming year: see below."),
+            ))  # fmt: skip
+        parts.append(self.tr("Nothing is created until you choose Create."))
+        return " ".join(parts)
+
+    def _routine_item(self, routine: PlannedRoutine) -> QTreeWidgetItem:
+        spec = routine.spec
+        command = spec.argv[0] if spec.shell else " ".join(spec.argv)
+        schedule = self.tr("{schedule} in {zone}").format(
+            schedule=spec.schedule, zone=spec.timezone
+        )
+        item = QTreeWidgetItem([routine.name, schedule, command, routine.source])
+        item.setToolTip(2, command)
+        item.setData(0, Qt.ItemDataRole.UserRole, routine.name)
+        notes = [self.tr("Not carried over: {note}").format(note=n) for n in routine.notes]
+        notes += [self.tr("Daylight saving: {what}").format(what=d.sentence)
+                  for d in routine.differences]  # fmt: skip
+        for note in notes:
+            child = QTreeWidgetItem([note])
+            child.setToolTip(0, note)
+            item.addChild(child)
+        return item
+
+    def _refused_item(self, plan: ImportPlan) -> QTreeWidgetItem:
+        heading = self.tr("Not imported ({n})").format(n=len(plan.not_imported))
+        item = QTreeWidgetItem([heading])
+        for refused in plan.not_imported:
+            line = self.tr("{source}: {text} — {why}").format(
+                source=refused.source, text=refused.text, why=refused.why
+            )
+            child = QTreeWidgetItem([line])
+            child.setToolTip(0, line)
+            item.addChild(child)
+        return item
+
+    # -- creating -----------------------------------------------------------------------------
+    def apply(self) -> asyncio.Future[None]:
+        return self._tasks.spawn(self._apply())
+
+    async def _apply(self) -> None:
+        plan = self.plan
+        if plan is None or not plan.routines:
+            return
+        wanted = [(routine.name, routine.spec) for routine in plan.routines]
+        self.create_button.setEnabled(False)
+        done = await act(self.desktop, lambda e: e.operator.import_routines(wanted))
+        if not done.ok:
+            show_error(self.error, done.refusal)
+            self.create_button.setEnabled(True)
+            return
+        names = [routine.name for routine in plan.routines]
+        self.imported.emit(names)
+        self.summary.setText(counted(len(names), self.tr("Created 1 routine."),
+                                     self.tr("Created {n} routines.")))  # fmt: skip
+        self._show_created(plan)
+
+    def _show_created(self, plan: ImportPlan) -> None:
+        self.plan = None
+        self.create_button.setEnabled(False)
+        self.create_button.setText(self.tr("Create"))
+        for index in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(index)
+            if item is not None and item.data(0, Qt.ItemDataRole.UserRole):
+                item.setText(0, self.tr("{name} (created)").format(name=item.text(0)))
+
+    async def settle(self) -> None:
+        """Wait for the reads and the import in flight (tests)."""
+        await self._tasks.settle()

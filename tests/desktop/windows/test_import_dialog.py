@@ -1,0 +1,121 @@
+"""The Import window (issue #25, DESIGN §15): the same dry run as ``coven import``, shown
+before anything is created; Create makes the routines through the operator, all or none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import qasync
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from coven_core import queries
+from coven_core.model import RevisionSpec
+from coven_desktop.desktop import Desktop
+from coven_desktop.windows.import_dialog import ImportDialog
+
+DATA = Path(__file__).parent.parent.parent / "core" / "moving" / "data"
+
+
+@pytest.fixture
+def dialog(desktop: Desktop, qtbot: QtBot) -> ImportDialog:
+    built = ImportDialog(desktop)
+    qtbot.addWidget(built)
+    built.show()
+    return built
+
+
+def choose(dialog: ImportDialog, label: str, path: Path, loop: qasync.QEventLoop) -> None:
+    dialog.source.setCurrentIndex(dialog.source.findText(label))
+    dialog.path.setText(str(path))
+    dialog.path.editingFinished.emit()
+    loop.run_until_complete(dialog.settle())
+
+
+def through_engine(desktop: Desktop, loop: qasync.QEventLoop, work):  # type: ignore[no-untyped-def]
+    return loop.run_until_complete(desktop.service.call(work))
+
+
+def names(desktop: Desktop, loop: qasync.QEventLoop) -> list[str]:
+    views = through_engine(desktop, loop, lambda e: queries.list_routines(e.store))
+    return [view.routine.name for view in views]
+
+
+def tree_texts(dialog: ImportDialog) -> list[str]:
+    found = []
+    for index in range(dialog.tree.topLevelItemCount()):
+        item = dialog.tree.topLevelItem(index)
+        assert item is not None
+        found.append(item.text(0))
+        found += [item.child(c).text(0) for c in range(item.childCount())]  # type: ignore[union-attr]
+    return found
+
+
+def test_a_crontab_file_shows_its_dry_run_and_creates_nothing_yet(
+    dialog: ImportDialog, desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    dialog.zone.setText("America/New_York")
+    choose(dialog, "A crontab file", DATA / "crontab", loop)
+    texts = tree_texts(dialog)
+    assert "rsync-docs" in texts and "berlin-report" in texts
+    assert any(text.startswith("Daylight saving: ") for text in texts)  # said aloud
+    assert any("@reboot" in text for text in texts)  # not imported, by name
+    assert dialog.create_button.isEnabled()
+    assert dialog.create_button.text() == f"Create {len(dialog.plan.routines)} routines"  # type: ignore[union-attr]
+    assert "Nothing is created until you choose Create" in dialog.summary.text()
+    assert names(desktop, loop) == []
+
+
+def test_create_makes_every_routine_through_the_engine(
+    dialog: ImportDialog, desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot
+) -> None:
+    choose(dialog, "A systemd timer", DATA / "backup.timer", loop)
+    with qtbot.waitSignal(dialog.imported) as created:
+        qtbot.mouseClick(dialog.create_button, Qt.MouseButton.LeftButton)
+        loop.run_until_complete(dialog.settle())
+    assert names(desktop, loop) == created.args[0] == ["backup"]
+    view = through_engine(desktop, loop, lambda e: queries.show(e.store, "backup"))
+    assert view.revision is not None and "Europe/Berlin" == view.revision.spec.timezone
+    assert not dialog.create_button.isEnabled()  # done: a second click cannot double it
+    assert dialog.summary.text() == "Created 1 routine."
+
+
+def test_a_taken_name_refuses_the_whole_import(
+    dialog: ImportDialog, desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    spec = RevisionSpec(schedule="@daily", timezone="UTC", argv=("/bin/true",))
+    loop.run_until_complete(desktop.service.call(lambda e: e.operator.add_routine("backup", spec)))
+    choose(dialog, "A systemd timer", DATA / "backup.timer", loop)
+    dialog.create_button.click()
+    loop.run_until_complete(dialog.settle())
+    assert "'backup' already exist" in dialog.error.text() and dialog.error.isVisible()
+    assert names(desktop, loop) == ["backup"]
+
+
+def test_a_file_that_is_not_there_is_named(
+    dialog: ImportDialog, tmp_path: Path, loop: qasync.QEventLoop
+) -> None:
+    choose(dialog, "A launchd job", tmp_path / "gone.plist", loop)
+    assert "gone.plist' is not a readable file" in dialog.error.text()
+    assert not dialog.create_button.isEnabled()
+
+
+def test_my_crontab_reads_crontab_l(
+    desktop: Desktop, qtbot: QtBot, loop: qasync.QEventLoop, tmp_path: Path, monkeypatch
+) -> None:
+    program = tmp_path / "bin" / "crontab"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\necho '0 7 * * 1-5 /usr/bin/fetch-news'\n")
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{program.parent}:/usr/bin:/bin")
+    dialog = ImportDialog(desktop)  # "My crontab" is the first choice: read at once
+    qtbot.addWidget(dialog)
+    loop.run_until_complete(dialog.settle())
+    assert not dialog.path.isVisibleTo(dialog)  # no file to choose
+    assert tree_texts(dialog)[0] == "fetch-news"
+
+
+def test_escape_closes_it(dialog: ImportDialog, qtbot: QtBot) -> None:
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    assert not dialog.isVisible()

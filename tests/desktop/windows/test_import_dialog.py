@@ -76,7 +76,7 @@ def test_create_makes_every_routine_through_the_engine(
         loop.run_until_complete(dialog.settle())
     assert names(desktop, loop) == created.args[0] == ["backup"]
     view = through_engine(desktop, loop, lambda e: queries.show(e.store, "backup"))
-    assert view.revision is not None and "Europe/Berlin" == view.revision.spec.timezone
+    assert view.revision is not None and view.revision.spec.timezone == "Europe/Berlin"
     assert not dialog.create_button.isEnabled()  # done: a second click cannot double it
     assert dialog.summary.text() == "Created 1 routine."
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import qasync
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractScrollArea
 from pytestqt.qtbot import QtBot
 
 from coven_core.events import EventKind
@@ -131,3 +132,15 @@ def test_edit_opens_the_routines_window_and_its_editor(
     loop.run_until_complete(desktop.window.settle())
     assert desktop.window.stack.currentWidget() is routines
     assert opened == ["fetch-mail"]
+
+
+def test_it_fits_1000_by_700_without_scrolling_sideways(
+    page: Page, desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    desktop.window.resize(1000, 700)
+    desktop.window.show()
+    loop.run_until_complete(page.reload())
+    assert page.minimumSizeHint().width() <= page.width()
+    for area in page.findChildren(QAbstractScrollArea):
+        assert not area.horizontalScrollBar().isVisible(), area.accessibleName()
+    assert page.routine_view.columnWidth(0) >= page.fontMetrics().horizontalAdvance("fetch-mail")

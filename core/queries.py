@@ -84,6 +84,7 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.views.quarantined import Quarantined as Quarantined
     from coven_core.views.quarantined import quarantined as quarantined
     from coven_core.views.status import Status as Status
+    from coven_core.views.story import decision_consequence as decision_consequence
     from coven_core.views.timeline import BAND_ASLEEP as BAND_ASLEEP
     from coven_core.views.timeline import MAX_RANGE as MAX_RANGE
     from coven_core.views.timeline import CoalescedWindow as CoalescedWindow
@@ -123,6 +124,7 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
     "coven_core.views.overview": ("Overview", "RoutineLine", "TrayState", "overview"),
     "coven_core.views.quarantined": ("Failure", "Quarantined", "quarantined"),
     "coven_core.views.status": ("Status",),
+    "coven_core.views.story": ("decision_consequence",),
     "coven_core.views.timeline": (
         "BAND_ASLEEP", "MAX_RANGE", "CoalescedWindow", "Lane", "PlannedMoment",
         "RecordedOccurrence", "Timeline", "timeline",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -62,6 +63,9 @@ class AttemptEvidence:
     journal_problems: list[str] = field(default_factory=list)
     stdout_tail: str = ""
     stderr_tail: str = ""
+    #: The still-running command's own command line, as the system reports it (``sleep 60``
+    #: after ``sh -c '…; exec sleep 60'``): what a person would find with ``ps``.
+    command_line: str | None = None
 
     def processes(self) -> list[ProcessFact]:
         """The runner and the command, with their start times from the journal."""
@@ -106,6 +110,8 @@ class Item:
     running_seconds: float | None = None  # an overrun: how long it has run so far
     usual_seconds: float | None = None  # an overrun: what the routine usually takes
     tried_words: list[str] = field(default_factory=list)  # ``tried`` as sentences (story.tried)
+    command: str = ""  # the command line the run ran (its revision's), as a shell reads it
+    cwd: str | None = None  # the folder it ran in (None: the runner's default)
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "evidence_digest": self.digest()}
@@ -159,11 +165,13 @@ def _item(
         "(SELECT a.started_at FROM attempts a WHERE a.occurrence_id = o.id "
         "ORDER BY a.number DESC LIMIT 1), "
         "(SELECT a.usual_seconds FROM attempts a WHERE a.occurrence_id = o.id "
-        "ORDER BY a.number DESC LIMIT 1), o.zone "
-        "FROM occurrences o JOIN routines r ON r.id = o.routine_id WHERE o.id = ?",
+        "ORDER BY a.number DESC LIMIT 1), o.zone, v.argv, v.shell, v.cwd "
+        "FROM occurrences o JOIN routines r ON r.id = o.routine_id LEFT JOIN revisions v "
+        "ON v.routine_id = o.routine_id AND v.number = o.revision WHERE o.id = ?",
         (occurrence_id,),
     )
-    name, routine_id, scheduled, disposition, reason, delivery_error, started, usual, zone = row
+    (name, routine_id, scheduled, disposition, reason, delivery_error, started, usual, zone,
+     argv, shell, cwd) = row  # fmt: skip
     running = None
     if kind == "overrun" and started is not None:
         running = (now - instant_from(started)).total_seconds()
@@ -171,7 +179,18 @@ def _item(
         kind, run_id, occurrence_id, name, routine_id, scheduled, disposition, reason,
         _attempts(conn, occurrence_id), _tried(conn, occurrence_id), delivery_error,
         running, usual if kind == "overrun" else None, story.tried(conn, occurrence_id, zone),
+        command_line(argv, bool(shell)) if argv is not None else "", cwd,
     )  # fmt: skip
+
+
+def command_line(argv: str, shell: bool) -> str:
+    """A revision's stored command (JSON argv) as a shell would read it; a shell routine's
+    string as it is."""
+    try:
+        words = [str(word) for word in json.loads(argv)]
+    except ValueError:
+        return argv
+    return words[0] if shell and words else shlex.join(words)
 
 
 def _attempts(conn: apsw.Connection, occurrence_id: str) -> list[AttemptEvidence]:
@@ -194,16 +213,29 @@ def _attempt(
     journal = read_journal(directory / "journal.jsonl") if directory else None
     command_pid = command_pid or (journal.command_pid if journal else None)
     command_start = journal.command_start if journal else None
+    command_alive = _alive(command_pid, command_start)
     return AttemptEvidence(
         number, attempt_id, state, failure, message, claimed, started, exited, runner_pid,
-        _alive(runner_pid, runner_start), command_pid, _alive(command_pid, command_start),
+        _alive(runner_pid, runner_start), command_pid, command_alive,
         cancel, _journal_records(directory), list(journal.problems) if journal else [],
         output_tail(directory, "stdout"), output_tail(directory, "stderr"),
+        _own_command_line(command_pid) if command_alive else None,
     )  # fmt: skip
 
 
 def _alive(pid: int | None, start: float | None) -> bool:
     return pid is not None and start is not None and is_running(pid, start)
+
+
+def _own_command_line(pid: int | None) -> str | None:
+    """What the system says a live process runs; None when it cannot be read."""
+    import psutil  # only asked once a process is found alive: is_running has loaded it
+
+    try:
+        words = psutil.Process(pid).cmdline()
+    except psutil.Error:
+        return None
+    return shlex.join(words) if words else None
 
 
 def _journal_records(directory: Path | None) -> list[dict[str, Any]]:

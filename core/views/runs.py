@@ -8,8 +8,6 @@ app does that, through :meth:`coven_core.operator.Operator.mark_seen`).
 
 from __future__ import annotations
 
-import json
-import shlex
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -23,7 +21,7 @@ from coven_core.scheduling import routines
 from coven_core.store.codec import instant_text, maybe_instant_from
 from coven_core.store.query import one
 from coven_core.store.store import Store
-from coven_core.views.attention import output_tail
+from coven_core.views.attention import command_line, output_tail
 from coven_core.views.story import Ending, clock_time, ending, step_sentence, steps
 
 #: How much of each captured stream a run's detail carries (the files keep the rest).
@@ -182,21 +180,13 @@ def _detail(conn: apsw.Connection, row: RunRow, routine_id: str, number: int) ->
         "SELECT argv, cwd, shell, retries FROM revisions WHERE routine_id = ? AND number = ?",
         (routine_id, number),
     ).fetchone() or ("[]", None, 0, 0)
-    command = _command(argv, bool(shell))
+    command = command_line(argv, bool(shell))
     directory = _last_dir(conn, row.occurrence_id)
     decisions = _decisions(conn, row, routine_id, 1 + int(retries))
     return RunDetail(
         row, _attempts(conn, row.occurrence_id), command, cwd, number,
         _tail(directory, "stdout"), _tail(directory, "stderr"), decisions, _dst_note(row),
     )  # fmt: skip
-
-
-def _command(argv: str, shell: bool) -> str:
-    try:
-        words = [str(word) for word in json.loads(argv)]
-    except ValueError:
-        return argv
-    return words[0] if shell and words else shlex.join(words)
 
 
 def _last_dir(conn: apsw.Connection, occurrence_id: str) -> Path | None:

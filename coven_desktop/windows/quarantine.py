@@ -1,15 +1,24 @@
 """The Quarantine window: routines the circuit breaker (or a person) stopped, with why — the
 failures, their classes and messages, and when — and Release, Probe once, Edit
-(DESIGN §6, §12; issue #8)."""
+(DESIGN §6, §12; issues #8, #21).
+
+What an action did is said above the list, and never goes stale: a probe's line follows its
+run until it ends (and then says how), and a line about one routine clears when the person
+picks another."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase, QTextOption
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
+    QPlainTextEdit,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -17,8 +26,9 @@ from PySide6.QtWidgets import (
 )
 
 from coven_core.engine import Engine
+from coven_core.errors import CovenError
 from coven_core.operator import RunRef
-from coven_core.queries import Failure, Quarantined, quarantined
+from coven_core.queries import Failure, HistoryRow, Quarantined, history, quarantined
 from coven_desktop.windows.common import (
     LivePage,
     Row,
@@ -30,11 +40,23 @@ from coven_desktop.windows.common import (
     show_error,
     table,
 )
+from coven_desktop.windows.tones import Tone, Tones
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
 
 T = TypeVar("T")
+#: How far back in a routine's history its probe is looked for (it is among the newest).
+PROBE_LOOKBACK = 20
+
+
+@dataclass(frozen=True)
+class Said:
+    """The line above the list: what an action on ``routine`` did; ``probe`` while a probe
+    it started has not ended (the line follows it)."""
+
+    routine: str
+    probe: str | None = None
 
 
 class Page(LivePage):
@@ -42,6 +64,8 @@ class Page(LivePage):
         super().__init__(desktop, parent)
         self.routines: list[Quarantined] = []
         self.shown: Quarantined | None = None
+        self.said: Said | None = None
+        self._choosing = False  # the page itself selects a row: not the person moving on
         layout = QVBoxLayout(self)
         self.headline = QLabel(self)
         self.headline.setWordWrap(True)
@@ -51,18 +75,20 @@ class Page(LivePage):
         layout.addWidget(self.headline)
         layout.addWidget(self.result)
         self.error = error_label(self)  # page-wide: the routine may be gone once refused
+        self.tones = Tones(self)
+        self.tones.text(self.error, Tone.ERROR)
         layout.addWidget(self.error)
         splitter = QSplitter(self)
-        self.routine_model = RowsModel(
-            [self.tr("Routine"), self.tr("Quarantined"), self.tr("Failures in a row")], self
-        )
+        self.routine_model = RowsModel([self.tr("Routine"), self.tr("Quarantined")], self)
         self.routine_view = table(self.routine_model, splitter, stretch=0)
+        self.routine_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.routine_view.setAccessibleName(self.tr("Routines in quarantine"))
         self.routine_view.selectionModel().currentRowChanged.connect(
-            lambda current, _previous: self._select(current.row())
+            lambda current, _previous: self._picked(current.row())
         )
         splitter.addWidget(self.routine_view)
         splitter.addWidget(self._detail(splitter))
-        splitter.setSizes([280, 870])
+        splitter.setSizes([240, 870])
         splitter.setStretchFactor(1, 1)
         layout.addWidget(splitter, 1)
         self.splitter = splitter
@@ -76,21 +102,32 @@ class Page(LivePage):
         self.why = QLabel(detail)
         self.why.setWordWrap(True)
         self.failure_model = RowsModel(
-            [
-                self.tr("Planned for"),
-                self.tr("Outcome"),
-                self.tr("Class"),
-                self.tr("Message"),
-                self.tr("It said last"),
-            ],
-            self,
+            [self.tr("Planned for"), self.tr("Outcome"), self.tr("What it said")], self
         )
-        self.failure_view = table(self.failure_model, detail, stretch=4, wrap=True)
+        self.failure_view = table(self.failure_model, detail, stretch=2)
+        self.failure_view.setAccessibleName(self.tr("The routine's latest failures"))
+        self.failure_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.failure_view.selectionModel().currentRowChanged.connect(
+            lambda current, _previous: self._show_failure(current.row())
+        )
         layout.addWidget(self.why)
         layout.addWidget(self.failure_view, 1)
+        layout.addWidget(self._failure_details(detail))
         layout.addLayout(self._buttons(detail))
         self.detail = detail
         return detail
+
+    def _failure_details(self, parent: QWidget) -> QPlainTextEdit:
+        """The chosen failure whole: a table row holds one elided line of it."""
+        details = QPlainTextEdit(parent)
+        details.setReadOnly(True)
+        details.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        details.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        details.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        details.setAccessibleName(self.tr("The chosen failure's details"))
+        details.setMaximumHeight(details.fontMetrics().lineSpacing() * 6 + 12)
+        self.failure_details = details
+        return details
 
     def _buttons(self, parent: QWidget) -> QHBoxLayout:
         self.release_button = QPushButton(self.tr("Release"), parent)
@@ -111,24 +148,24 @@ class Page(LivePage):
     async def reload(self) -> None:
         found = await self.desktop.service.call(lambda engine: quarantined(engine.store))
         self._show_routines(found)
+        if self.said is not None and self.said.probe is not None:
+            await self._follow_probe(self.said.routine, self.said.probe)
 
     def _show_routines(self, found: list[Quarantined]) -> None:
         previous = self.shown.name if self.shown else None
         self.routines = found
         now = self.desktop.clock.now_utc()
         self.routine_model.set_rows(
-            [
-                Row(
-                    [q.name, relative(q.since, now, self.locale_name), str(q.consecutive_failures)],
-                    tooltip=q.reason,
-                )
-                for q in found
-            ]
+            [Row([q.name, self._since(q, now)], tooltip=self._routine_tip(q)) for q in found]
         )
         self.splitter.setVisible(bool(found))
         keep = next((n for n, q in enumerate(found) if q.name == previous), 0)
-        if found:
-            self.routine_view.selectRow(keep)
+        self._choosing = True
+        try:
+            if found:
+                self.routine_view.selectRow(keep)
+        finally:
+            self._choosing = False
         self._select(keep if found else -1)
         if found:
             self.headline.setText(
@@ -141,6 +178,24 @@ class Page(LivePage):
             )
         else:
             self.headline.setText(self.tr("No routine is in quarantine."))
+
+    def _routine_tip(self, routine: Quarantined) -> str:
+        count = self.tr("%n failure(s) in a row", "", routine.consecutive_failures)
+        return "\n".join(part for part in (routine.reason, count) if part)
+
+    def _since(self, routine: Quarantined, now: datetime) -> str:
+        if abs((now - routine.since).total_seconds()) < 60:
+            return self.tr("just now")  # not "in 0 seconds"
+        return relative(routine.since, now, self.locale_name)
+
+    def _picked(self, row: int) -> None:
+        """A row chosen by the person: a line about another routine is done with."""
+        if self._choosing:
+            return
+        chosen = self.routines[row] if 0 <= row < len(self.routines) else None
+        if chosen is not None and self.said is not None and self.said.routine != chosen.name:
+            self._say(None)
+        self._show(chosen)
 
     def _select(self, row: int) -> None:
         self._show(self.routines[row] if 0 <= row < len(self.routines) else None)
@@ -164,22 +219,40 @@ class Page(LivePage):
             )
         )
         self.failure_model.set_rows([self._failure_row(f) for f in routine.failures])
+        if routine.failures:
+            self.failure_view.selectRow(0)
+        self._show_failure(0 if routine.failures else -1)
 
     def _failure_row(self, failure: Failure) -> Row:
-        outcome = {"failed": self.tr("failed"), "timed_out": self.tr("timed out")}
+        said = [part for part in (failure.message, _last_line(failure.output)) if part]
         return Row(
             [
                 moment(failure.scheduled_utc, self.locale_name, seconds=False),
-                outcome.get(failure.disposition, failure.disposition),
-                failure.failure_class or "—",
-                failure.message or "",
-                failure.output.splitlines()[-1] if failure.output else "",
+                self._outcome(failure),
+                " — ".join(said),
             ],
-            tooltip=self.tr("Ended {when}").format(
-                when=moment(failure.settled_at, self.locale_name)
-            )
-            + "".join(f"\n{part}" for part in (failure.message, failure.output) if part),
+            tooltip=self._failure_text(failure),
         )
+
+    def _outcome(self, failure: Failure) -> str:
+        words = {"failed": self.tr("failed"), "timed_out": self.tr("timed out")}
+        outcome = words.get(failure.disposition, failure.disposition)
+        return f"{outcome} ({failure.failure_class})" if failure.failure_class else outcome
+
+    def _show_failure(self, row: int) -> None:
+        failures = self.shown.failures if self.shown else []
+        shown = failures[row] if 0 <= row < len(failures) else None
+        self.failure_details.setVisible(shown is not None)
+        self.failure_details.setPlainText(self._failure_text(shown) if shown else "")
+
+    def _failure_text(self, failure: Failure) -> str:
+        ended = self.tr("Ended {when}: {outcome}, after %n attempt(s).", "", failure.attempts)
+        lines = [
+            ended.format(
+                when=moment(failure.settled_at, self.locale_name), outcome=self._outcome(failure)
+            )
+        ]
+        return "\n".join(lines + [part for part in (failure.message, failure.output) if part])
 
     # -- acting -----------------------------------------------------------------------------
     def release(self) -> None:
@@ -189,14 +262,13 @@ class Page(LivePage):
     async def _release(self, name: str) -> None:
         skipped = await self._operate(lambda engine: engine.operator.release(name))
         if skipped is not None:
-            self._say(
-                self.tr(
-                    "Released {routine}: it plans again from now; %n moment(s) that "
-                    "passed in quarantine were recorded as skipped.",
-                    "",
-                    skipped,
-                ).format(routine=name)
+            text = self.tr(
+                "Released {routine}: it plans again from now; %n moment(s) that "
+                "passed in quarantine were recorded as skipped.",
+                "",
+                skipped,
             )
+            self._say(Said(name), text.format(routine=name))
 
     def probe(self) -> None:
         if self.shown is not None:
@@ -205,18 +277,53 @@ class Page(LivePage):
     async def _probe(self, name: str) -> None:
         ref = await self._operate(lambda engine: engine.operator.probe(name))
         if isinstance(ref, RunRef):
-            self._say(
-                self.tr(
-                    "Probing {routine}: run {run} tries once now; the routine stays "
-                    "in quarantine until you release it."
-                ).format(routine=name, run=ref.run_id)
+            text = self.tr(
+                "Probing {routine}: run {run} tries once now; the routine stays "
+                "in quarantine until you release it."
             )
+            self._say(Said(name, ref.run_id), text.format(routine=name, run=ref.run_id))
+            await self._follow_probe(name, ref.run_id)  # it may have ended already
+
+    async def _follow_probe(self, name: str, run_id: str) -> None:
+        """Once the probe's run has ended, the line says how (and follows it no more)."""
+        try:
+            _view, rows = await self.desktop.service.call(
+                lambda engine: history(engine.store, name, PROBE_LOOKBACK)
+            )
+        except CovenError:  # the routine is gone: so is what the line was about
+            self._say(None)
+            return
+        row = next((row for row in rows if row.run_id == run_id), None)
+        if self.said != Said(name, run_id):
+            return  # the person moved on meanwhile
+        if row is None or row.disposition is None:
+            return  # still waiting or running: "tries once now" is still true
+        self._say(Said(name), self._probe_ended(name, row))
+
+    def _probe_ended(self, name: str, row: HistoryRow) -> str:
+        if row.disposition == "succeeded":
+            text = self.tr(
+                "The probe of {routine} (run {run}) succeeded. It stays in quarantine: "
+                "release it when you trust it again."
+            )
+        elif row.disposition in ("failed", "timed_out"):
+            text = self.tr(
+                "The probe of {routine} (run {run}) failed: {reason}. It stays in quarantine; "
+                "its failure is listed below."
+            )
+        else:
+            text = self.tr("The probe of {routine} (run {run}) ended {outcome}: {reason}.")
+        return text.format(
+            routine=name, run=row.run_id, outcome=row.disposition, reason=row.reason or "—"
+        )
 
     async def _operate(self, work: Callable[[Engine], T]) -> T | None:
         """The operator call, then the list as it is now; a refusal is shown above it."""
         done = await act(self.desktop, work)
         await self.reload()
         show_error(self.error, done.refusal)
+        if not done.ok:
+            self._say(None)  # the refusal is the news now
         return done.result if done.ok else None
 
     def edit(self) -> None:
@@ -229,6 +336,11 @@ class Page(LivePage):
         if callable(open_editor):
             open_editor(name=name)
 
-    def _say(self, text: str) -> None:
-        self.result.setText(text)
-        self.result.show()
+    def _say(self, said: Said | None, text: str = "") -> None:
+        self.said = said
+        self.result.setText(text if said else "")
+        self.result.setVisible(said is not None)
+
+
+def _last_line(output: str) -> str:
+    return output.splitlines()[-1] if output.strip() else ""

@@ -1,25 +1,30 @@
-"""The Needs attention window: every run awaiting a person, with its evidence, and the
-decision (DESIGN §5, §10, §12; issue #8).
+"""The Needs attention window: every run awaiting a person, with its evidence, and a safe
+decision (DESIGN §5, §8, §12; issues #8, #21).
 
-The evidence is the engine's own (:func:`coven_core.views.attention.attention`): the runner's
-journal, whether the runner and the command still run (pid, start time), the output's tail,
-timestamps, the attempts and what the engine already tried. A decision — *It succeeded*,
-*It failed*, *Retry it* (only once the person ticks that they verified there was no side
-effect) — needs a reason and is sent with the digest of the evidence as shown, so evidence
-that changed meanwhile is refused and shown again. The decision and its audit entry appear at
-once; the routine stays paused until the person resumes it here. While the run's runner or
-command still runs the engine refuses any decision (the refusal is shown); *Stop the command*
-stops it through the engine's ``stop`` (issue #18), and then the person decides.
+The evidence is the engine's own (:func:`coven_core.views.attention.attention`): the command
+line, the runner's journal, whether the runner and the command still run (pid and start
+time), the output's tail, the attempts and what Coven tried, in sentences. While the run's
+runner or command still runs the engine refuses any decision, so the page says so in amber,
+shows the process, offers *Stop the command* (the engine's ``stop``) and *Re-check*, and keeps
+the decision buttons disabled, the reason in their tooltip. A decision — *It succeeded*, *It
+failed*, *Retry it* (only once the person ticks that they verified there was no side effect)
+— needs a reason and a confirmation that says what it will do, and is sent with the digest
+of the evidence as shown, so evidence that changed meanwhile is refused and shown again.
+Its receipt (the decision and its audit entry, and Resume: the routine stays paused) stays
+until the person picks the next case.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
+from html import escape
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QFontDatabase, QFontMetrics, QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -27,20 +32,19 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
+    QMessageBox,
     QPushButton,
-    QSplitter,
-    QTabWidget,
+    QStyle,
     QVBoxLayout,
     QWidget,
 )
 
 from coven_core.operator import Decision, Outcome
 from coven_core.queries import (
-    AttemptEvidence,
     AuditEntry,
     Item,
     attention,
+    decision_consequence,
     describe_overrun,
     recent_audit,
 )
@@ -52,23 +56,39 @@ from coven_desktop.windows.common import (
     error_label,
     moment,
     moment_text,
-    parse_instant,
     show_error,
     table,
 )
+from coven_desktop.windows.reconciliation_evidence import Evidence
+from coven_desktop.windows.tones import Tone, Tones, colour
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
 
 RECOVERY_REQUIRED = "recovery_required"
+#: How many cases the list shows before it scrolls: the evidence needs the height.
+LIST_ROWS = 4
+#: The widest a live process's command line is drawn in the amber notice (then elided).
+COMMAND_WIDTH = 460
 
 
 @dataclass(frozen=True)
 class Decided:
-    """The last decision taken here, shown until the next one."""
+    """The last decision taken here, shown until the person picks the next case."""
 
     decision: Decision
     entry: AuditEntry | None
+
+
+@dataclass(frozen=True)
+class Live:
+    """A process of the shown run that still runs: it blocks every decision (DESIGN §8)."""
+
+    attempt: int
+    role: str  # runner | command
+    pid: int | None
+    started_at: datetime | None
+    command_line: str | None
 
 
 class Page(LivePage):
@@ -77,77 +97,111 @@ class Page(LivePage):
         self.items: list[Item] = []
         self.shown: Item | None = None
         self.decided: Decided | None = None
+        self.confirmation: QMessageBox | None = None
+        self._choosing = False  # the page itself selects a row: no receipt to clear
+        self._asked = False  # a reload the person asked for (stop, re-check): no "changed" note
+        self._said_error = False  # the line under the amber notice reports a failure
+        self.tones = Tones(self)
         layout = QVBoxLayout(self)
         self.headline = QLabel(self)
         self.headline.setWordWrap(True)
         layout.addWidget(self.headline)
         layout.addWidget(self._decided_banner())
-        splitter = QSplitter(self)
-        splitter.addWidget(self._item_list(splitter))
-        splitter.addWidget(self._detail(splitter))
-        splitter.setSizes([350, 800])
-        splitter.setStretchFactor(1, 1)
-        layout.addWidget(splitter, 1)
-        self.splitter = splitter
-        layout.addStretch(0)
+        layout.addWidget(self._item_list())
+        layout.addWidget(self._detail(), 1)
+        layout.addStretch(0)  # takes the height while the detail is hidden (none is shown)
+        self.tones.also(lambda _palette: self._show_item(self.shown))  # live rows are amber
+        self.tones.also(self._paint_said)
         self._show_item(None)
 
     # -- building ---------------------------------------------------------------------------
-    def _item_list(self, parent: QWidget) -> QWidget:
+    def _item_list(self) -> QWidget:
         self.item_model = RowsModel(
             [self.tr("Routine"), self.tr("Planned for"), self.tr("Waiting for")], self
         )
-        self.item_view = table(self.item_model, parent, stretch=2)
+        self.item_view = table(self.item_model, self, stretch=0)
+        self.item_view.setAccessibleName(self.tr("Runs that need your decision"))
+        self.item_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.item_view.selectionModel().currentRowChanged.connect(
-            lambda current, _previous: self._select(current.row())
+            lambda current, _previous: self._picked(current.row())
         )
         return self.item_view
 
-    def _detail(self, parent: QWidget) -> QWidget:
-        detail = QWidget(parent)
+    def _detail(self) -> QWidget:
+        detail = QWidget(self)
         layout = QVBoxLayout(detail)
         layout.setContentsMargins(0, 0, 0, 0)
         self.summary = QLabel(detail)
         self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.changed_note = QLabel(detail)
         self.changed_note.setWordWrap(True)
         self.changed_note.hide()
-        self.evidence = QSplitter(Qt.Orientation.Vertical, detail)
-        self._evidence_tabs()
-        layout.addWidget(self.summary)
-        layout.addWidget(self.changed_note)
+        self.stop_result = QLabel(detail)
+        self.stop_result.setWordWrap(True)
+        self.stop_result.hide()
+        self.evidence = Evidence(self.locale_name, self.tones, detail)
+        for widget in (self.summary, self._command_row(detail), self._live_banner(detail),
+                       self.stop_result, self.changed_note):  # fmt: skip
+            layout.addWidget(widget)
         layout.addWidget(self.evidence, 1)
         layout.addWidget(self._decision_box(detail))
+        self.detail = detail
         return detail
 
-    def _evidence_models(self) -> None:
-        tr = self.tr
-        self.attempt_model = RowsModel([tr("#"), tr("State"), tr("Failure"), tr("Claimed"),
-                                        tr("Started"), tr("Exited")], self)  # fmt: skip
-        self.process_model = RowsModel([tr("Attempt"), tr("Process"), tr("PID"), tr("Started"),
-                                        tr("Running now")], self)  # fmt: skip
-        self.journal_model = RowsModel([tr("Attempt"), tr("Time"), tr("Record"), tr("Details")],
-                                       self)  # fmt: skip
-        self.tried_model = RowsModel([tr("Time"), tr("Step"), tr("Details")], self)
+    def _command_row(self, parent: QWidget) -> QWidget:
+        """The command line the run ran, whole, selectable, never widening the page."""
+        row = QWidget(parent)
+        layout = QHBoxLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        label = QLabel(self.tr("Command:"), row)
+        self.command = QLineEdit(row)
+        self.command.setReadOnly(True)
+        self.command.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.command.setAccessibleName(self.tr("The run's command line"))
+        label.setBuddy(self.command)
+        self.cwd = QLabel(row)
+        layout.addWidget(label)
+        layout.addWidget(self.command, 1)
+        layout.addWidget(self.cwd)
+        return row
 
-    def _evidence_tabs(self) -> None:
-        """Attempts and processes always in view; the journal, output and engine steps in
-        tabs below them."""
-        self._evidence_models()
-        split = self.evidence
-        split.addWidget(table(self.attempt_model, split, stretch=2))
-        split.addWidget(table(self.process_model, split, stretch=3))
-        tabs = QTabWidget(split)
-        split.addWidget(tabs)
-        split.setSizes([70, 90, 300])
-        split.setStretchFactor(2, 1)
-        self.output = QPlainTextEdit(tabs)
-        self.output.setReadOnly(True)
-        self.output.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        tried = table(self.tried_model, tabs, stretch=2, wrap=True)
-        tabs.addTab(table(self.journal_model, tabs, stretch=3, wrap=True), self.tr("Journal"))
-        tabs.addTab(self.output, self.tr("Output"))
-        tabs.addTab(tried, self.tr("What Coven tried"))
+    def _live_banner(self, parent: QWidget) -> QFrame:
+        """In amber: what of the run still runs, and the ways out (stop it, or look again)."""
+        banner = QFrame(parent)
+        banner.setObjectName("liveBanner")
+        self.tones.banner(banner, Tone.WARNING)
+        layout = QVBoxLayout(banner)
+        title_row = QHBoxLayout()
+        icon = QLabel(banner)
+        size = self.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize)
+        warning = self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
+        icon.setPixmap(warning.pixmap(QSize(size, size)))
+        self.live_title = QLabel(self.tr("Still running — no decision yet"), banner)
+        self.tones.text(self.live_title, Tone.WARNING, bold=True)
+        title_row.addWidget(icon)
+        title_row.addWidget(self.live_title, 1)
+        self.live_text = QLabel(banner)
+        self.live_text.setWordWrap(True)
+        self.live_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.stop_button = QPushButton(self.tr("Stop the command"), banner)
+        self.stop_button.setToolTip(
+            self.tr("Coven asks it to end, and forces it after the routine's stop grace")
+        )
+        self.stop_button.clicked.connect(self.stop)
+        self.recheck_button = QPushButton(self.tr("Re-check"), banner)
+        self.recheck_button.setToolTip(self.tr("Look again whether it still runs"))
+        self.recheck_button.clicked.connect(self.recheck)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.recheck_button)
+        buttons.addWidget(self.stop_button)
+        layout.addLayout(title_row)
+        layout.addWidget(self.live_text)
+        layout.addLayout(buttons)
+        banner.hide()
+        self.live_banner = banner
+        return banner
 
     def _decision_box(self, parent: QWidget) -> QGroupBox:
         box = QGroupBox(self.tr("Your decision"), parent)
@@ -156,30 +210,26 @@ class Page(LivePage):
         self.reason.setPlaceholderText(
             self.tr("Why? Say what you checked, e.g. “the backup is complete on the disk”")
         )
+        self.reason.setAccessibleName(self.tr("Your reason"))
         self.decision_error = error_label(box)
+        self.tones.text(self.decision_error, Tone.ERROR)
         self.reason.textChanged.connect(lambda _text: show_error(self.decision_error, None))
         self.verified = QCheckBox(self.tr("I verified it had no side effect"), box)
+        self.verified.toggled.connect(lambda _on: self._enable_actions())
         self.succeeded_button = QPushButton(self.tr("It succeeded"), box)
         self.failed_button = QPushButton(self.tr("It failed"), box)
         self.retry_button = QPushButton(self.tr("Retry it"), box)
         self.succeeded_button.clicked.connect(lambda: self.decide(Outcome.SUCCEEDED))
         self.failed_button.clicked.connect(lambda: self.decide(Outcome.FAILED))
         self.retry_button.clicked.connect(lambda: self.decide(Outcome.RETRY))
-        self.stop_button = QPushButton(self.tr("Stop the command"), box)
-        self.stop_button.clicked.connect(self.stop)
-        self.stop_result = QLabel(box)
-        self.stop_result.setWordWrap(True)
-        self.verified.toggled.connect(lambda _on: self._enable_actions())
         buttons = QHBoxLayout()
+        buttons.addWidget(self.verified)
+        buttons.addStretch(1)
         for button in (self.succeeded_button, self.failed_button, self.retry_button):
             buttons.addWidget(button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.stop_button)
         layout.addWidget(self.reason)
         layout.addWidget(self.decision_error)
-        layout.addWidget(self.verified)
         layout.addLayout(buttons)
-        layout.addWidget(self.stop_result)
         self.decision_box = box
         return box
 
@@ -189,6 +239,7 @@ class Page(LivePage):
         layout = QVBoxLayout(banner)
         self.decided_text = QLabel(banner)
         self.decided_text.setWordWrap(True)
+        self.decided_text.setTextFormat(Qt.TextFormat.PlainText)  # the reason is the person's
         self.audit_text = QLabel(banner)
         self.audit_text.setWordWrap(True)
         self.paused_text = QLabel(banner)
@@ -196,6 +247,7 @@ class Page(LivePage):
         self.resume_button = QPushButton(banner)
         self.resume_button.clicked.connect(self.resume)
         self.resume_error = error_label(banner)
+        self.tones.text(self.resume_error, Tone.ERROR)
         row = QHBoxLayout()
         row.addWidget(self.paused_text, 1)
         row.addWidget(self.resume_button)
@@ -217,17 +269,40 @@ class Page(LivePage):
         previous = self.shown
         self.items = items
         self._headline()
-        self.item_model.set_rows([self._item_row(item) for item in items])
-        self.splitter.setVisible(bool(items))  # nothing to show: the headline says so
-        keep = next((n for n, item in enumerate(items) if previous and _same(item, previous)), 0)
-        if items:
-            self.item_view.selectRow(keep)
-        self._select(keep if items else -1)
-        changed = previous is not None and self.shown is not None and _same(previous, self.shown)
-        self.changed_note.setVisible(changed and previous.digest() != self.shown.digest())  # type: ignore[union-attr]
+        with self._choosing_rows():
+            self.item_model.set_rows([self._item_row(item) for item in items])
+            self.item_view.setVisible(bool(items))  # nothing to show: the headline says so
+            self.item_view.setFixedHeight(self._list_height(len(items)))
+            if self.decided is not None and previous is None:
+                return  # the receipt stands for the decided case until the next is picked
+            keep = next((n for n, it in enumerate(items) if previous and _same(it, previous)), 0)
+            if items:
+                self.item_view.selectRow(keep)
+        self._show_item(items[keep] if items else None)
+        self._note_changes(previous)
+
+    def _list_height(self, rows: int) -> int:
+        view = self.item_view
+        shown = max(1, min(rows, LIST_ROWS))
+        row = view.verticalHeader().defaultSectionSize()
+        return view.horizontalHeader().sizeHint().height() + shown * row + 2 * view.frameWidth()
+
+    def _note_changes(self, previous: Item | None) -> None:
+        shown, asked, self._asked = self.shown, self._asked, False
+        changed = previous is not None and shown is not None and _same(previous, shown)
+        changed = changed and previous.digest() != shown.digest() and not asked  # type: ignore[union-attr]
+        self.changed_note.setVisible(changed)
         self.changed_note.setText(
             self.tr("The evidence changed while you were looking; this is what it says now.")
         )
+
+    @contextmanager
+    def _choosing_rows(self) -> Iterator[None]:
+        self._choosing = True
+        try:
+            yield
+        finally:
+            self._choosing = False
 
     def _headline(self) -> None:
         count = len(self.items)
@@ -246,14 +321,15 @@ class Page(LivePage):
         self.headline.setText(text)
 
     def _item_row(self, item: Item) -> Row:
+        waiting = self._kind(item.kind)
+        if _live(item) and item.kind == RECOVERY_REQUIRED:
+            waiting = self.tr("{waiting} — still running").format(waiting=waiting)
         return Row(
-            [
-                item.routine,
-                moment_text(item.scheduled_utc, self.locale_name, seconds=False),
-                self._kind(item.kind),
-            ],
+            [item.routine, moment_text(item.scheduled_utc, self.locale_name, seconds=False),
+             waiting],
             tooltip=item.occurrence_id,
-        )
+            colour=self.tones.colour(Tone.WARNING).name() if _live(item) else None,
+        )  # fmt: skip
 
     def _kind(self, kind: str) -> str:
         return {
@@ -263,50 +339,48 @@ class Page(LivePage):
             "overrun": self.tr("a run far past its usual time"),
         }.get(kind, kind)
 
-    def _select(self, row: int) -> None:
-        self._show_item(self.items[row] if 0 <= row < len(self.items) else None)
+    def _picked(self, row: int) -> None:
+        """A row chosen: by the person, the last receipt is done with."""
+        if not self._choosing and row >= 0 and self.decided is not None:
+            self.decided = None
+            self._show_decided()
+        if not self._choosing:
+            self._show_item(self.items[row] if 0 <= row < len(self.items) else None)
 
     # -- one item's evidence ----------------------------------------------------------------
     def _show_item(self, item: Item | None) -> None:
         if item is None or self.shown is None or not _same(item, self.shown):
             show_error(self.decision_error, None)  # a refusal was about the run shown before
-            self.stop_result.setText("")
+            self._say(None)
+            self.changed_note.hide()
         self.shown = item
-        self.evidence.setVisible(item is not None)
-        self.decision_box.setVisible(item is not None)
+        self.detail.setVisible(item is not None)
+        self.evidence.show_item(item)
         if item is None:
             self.summary.setText("")
-            for model in (
-                self.attempt_model,
-                self.process_model,
-                self.journal_model,
-                self.tried_model,
-            ):
-                model.set_rows([])
-            self.output.setPlainText("")
+            self.live_banner.hide()
             return
         self.summary.setText(self._summary(item))
-        self.attempt_model.set_rows([self._attempt_row(a) for a in item.attempts])
-        self.process_model.set_rows([row for a in item.attempts for row in self._processes(a)])
-        self.journal_model.set_rows([row for a in item.attempts for row in self._journal(a)])
-        self.tried_model.set_rows([self._tried_row(line) for line in item.tried])
-        self.output.setPlainText(self._output(item))
+        self.command.setText(item.command or "—")
+        self.command.setCursorPosition(0)
+        self.command.setToolTip(item.command)
+        self.cwd.setText(self.tr("in {folder}").format(folder=item.cwd) if item.cwd else "")
+        self._show_live(item)
         self._enable_actions()
 
     def _summary(self, item: Item) -> str:
         lines = [
             self.tr("<b>{routine}</b> — the run planned for {when} ({utc} UTC)").format(
-                routine=_html(item.routine),
+                routine=escape(item.routine),
                 when=moment_text(item.scheduled_utc, self.locale_name),
-                utc=_html(item.scheduled_utc[:16].replace("T", " ")),
-            ),
-            self.tr("Run {run} · occurrence {occurrence}").format(
-                run=_html(item.run_id or "—"), occurrence=_html(item.occurrence_id)
-            ),
-            _html(self._explanation(item)),
+                utc=escape(item.scheduled_utc[:16].replace("T", " ")),
+            )
+            + " · "
+            + self.tr("run {run}").format(run=escape(item.run_id or "—")),
+            escape(self._explanation(item)),
         ]
         if item.reason:
-            lines.append(self.tr("Why Coven stopped: {reason}").format(reason=_html(item.reason)))
+            lines.append(self.tr("Why Coven stopped: {reason}").format(reason=escape(item.reason)))
         return "<br>".join(lines)
 
     def _explanation(self, item: Item) -> str:
@@ -332,85 +406,131 @@ class Page(LivePage):
             "Coven keeps trying; free some space or fix the folder's permissions."
         ).format(error=item.delivery_error or "—")
 
-    def _attempt_row(self, attempt: AttemptEvidence) -> Row:
-        locale = self.locale_name
-        return Row(
-            [
-                str(attempt.number),
-                attempt.state,
-                attempt.failure_class or "—",
-                moment_text(attempt.claimed_at, locale),
-                moment_text(attempt.started_at, locale),
-                moment_text(attempt.exited_at, locale),
-            ],
-            tooltip=attempt.message,
+    def _show_live(self, item: Item) -> None:
+        """The amber notice, while anything of a run awaiting a decision still runs."""
+        live = _live(item) if item.kind == RECOVERY_REQUIRED else []
+        self.live_banner.setVisible(bool(live))
+        if not live:
+            return
+        lines = [self._live_line(process) for process in live]
+        lines.append(
+            self.tr(
+                "A decision now could let two copies run at once. Stop the command, or wait "
+                "until it ends and re-check."
+            )
+        )
+        self.live_text.setText("<br>".join(lines))
+
+    def _live_line(self, process: Live) -> str:
+        """ "The command of attempt 1 still runs: ``sleep 300`` (pid 4243, since 2:02 PM)."."""
+        if process.role == "runner":
+            text = self.tr(
+                "Coven's runner of attempt {attempt} still runs (pid {pid}, since {at})."
+            )
+        elif process.command_line:
+            text = self.tr(
+                "The command of attempt {attempt} still runs: {command} (pid {pid}, since {at})."
+            )
+        else:
+            text = self.tr("The command of attempt {attempt} still runs (pid {pid}, since {at}).")
+        metrics = QFontMetrics(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        command = metrics.elidedText(
+            process.command_line or "", Qt.TextElideMode.ElideMiddle, COMMAND_WIDTH
+        )
+        return text.format(
+            attempt=process.attempt,
+            pid=process.pid or "?",
+            at=moment(process.started_at, self.locale_name),
+            command=f"<code>{escape(command)}</code>",
         )
 
-    def _processes(self, attempt: AttemptEvidence) -> list[Row]:
-        roles = {"runner": self.tr("runner"), "command": self.tr("command")}
-        return [
-            Row(
-                [
-                    str(attempt.number),
-                    roles[fact.role],
-                    str(fact.pid or "—"),
-                    moment(fact.started_at, self.locale_name),
-                    self.tr("yes, still running") if fact.alive else self.tr("no"),
-                ],
-                colour="#1b5e20" if fact.alive else None,
-                bold=fact.alive,
-            )
-            for fact in attempt.processes()
-        ]
-
-    def _journal(self, attempt: AttemptEvidence) -> list[Row]:
-        rows = []
-        for record in attempt.journal:
-            details = {k: v for k, v in record.items() if k not in ("event", "at")}
-            at = record.get("at")
-            rows.append(
-                Row(
-                    [
-                        str(attempt.number),
-                        moment_text(at if isinstance(at, str) else None, self.locale_name),
-                        str(record.get("event", "?")),
-                        _compact(details),
-                    ]
-                )
-            )
-        rows += [
-            Row([str(attempt.number), "—", self.tr("problem"), problem], colour="#b00020")
-            for problem in attempt.journal_problems
-        ]
-        return rows
-
-    def _tried_row(self, line: str) -> Row:
-        stamp, _, rest = line.partition(" ")
-        step, _, data = rest.partition(" ")
-        at = parse_instant(stamp)
-        return Row([moment(at, self.locale_name) if at else stamp, step, data], tooltip=line)
-
-    def _output(self, item: Item) -> str:
-        with_output = [a for a in item.attempts if a.stdout_tail or a.stderr_tail]
-        if not with_output:
-            return self.tr("(no output was captured)")
-        last = with_output[-1]
-        parts = []
-        for name, tail in (("stdout", last.stdout_tail), ("stderr", last.stderr_tail)):
-            if tail:
-                header = self.tr("— the end of {stream} (attempt {number}) —")
-                parts.append(header.format(stream=name, number=last.number) + "\n" + tail)
-        return "\n".join(parts)
-
     def _enable_actions(self) -> None:
-        decidable = self.shown is not None and self.shown.kind == RECOVERY_REQUIRED
-        for widget in (self.reason, self.verified, self.succeeded_button, self.failed_button):
-            widget.setEnabled(decidable)
-        self.retry_button.setEnabled(decidable and self.verified.isChecked())
-        self.stop_button.setVisible(decidable and _still_running(self.shown))
+        item = self.shown
+        decidable = item is not None and item.kind == RECOVERY_REQUIRED
+        blocked = self._blocked(item) if decidable else None
+        self.reason.setEnabled(decidable)
+        self.verified.setEnabled(decidable)
+        for button in (self.succeeded_button, self.failed_button, self.retry_button):
+            allowed = decidable and blocked is None
+            if button is self.retry_button:
+                allowed = allowed and self.verified.isChecked()
+            button.setEnabled(allowed)
+            button.setToolTip(blocked or self._button_tip(button))
+
+    def _blocked(self, item: Item | None) -> str | None:
+        """Why no decision can be taken now (the engine's rule, said before it refuses)."""
+        live = _live(item)
+        if not live:
+            return None
+        pids = ", ".join(str(process.pid) for process in live)
+        return self.tr(
+            "Not while it still runs (pid {pids}): a decision now could let two copies run at "
+            "once. Stop the command first."
+        ).format(pids=pids)
+
+    def _button_tip(self, button: QPushButton) -> str:
+        if button is self.retry_button and not self.verified.isChecked():
+            return self.tr("Tick “I verified it had no side effect” first")
+        outcome = {self.succeeded_button: Outcome.SUCCEEDED, self.failed_button: Outcome.FAILED}
+        return self._consequence(outcome.get(button, Outcome.RETRY))
+
+    # -- the live process: stop it, or look again -------------------------------------------
+    def stop(self) -> None:
+        item = self.shown
+        if item is not None and item.run_id is not None:
+            self.stop_button.setEnabled(False)
+            self._say(self.tr("Stopping it: asked to end, then forced after its stop grace…"))
+            self.spawn(self._stop(item.run_id, self.reason.text().strip() or None))
+
+    async def _stop(self, run_id: str, reason: str | None) -> None:
+        done = await act(self.desktop, lambda engine: engine.operator.stop(run_id, reason))
+        await self._look_again()
+        self.stop_button.setEnabled(True)
+        if not done.ok or done.result is None:
+            self._say(None)
+            show_error(self.decision_error, done.refusal)
+            return
+        if done.result.confirmed and not _live(self.shown):
+            text = self.tr("Stopped: {result}. Nothing of the run runs any more: decide what "
+                           "happened.")  # fmt: skip
+        else:
+            text = self.tr("The stop is not confirmed: {result}.")
+        self._say(text.format(result=done.result.result), error=not done.result.confirmed)
+
+    def recheck(self) -> None:
+        if self.shown is not None:
+            self.spawn(self._recheck())
+
+    async def _recheck(self) -> None:
+        await self._look_again()
+        at = moment(self.desktop.clock.now_utc(), self.locale_name)
+        if _live(self.shown):
+            self._say(self.tr("Checked again at {at}: it still runs.").format(at=at))
+        else:
+            self._say(
+                self.tr(
+                    "Checked again at {at}: nothing of the run runs any more; you can decide now."
+                ).format(at=at)
+            )
+
+    async def _look_again(self) -> None:
+        self._asked = True
+        await self.reload()
+
+    def _say(self, text: str | None, *, error: bool = False) -> None:
+        """The line under the amber notice: what stop or re-check found."""
+        self.stop_result.setText(text or "")
+        self.stop_result.setVisible(bool(text))
+        self._said_error = error
+        self._paint_said(self.palette())
+
+    def _paint_said(self, palette: QPalette) -> None:
+        error = f"color: {colour(palette, Tone.ERROR).name()};" if self._said_error else ""
+        self.stop_result.setStyleSheet(error)
 
     # -- deciding ---------------------------------------------------------------------------
     def decide(self, outcome: Outcome) -> None:
+        """Checked here, then confirmed by the person, then sent (see :meth:`_confirm`)."""
         item, reason = self.shown, self.reason.text().strip()
         if item is None or item.run_id is None or item.kind != RECOVERY_REQUIRED:
             return
@@ -421,25 +541,56 @@ class Page(LivePage):
             )
             self.reason.setFocus()
             return
-        self.spawn(self._reconcile(item, outcome, reason, self.verified.isChecked()))
+        self._confirm(item, outcome, reason, self.verified.isChecked())
 
-    def stop(self) -> None:
-        item = self.shown
-        if item is not None and item.run_id is not None:
-            self.spawn(self._stop(item.run_id, self.reason.text().strip() or None))
-
-    async def _stop(self, run_id: str, reason: str | None) -> None:
-        done = await act(self.desktop, lambda engine: engine.operator.stop(run_id, reason))
-        await self.reload()  # the processes are gone, or not: the evidence says which
-        if not done.ok or done.result is None:
-            show_error(self.decision_error, done.refusal)
-            return
-        show_error(self.decision_error, None)
-        self.stop_result.setText(
-            self.tr("Stopped: {result}. Now decide what happened.").format(
-                result=done.result.result
+    def _confirm(self, item: Item, outcome: Outcome, reason: str, verified: bool) -> None:
+        """Ask, without blocking: the decision is sent only if the person says yes."""
+        if self.confirmation is not None:
+            self.confirmation.deleteLater()
+        box = QMessageBox(self)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # the reason is the person's own text
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle(self.tr("Confirm your decision"))
+        box.setText(self._question(item, outcome))
+        box.setInformativeText(
+            self._consequence(outcome)
+            + "\n\n"
+            + self.tr("Your reason: “{reason}”").format(reason=reason)
+        )
+        yes = box.addButton(self._verb(outcome), QMessageBox.ButtonRole.AcceptRole)
+        no = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(no)  # an irreversible step is never one Enter away
+        box.setEscapeButton(no)
+        box.finished.connect(
+            lambda _result: (
+                box.clickedButton() is yes
+                and self.spawn(self._reconcile(item, outcome, reason, verified))
             )
         )
+        self.confirmation = box
+        box.open()
+
+    def _question(self, item: Item, outcome: Outcome) -> str:
+        when = moment_text(item.scheduled_utc, self.locale_name, seconds=False)
+        text = {
+            Outcome.SUCCEEDED: self.tr("Mark the run of {routine} planned for {when} as "
+                                       "succeeded?"),
+            Outcome.FAILED: self.tr("Mark the run of {routine} planned for {when} as failed?"),
+            Outcome.RETRY: self.tr("Run {routine} again now, for the run planned for {when}?"),
+        }[outcome]  # fmt: skip
+        return text.format(routine=item.routine, when=when)
+
+    def _verb(self, outcome: Outcome) -> str:
+        return {
+            Outcome.SUCCEEDED: self.tr("Mark as succeeded"),
+            Outcome.FAILED: self.tr("Mark as failed"),
+            Outcome.RETRY: self.tr("Retry now"),
+        }[outcome]
+
+    def _consequence(self, outcome: Outcome) -> str:
+        """The engine's words for what the decision does (one sentence for app and CLI)."""
+        words = decision_consequence(outcome.value, self.locale_name)
+        return words[:1].upper() + words[1:] + "."
 
     async def _reconcile(self, item: Item, outcome: Outcome, reason: str, verified: bool) -> None:
         run_id, seen = item.run_id or "", item.digest()
@@ -460,8 +611,12 @@ class Page(LivePage):
         self.reason.clear()
         self.verified.setChecked(False)
         self._show_decided()
+        with self._choosing_rows():
+            self.item_view.clearSelection()
+            self._show_item(None)  # the receipt stands for it until the next case is picked
         await self.reload()
 
+    # -- the receipt ------------------------------------------------------------------------
     def _show_decided(self) -> None:
         decided = self.decided
         if decided is None:
@@ -534,17 +689,19 @@ class Page(LivePage):
         await self.reload()
 
 
-def _still_running(item: Item | None) -> bool:
-    return item is not None and any(a.runner_alive or a.command_alive for a in item.attempts)
+def _live(item: Item | None) -> list[Live]:
+    """What of the run still runs, runners first (as the engine names them)."""
+    if item is None:
+        return []
+    found = [
+        Live(attempt.number, fact.role, fact.pid, fact.started_at,
+             attempt.command_line if fact.role == "command" else None)
+        for attempt in item.attempts
+        for fact in attempt.processes()
+        if fact.alive
+    ]  # fmt: skip
+    return sorted(found, key=lambda process: process.role != "runner")
 
 
 def _same(a: Item, b: Item) -> bool:
     return (a.kind, a.occurrence_id) == (b.kind, b.occurrence_id)
-
-
-def _compact(details: dict[str, object]) -> str:
-    return ", ".join(f"{key}={json.dumps(value, default=str)}" for key, value in details.items())
-
-
-def _html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from datetime import UTC, datetime
 
 from coven_core.integrity import audit
-from coven_core.views.attention import AttemptEvidence, ProcessFact
-from tests.core.conftest import Engine
+from coven_core.runner.process import start_time
+from coven_core.views.attention import (
+    AttemptEvidence,
+    Item,
+    ProcessFact,
+    command_line,
+    item_for_run,
+)
+from tests.core.conftest import T0, Engine, minutes
 
 
 def evidence(journal: list[dict[str, object]]) -> AttemptEvidence:
@@ -67,3 +76,49 @@ def test_what_coven_tried_is_told_in_sentences(engine: Engine) -> None:
     assert decision_consequence("failed", "en_US") == (
         "mark as failed: it counts as a failure; the routine stays paused until you resume it"
     )
+
+
+def _overrunning(engine: Engine, **options: object) -> str:
+    """A run still going far past its usual time (an attention item): its run id."""
+    engine.add("backup", "1 12 * * *", **options)
+    engine.runtime.auto_exit = None
+    engine.run_until(T0 + minutes(2))
+    engine.store.conn.execute("UPDATE attempts SET overrun_at = ?", ("x",))
+    return str(engine.store.conn.execute("SELECT run_id FROM occurrences").fetchone()[0])
+
+
+def _item(engine: Engine, run_id: str) -> Item:
+    with engine.store.read() as conn:
+        found = item_for_run(conn, run_id, engine.clock.now_utc())
+    assert found is not None
+    return found
+
+
+def test_an_item_carries_the_command_line_and_folder_it_ran(engine: Engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    found = _item(engine, _overrunning(engine, cwd=str(tmp_path)))
+    assert (found.command, found.cwd) == ("/bin/true", str(tmp_path))
+    assert command_line('["rsync", "-a", "my files/", "/mnt"]', False) == (
+        "rsync -a 'my files/' /mnt"
+    )
+    assert command_line('["echo hi | wc -c"]', True) == "echo hi | wc -c"
+
+
+def test_a_live_command_is_shown_with_its_own_command_line(engine: Engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``sh -c '…; exec sleep 30'`` runs on as ``sleep 30``: that is what ``ps`` shows."""
+    run_id = _overrunning(engine)
+    sleeping = subprocess.Popen(["sleep", "30"])
+    try:
+        journal = tmp_path / "attempt" / "journal.jsonl"
+        journal.parent.mkdir()
+        spawned = {"event": "spawned", "at": "2026-03-01T12:01:00+00:00", "pid": sleeping.pid,
+                   "pid_start": start_time(sleeping.pid)}  # fmt: skip
+        journal.write_text(json.dumps(spawned) + "\n", encoding="utf-8")
+        engine.store.conn.execute("UPDATE attempts SET attempt_dir = ?", (str(journal.parent),))
+        (attempt,) = _item(engine, run_id).attempts
+        assert attempt.command_alive and attempt.command_pid == sleeping.pid
+        assert attempt.command_line == "sleep 30"
+    finally:
+        sleeping.kill()
+        sleeping.wait()
+    (attempt,) = _item(engine, run_id).attempts
+    assert not attempt.command_alive and attempt.command_line is None  # gone: nothing to show

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import qasync
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractScrollArea
 from pytestqt.qtbot import QtBot
 
+from coven_core.events import EventKind
 from coven_core.model import RoutineState
 from coven_core.queries import show
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.quarantine import Page
-from tests.desktop.helpers import add
+from tests.desktop.helpers import add, wait_for_event
 
 
 def quarantine(desktop: Desktop, loop: qasync.QEventLoop, name: str, reason: str) -> None:
@@ -59,8 +63,50 @@ def test_probe_runs_once_and_stays_quarantined(
 ) -> None:
     qtbot.mouseClick(page.probe_button, Qt.MouseButton.LeftButton)
     loop.run_until_complete(page.settle())
-    assert "Probing fetch-mail: run run" in page.result.text()
+    assert "fetch-mail" in page.result.text()  # probing it, or how the probe ended
     assert state_of(desktop, loop, "fetch-mail") is RoutineState.QUARANTINED
+
+
+def test_the_probe_line_follows_the_probe_until_it_fails(
+    desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Issue #21: "Probing … tries once now" stayed after the probe had failed."""
+    go = tmp_path / "go"
+    waits = f"while [ ! -e {go} ]; do sleep 0.05; done; echo 'login refused' >&2; exit 3"
+    add(desktop, loop, "flaky", "/bin/sh", "-c", waits)
+    quarantine(desktop, loop, "flaky", "it failed three times")
+    page = desktop.window.show_page("quarantine")
+    loop.run_until_complete(desktop.window.settle())
+    assert isinstance(page, Page)
+    qtbot.mouseClick(page.probe_button, Qt.MouseButton.LeftButton)
+    loop.run_until_complete(page.settle())
+    assert "Probing flaky: run run" in page.result.text()  # it waits for the go
+    run_id = page.said.probe if page.said else None
+    go.touch()
+    wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
+    loop.run_until_complete(desktop.settle())  # the news reaches the page…
+    loop.run_until_complete(page.settle())  # …which looks again
+    said = page.result.text()
+    assert "Probing" not in said and f"(run {run_id}) failed: " in said
+    assert page.result.isVisible() and page.failure_model.rowCount() == 1
+    assert state_of(desktop, loop, "flaky") is RoutineState.QUARANTINED
+
+
+def test_a_line_about_one_routine_clears_when_another_is_picked(
+    page: Page, desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot
+) -> None:
+    quarantine(desktop, loop, "backup", "the disk is full")
+    loop.run_until_complete(page.reload())
+    backup = next(n for n, q in enumerate(page.routines) if q.name == "backup")
+    page.routine_view.selectRow(backup)
+    qtbot.mouseClick(page.probe_button, Qt.MouseButton.LeftButton)
+    loop.run_until_complete(page.settle())
+    assert page.result.isVisible() and "backup" in page.result.text()
+    loop.run_until_complete(page.reload())  # news: the page picks the same routine again
+    assert page.result.isVisible()
+    other = page.routine_view.visualRect(page.routine_model.index(1 - backup, 0)).center()
+    qtbot.mouseClick(page.routine_view.viewport(), Qt.MouseButton.LeftButton, pos=other)
+    assert not page.result.isVisible() and page.said is None
 
 
 def test_a_refusal_is_shown_inline(
@@ -86,3 +132,15 @@ def test_edit_opens_the_routines_window_and_its_editor(
     loop.run_until_complete(desktop.window.settle())
     assert desktop.window.stack.currentWidget() is routines
     assert opened == ["fetch-mail"]
+
+
+def test_it_fits_1000_by_700_without_scrolling_sideways(
+    page: Page, desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    desktop.window.resize(1000, 700)
+    desktop.window.show()
+    loop.run_until_complete(page.reload())
+    assert page.minimumSizeHint().width() <= page.width()
+    for area in page.findChildren(QAbstractScrollArea):
+        assert not area.horizontalScrollBar().isVisible(), area.accessibleName()
+    assert page.routine_view.columnWidth(0) >= page.fontMetrics().horizontalAdvance("fetch-mail")

@@ -14,7 +14,6 @@ from typing import Any
 
 from PySide6.QtWidgets import QWidget
 
-from coven_core.operator import Outcome
 from coven_desktop.windows.explanation import open_explanation
 
 Make = Callable[[Any], QWidget | Awaitable[QWidget]]
@@ -33,11 +32,10 @@ def _with_events(page: Any) -> QWidget:
 
 
 async def _decided(page: Any) -> QWidget:
-    """The window right after a decision: the result, its audit entry, and Resume."""
-    page.reason.setText(page.tr("the digest was not sent: no mail in the outbox since 09:00"))
-    page.decide(Outcome.FAILED)
-    await page.settle()
-    return page.window()  # type: ignore[no-any-return]
+    """The window right after a confirmed decision: the receipt, its audit entry, Resume."""
+    from coven_desktop.demo.attention import decided  # it draws with render's helpers
+
+    return await decided(page)
 
 
 async def _inspector(page: Any) -> QWidget:

@@ -10,8 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QHeaderView, QTableView, QWidget
 
 #: No column shrinks below this (pixels), whatever the width.
@@ -35,7 +34,7 @@ class FittingTable(QTableView):
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
+        header.setStretchLastSection(False)  # fit() sizes the last one: it sees the scroll bar
 
     def fit_to_contents(self) -> None:
         """Measure the columns' contents again (after new rows), then fit."""
@@ -60,13 +59,18 @@ class FittingTable(QTableView):
         others = [c for c in range(len(widths) - 1) if c not in self.give_way]
         for group in (self.give_way, others):
             excess = _shrink(widths, group, excess)
-        for column, width in enumerate(widths[:-1]):  # the last one stretches
+        last = len(widths) - 1
+        widths[last] = max(self.viewport().width() - sum(widths[:last]), NARROWEST)
+        for column, width in enumerate(widths):  # the last one takes what is left
             if not self.isColumnHidden(column):
                 self.setColumnWidth(column, width)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self.fit()
+    def viewportEvent(self, event: QEvent) -> bool:
+        """The viewport changed size (the window, or a vertical scroll bar came or went)."""
+        handled = super().viewportEvent(event)
+        if event.type() == QEvent.Type.Resize:
+            self.fit()
+        return handled
 
 
 def _shrink(widths: list[int], columns: Sequence[int], excess: int) -> int:

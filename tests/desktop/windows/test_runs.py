@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 import qasync
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox, QPushButton
+from PySide6.QtWidgets import QAbstractScrollArea, QMessageBox, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from coven_core.events import EventKind
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.chips import ChipRole
+from coven_desktop.windows.fitting import FittingTable
 from coven_desktop.windows.run_detail import RunDetailWindow
 from coven_desktop.windows.run_model import Column
 from coven_desktop.windows.runs import PAGE_SIZE, Page
@@ -148,24 +149,33 @@ def test_the_pages_fit_a_1000_by_700_window(
     seeded_desktop: Desktop, loop: qasync.QEventLoop, locale: str
 ) -> None:
     """No page widens the window, and none of the pages here scrolls sideways (issue #22)."""
-    from PySide6.QtWidgets import QAbstractScrollArea
-
     seeded_desktop.locale = locale
     window = seeded_desktop.window
     window.resize(1000, 700)
     window.show()
     for key in ("routines", "runs", "timeline"):
         page = window.show_page(key)
-        settle(loop, seeded_desktop, page)  # type: ignore[arg-type]
-        assert window.width() <= 1000, key
-        for area in page.findChildren(QAbstractScrollArea):  # type: ignore[union-attr]
-            if area.isVisible():
-                assert not area.horizontalScrollBar().isVisible(), (key, area)
+        settle(loop, seeded_desktop, page)
+        assert_fits(window, page, key)
+    window.show_runs("nightly")  # filtered: one column fewer, the rest share its width
+    settle(loop, seeded_desktop, window.pages["runs"])
+    assert_fits(window, window.pages["runs"], "runs of nightly")
     window.open_run(page_rows(window)[0])
     detail = window.run_windows[page_rows(window)[0]]
     loop.run_until_complete(detail.settle())  # type: ignore[attr-defined]
     assert detail.width() <= 1000 and detail.height() <= 700
     detail.close()
+
+
+def assert_fits(window: QWidget, page: Any, key: str) -> None:
+    assert window.width() <= 1000, key
+    for area in page.findChildren(QAbstractScrollArea):
+        if area.isVisible():
+            assert not area.horizontalScrollBar().isVisible(), (key, area)
+    for table in page.findChildren(FittingTable):  # no column runs past the edge either
+        shown = [table.columnWidth(c) for c in range(table.model().columnCount())
+                 if not table.isColumnHidden(c)]  # fmt: skip
+        assert sum(shown) <= table.viewport().width(), (key, shown)
 
 
 def page_rows(window) -> list[str]:  # type: ignore[no-untyped-def]

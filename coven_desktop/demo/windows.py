@@ -91,6 +91,16 @@ async def _failed_run(page: Any) -> QWidget:
     return await _run_window(desktop, failed.occurrence_id)
 
 
+async def _timed_out_story(page: Any) -> QWidget:
+    """A timed-out run's story: the attempt, its timeout and what Coven did, in sentences."""
+    desktop = page.desktop
+    rows = await desktop.service.call(lambda e: runs(e.store, "photo-import", 100))
+    timed_out = next(row for row in rows if row.outcome == "timed_out")
+    window: Any = await _run_window(desktop, timed_out.occurrence_id)
+    window.tabs.setCurrentWidget(window.story)
+    return window  # type: ignore[no-any-return]
+
+
 async def _running_run(page: Any) -> QWidget:
     """A running run's detail: its elapsed time, the output so far, and Cancel."""
     return await _run_window(page.desktop, await held_run(page.desktop))
@@ -138,6 +148,7 @@ EXTRA_WINDOWS: dict[str, tuple[tuple[str, Make], ...]] = {
     "runs": (
         ("runs-one-routine", _one_routine),
         ("run-detail-failed", _failed_run),
+        ("run-detail-story", _timed_out_story),
         ("run-detail-running", _running_run),
     ),
     "diagnostics": (("diagnostics-events", _with_events), ("diagnostics-doctor", _with_doctor)),

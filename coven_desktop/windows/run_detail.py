@@ -288,10 +288,13 @@ class CommandPane(QWidget):
         self.revision = QLabel(self)
         for widget in (self.command, self.cwd):
             _monospace(widget)
-        form = QFormLayout(self)
+        form = QFormLayout()
         form.addRow(self.tr("Command line"), self.command)
         form.addRow(self.tr("Working directory"), self.cwd)
         form.addRow(self.tr("Revision"), self.revision)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addStretch(1)  # the rows at the top, not spread over the tab
 
     def show_command(self, detail: RunDetail) -> None:
         self.command.setPlainText(detail.command)
@@ -311,6 +314,7 @@ class StoryPane(QWidget):
         super().__init__(parent)
         self.decisions = QListWidget(self)
         self.decisions.setWordWrap(True)
+        self.decisions.setSpacing(3)
         self.decisions.setAccessibleName(self.tr("What happened"))
         self.attempts = RowsModel([self.tr("Attempt"), self.tr("Started"), self.tr("Ended"),
                                    self.tr("Exit"), self.tr("Failure"), self.tr("Timeout"),

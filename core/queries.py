@@ -78,11 +78,18 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.views.notices import wake_summary as wake_summary
     from coven_core.views.overview import Overview as Overview
     from coven_core.views.overview import RoutineLine as RoutineLine
+    from coven_core.views.overview import RunningRun as RunningRun
     from coven_core.views.overview import TrayState as TrayState
     from coven_core.views.overview import overview as overview
     from coven_core.views.quarantined import Failure as Failure
     from coven_core.views.quarantined import Quarantined as Quarantined
     from coven_core.views.quarantined import quarantined as quarantined
+    from coven_core.views.runs import AttemptLine as AttemptLine
+    from coven_core.views.runs import OutputTail as OutputTail
+    from coven_core.views.runs import RunDetail as RunDetail
+    from coven_core.views.runs import RunRow as RunRow
+    from coven_core.views.runs import run_detail as run_detail
+    from coven_core.views.runs import runs as runs
     from coven_core.views.status import Status as Status
     from coven_core.views.story import decision_consequence as decision_consequence
     from coven_core.views.timeline import BAND_ASLEEP as BAND_ASLEEP
@@ -121,8 +128,13 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
         "change_sentence", "explain_occurrence", "explain_routine", "outcome_sentence",
     ),
     "coven_core.views.notices": ("Notice", "NoticeKind", "notice", "throttle", "wake_summary"),
-    "coven_core.views.overview": ("Overview", "RoutineLine", "TrayState", "overview"),
+    "coven_core.views.overview": (
+        "Overview", "RoutineLine", "RunningRun", "TrayState", "overview",
+    ),
     "coven_core.views.quarantined": ("Failure", "Quarantined", "quarantined"),
+    "coven_core.views.runs": (
+        "AttemptLine", "OutputTail", "RunDetail", "RunRow", "run_detail", "runs",
+    ),
     "coven_core.views.status": ("Status",),
     "coven_core.views.story": ("decision_consequence",),
     "coven_core.views.timeline": (

@@ -1,4 +1,5 @@
-"""The main window: a side bar of pages (Routines, Timeline, …) over one status line.
+"""The main window: a side bar of pages (Routines, Runs, Timeline, …) over one status line,
+and the runs' detail windows it opens (:meth:`MainWindow.open_run`).
 
 Pages are listed in :data:`coven_desktop.windows.PAGES` and built the first time they are
 shown (a launch builds none of them but the first one asked for); see that module for what a
@@ -11,13 +12,14 @@ import asyncio
 import importlib
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListWidget,
     QMainWindow,
+    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -37,10 +39,13 @@ APP_NAME = "Coven Desktop"
 
 
 class MainWindow(QMainWindow):
+    runOpened = Signal(object)  # the RunDetailWindow open_run showed
+
     def __init__(self, desktop: Desktop | None = None) -> None:
         super().__init__()
         self.desktop = desktop
         self.pages: dict[str, QWidget] = {}
+        self.run_windows: dict[str, QWidget] = {}  # by the id they were opened with
         self._reloads = Tasks()
         self.setWindowTitle(APP_NAME)
         self.setWindowIcon(QIcon(str(icon("coven"))))
@@ -79,7 +84,10 @@ class MainWindow(QMainWindow):
         )
         self.engine_info.setAlignment(Qt.AlignmentFlag.AlignRight)
         for label in (self.headline, self.summary, self.engine_info):
-            line.addWidget(label)
+            # a long state ("standby — another Coven process…") must not widen the window
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+            label.setMinimumWidth(label.fontMetrics().averageCharWidth() * 12)
+            line.addWidget(label, 1)
         return line
 
     # -- pages ------------------------------------------------------------------------------
@@ -123,6 +131,32 @@ class MainWindow(QMainWindow):
         """Wait for the page loads in flight (tests)."""
         await self._reloads.settle()
 
+    def show_runs(self, routine: str | None = None) -> None:
+        """The Runs page, showing ``routine``'s runs (every routine's when None)."""
+        page = self.show_page("runs")
+        if page is not None:
+            page.show_routine(routine)  # type: ignore[attr-defined]
+
+    # -- a run's detail ---------------------------------------------------------------------
+    def open_run(self, occurrence_id: str) -> None:
+        """Show the detail of a run (an occurrence id, or a run id), in its own window: the
+        one already open for it, raised, else a new one. The window need not be shown for
+        this (a notification or the tray opens a run on its own)."""
+        if self.desktop is None:
+            return
+        from coven_desktop.windows.run_detail import RunDetailWindow
+
+        window = self.run_windows.get(occurrence_id)
+        if window is None:
+            window = RunDetailWindow(self.desktop, occurrence_id, self)
+            self.run_windows[occurrence_id] = window
+            window.destroyed.connect(lambda _gone=None: self.run_windows.pop(occurrence_id, None))
+            window.start_loading()
+        window.show()
+        window.raise_()
+        window.activateWindow()
+        self.runOpened.emit(window)
+
     # -- the status line --------------------------------------------------------------------
     def show_overview(self, overview: Overview) -> None:
         parts = [self.tr("State: {state}").format(state=overview.state.value)]
@@ -130,3 +164,4 @@ class MainWindow(QMainWindow):
             parts.append(self.tr("standby — another Coven process is scheduling"))
         parts.append(self.tr("{count} routine(s)").format(count=len(overview.routines)))
         self.summary.setText(" · ".join(parts))
+        self.summary.setToolTip(self.summary.text())  # the line may be too narrow for it

@@ -240,9 +240,9 @@ class Desktop(QObject):
         self.window.activateWindow()
 
     def open_run(self, occurrence_id: str) -> None:
-        """Show the window on one run's detail; the window marks it seen (DESIGN §12)."""
-        self.show_window()
-        self.window.open_run(occurrence_id)  # type: ignore[attr-defined]
+        """Show one run's detail window (on its own: the main window stays as it is); the
+        detail marks a failure seen (DESIGN §12)."""
+        self.window.open_run(occurrence_id)
 
     def mark_seen(self, run: str) -> asyncio.Future[Any]:
         """A person looked at ``run`` (a run or occurrence id): its failure no longer counts

@@ -16,6 +16,7 @@ from typing import Any
 import apsw
 
 from coven_core.errors import ValidationError
+from coven_core.notation.i18n import _
 from coven_core.notation.utc import utc_text
 from coven_core.scheduling import routines
 from coven_core.store.codec import instant_text, maybe_instant_from
@@ -116,24 +117,30 @@ def runs(
     store: Store,
     routine: str | None = None,
     limit: int = 50,
-    before: datetime | None = None,
+    before: datetime | RunRow | None = None,
     now: datetime | None = None,
+    locale: str | None = None,
 ) -> list[RunRow]:
-    """Occurrences newest first, of one routine (by name) or all; ``before`` pages back (the
-    oldest row's ``planned_utc``); ``now`` gives a live run its elapsed time."""
-    where, params = ["1"], {"limit": limit}
-    if before is not None:
+    """Occurrences newest first, of one routine (by name) or all; ``before`` pages back: the
+    oldest row shown (the rows after it, even those planned for the same instant — two
+    routines at 02:30), or an instant (the rows planned before it); ``now`` gives a live run
+    its elapsed time; ``locale`` the language of the sentences (the user's when None)."""
+    where, params = ["1"], dict[str, object](limit=limit)
+    if isinstance(before, RunRow):
+        where.append("(o.scheduled_utc < :before OR (o.scheduled_utc = :before AND o.id < :id))")
+        params |= {"before": instant_text(before.planned_utc), "id": before.occurrence_id}
+    elif before is not None:
         where.append("o.scheduled_utc < :before")
-        params["before"] = instant_text(before)  # type: ignore[assignment]
+        params["before"] = instant_text(before)
     with store.read() as conn:
         if routine is not None:
             where.append("o.routine_id = :routine")
-            params["routine"] = routines.by_name(conn, routine).id  # type: ignore[assignment]
+            params["routine"] = routines.by_name(conn, routine).id
         sql = f"{_ROWS} WHERE {' AND '.join(where)} ORDER BY o.scheduled_utc DESC, o.id DESC "
-        return [_row(row, now) for row in conn.execute(sql + "LIMIT :limit", params)]
+        return [_row(row, now, locale) for row in conn.execute(sql + "LIMIT :limit", params)]
 
 
-def _row(row: tuple[Any, ...], now: datetime | None) -> RunRow:
+def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) -> RunRow:
     (oid, run_id, name, kind, state, disposition, reason, scheduled, zone, local, local_kind,
      count, cause, seen_at, started, exited, attempts, code, signal, by, why) = row  # fmt: skip
     start, end = maybe_instant_from(started), maybe_instant_from(exited)
@@ -142,14 +149,18 @@ def _row(row: tuple[Any, ...], now: datetime | None) -> RunRow:
     told = Ending(disposition, reason, code, signal, by, why, cause, count)
     return RunRow(
         oid, run_id, name, kind, _LIVE.get(state, state) if live else disposition,
-        _live_words(state) if live else ending(told), maybe_instant_from(scheduled) or _never(),
+        _live_words(state, locale) if live else ending(told, locale),
+        maybe_instant_from(scheduled) or _never(),
         zone, local, start, (stop - start).total_seconds() if start and stop else None,
         code, signal, attempts, seen_at is not None, _dst(local_kind, reason),
     )  # fmt: skip
 
 
-def _live_words(state: str) -> str:
-    return {"planned": "Waiting to run", "claimed": "Starting", "running": "Running"}[state]
+_LIVE_WORDS = {"planned": "Waiting to run", "claimed": "Starting", "running": "Running"}
+
+
+def _live_words(state: str, locale: str | None) -> str:
+    return _(_LIVE_WORDS[state], locale)
 
 
 def _never() -> datetime:
@@ -162,30 +173,35 @@ def _dst(local_kind: str | None, reason: str | None) -> str | None:
     return "fold" if local_kind == "repeated" else None
 
 
-def run_detail(store: Store, identifier: str, now: datetime | None = None) -> RunDetail:
-    """One run (by run id or occurrence id) in full."""
+def run_detail(
+    store: Store, identifier: str, now: datetime | None = None, locale: str | None = None
+) -> RunDetail:
+    """One run (by run id or occurrence id) in full; its sentences in ``locale``."""
     with store.read() as conn:
         found = list(conn.execute(f"{_ROWS} WHERE o.id = ?1 OR o.run_id = ?1", (identifier,)))
         if not found:
             raise ValidationError(f"no run or occurrence {identifier!r} (see: coven runs)")
-        row = _row(found[0], now)
+        row = _row(found[0], now, locale)
         routine_id, revision = one(
             conn, "SELECT routine_id, revision FROM occurrences WHERE id = ?", (row.occurrence_id,)
         )
-        return _detail(conn, row, routine_id, revision)
+        return _detail(conn, row, routine_id, revision, locale)
 
 
-def _detail(conn: apsw.Connection, row: RunRow, routine_id: str, number: int) -> RunDetail:
+def _detail(
+    conn: apsw.Connection, row: RunRow, routine_id: str, number: int, locale: str | None
+) -> RunDetail:
     argv, cwd, shell, retries = conn.execute(
         "SELECT argv, cwd, shell, retries FROM revisions WHERE routine_id = ? AND number = ?",
         (routine_id, number),
     ).fetchone() or ("[]", None, 0, 0)
     command = command_line(argv, bool(shell))
     directory = _last_dir(conn, row.occurrence_id)
-    decisions = _decisions(conn, row, routine_id, 1 + int(retries))
+    decisions = _decisions(conn, row, routine_id, 1 + int(retries), locale)
     return RunDetail(
         row, _attempts(conn, row.occurrence_id), command, cwd, number,
-        _tail(directory, "stdout"), _tail(directory, "stderr"), decisions, _dst_note(row),
+        _tail(directory, "stdout"), _tail(directory, "stderr"), decisions,
+        _dst_note(row, locale),
     )  # fmt: skip
 
 
@@ -228,16 +244,19 @@ def _attempt(number: int, state: str, claimed: str | None, started: str | None,
     return AttemptLine(number, state, *times, *rest)
 
 
-def _decisions(conn: apsw.Connection, row: RunRow, routine_id: str, allowed: int) -> list[str]:
+def _decisions(
+    conn: apsw.Connection, row: RunRow, routine_id: str, allowed: int, locale: str | None
+) -> list[str]:
     told = [
-        step_sentence(step, row.zone, allowed)
+        step_sentence(step, row.zone, allowed, locale)
         for step in steps(conn, row.occurrence_id)
         if step.kind not in ("planned", "claimed")
     ]
     if row.kind == "coalesced" and told:
         ran = latest_ran(conn, routine_id, row.planned_utc)
         if ran is not None:
-            told[0] += f"; the latest ran at {clock_time(ran, row.zone)}"
+            latest = _("the latest ran at {time}", locale)
+            told[0] += "; " + latest.format(time=clock_time(ran, row.zone, locale))
     return told
 
 
@@ -261,11 +280,14 @@ def latest_ran(conn: apsw.Connection, routine_id: str, window_first: datetime) -
     return started if late else None
 
 
-def _dst_note(row: RunRow) -> str | None:
+def _dst_note(row: RunRow, locale: str | None = None) -> str | None:
+    wall = row.planned_local or _("This wall time", locale)
     if row.dst == "gap":
-        return (f"{row.planned_local or 'This wall time'} does not exist in {row.zone} (the "
-                "clocks moved forward): it was skipped, never moved to another time.")  # fmt: skip
-    if row.dst == "fold":
-        return (f"{row.planned_local} happens twice in {row.zone} (the clocks moved back): it "
-                "ran once, at the first of the two.")  # fmt: skip
-    return None
+        text = ("{wall} does not exist in {zone} (the clocks moved forward): it was skipped, "
+                "never moved to another time.")  # fmt: skip
+    elif row.dst == "fold":
+        text = ("{wall} happens twice in {zone} (the clocks moved back): it ran once, at the "
+                "first of the two.")  # fmt: skip
+    else:
+        return None
+    return _(text, locale).format(wall=wall, zone=row.zone)

@@ -15,13 +15,13 @@ from PySide6.QtCore import QCoreApplication, QEvent, QLocale
 from PySide6.QtWidgets import QWidget
 
 from coven_core.clock import VirtualClock
-from coven_core.runtime.instant import InstantRuntime
 from coven_desktop.demo.tray import render_tray
+from coven_desktop.demo.runtime import PictureRuntime, private_root
 from coven_desktop.demo.windows import EXTRA_WINDOWS
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows import PAGES
 
-WINDOW_SIZE = (1180, 760)
+WINDOW_SIZE = (1000, 700)  # the size every page must fit (issue #22)
 
 
 async def render_pages(
@@ -30,7 +30,8 @@ async def render_pages(
     """Start the app on ``data_dir`` at the demo's instant, draw each page, stop the app."""
     clock = VirtualClock(now_clock.now_utc(), autojump=False)
     QLocale.setDefault(QLocale(locale))
-    desktop = Desktop(data_dir, clock, runtime_factory=lambda _store: _runtime(clock))
+    root = private_root(data_dir)
+    desktop = Desktop(data_dir, clock, runtime_factory=lambda _store: PictureRuntime(clock, root))
     desktop.locale = locale
     first_pass = _first_pass(desktop)
     await desktop.start()
@@ -68,10 +69,6 @@ def _first_pass(desktop: Desktop) -> asyncio.Future[object]:
 
     desktop.service.passFinished.connect(seen)
     return done
-
-
-def _runtime(clock: VirtualClock) -> InstantRuntime:
-    return InstantRuntime(clock)  # nothing runs for real in a demo
 
 
 def _key_of(desktop: Desktop, page: QWidget | None) -> str:

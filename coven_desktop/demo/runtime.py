@@ -6,6 +6,9 @@ Each attempt follows a :class:`Plan` chosen by the demo for its launch: exit wit
 after a while, run into the routine's timeout, or *hang* (the journal stops after ``spawned``:
 when the "runner" is later found gone, the outcome is ambiguous, as it would be for real).
 Ends are due at a virtual instant; the demo's driver moves its clock there.
+
+While the pictures are drawn, :class:`PictureRuntime` ends every command at once but keeps the
+one the pictures show running.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.runner.journal import read_journal
 from coven_core.runtime.base import Exit, Launch, Started, Unfinished, as_recorded
+from coven_core.runtime.instant import InstantRuntime
 from coven_core.runtime.runner import JOURNAL, exit_from_journal
 
 #: Pids no process on this machine has with these start times: the demo's runners are
@@ -156,3 +160,44 @@ def private_root(data_dir: Path) -> Path:
     root.mkdir(mode=0o700, exist_ok=True)
     os.chmod(root, 0o700)
     return root
+
+
+class PictureRuntime(InstantRuntime):
+    """The pictures' runtime: nothing runs and every command ends the moment it starts, but
+    one the demo asks to see running (by its program, :data:`HELD`) keeps running — with the
+    attempt directory and first lines of output a runner would have left — until cancelled."""
+
+    def __init__(self, clock: Clock, root: Path) -> None:
+        super().__init__(clock)
+        self._root = root
+        self._held: set[str] = set()
+
+    def start(self, launch: Launch) -> Started:
+        plan = HELD.get(launch.argv[0] if launch.argv else "")
+        if plan is None:
+            return super().start(launch)
+        directory = self._root / launch.attempt_id
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        (directory / "stdout").write_text(plan.stdout, encoding="utf-8")
+        (directory / "stderr").write_text(plan.stderr, encoding="utf-8")
+        self._held.add(launch.attempt_id)
+        return Started(None, self._clock.now_utc().timestamp(), str(directory))
+
+    def cancel(self, attempt_id: str) -> bool:
+        if attempt_id not in self._held:
+            return False
+        self._held.discard(attempt_id)
+        self._exits.append(Exit(attempt_id, self._clock.now_utc(), None, 15, cancelled=True))
+        return True
+
+    def active(self) -> int:
+        return super().active() + len(self._held)
+
+
+#: The programs the pictures show running, and what they have written so far.
+HELD = {
+    "/usr/bin/rsync": Plan(
+        stdout="sending incremental file list\nDocuments/2026/taxes.pdf\n"
+        "Documents/2026/invoices/march.ods\nDocuments/photos/2026-03-29/IMG_0457.JPG\n"
+    ),
+}

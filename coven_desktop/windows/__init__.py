@@ -36,6 +36,7 @@ class PageInfo:
 PAGES: tuple[PageInfo, ...] = (
     PageInfo("welcome", "Welcome", "coven_desktop.windows.welcome"),
     PageInfo("routines", "Routines", "coven_desktop.windows.routines"),
+    PageInfo("runs", "Runs", "coven_desktop.windows.runs"),
     PageInfo("timeline", "Timeline", "coven_desktop.windows.timeline"),
     PageInfo("reconciliation", "Needs attention", "coven_desktop.windows.reconciliation"),
     PageInfo("quarantine", "Quarantine", "coven_desktop.windows.quarantine"),

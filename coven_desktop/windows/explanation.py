@@ -1,7 +1,8 @@
 """The DST explanation window: for a routine or one occurrence, the local time, UTC, offset,
 zone and tz database version, one plain sentence of what happened and why, the zone's changes
 in the next year and what they do to the routine; for an occurrence also the inspection (its
-attempts, delivery and decisions) — so it doubles as the timeline's occurrence inspector.
+attempts, delivery and decisions). Esc closes it. Its body (:class:`ExplanationPanel`) is also
+the run detail's Time zone tab (:mod:`.run_detail`).
 
 The text comes from the engine (:mod:`coven_core.views.explain`), read on the operator thread.
 """
@@ -9,9 +10,11 @@ The text comes from the engine (:mod:`coven_core.views.explain`), read on the op
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
@@ -54,23 +57,26 @@ def open_explanation(
 
 
 @dataclass(frozen=True)
-class _Loaded:
+class Explained:
     routine: RoutineExplanation
     occurrence: OccurrenceExplanation | None
 
 
-class ExplanationWindow(QWidget):
-    loaded = Signal()
-    failed = Signal(str)
+def read_explanation(
+    engine: Engine, routine: str, occurrence_id: str | None, now: datetime, locale: str
+) -> Explained:
+    """The routine's explanation and, given one, an occurrence's (on the operator thread)."""
+    about = explain_routine(engine.store, routine, now, locale)
+    one = None if occurrence_id is None else explain_occurrence(engine.store, occurrence_id, locale)
+    return Explained(about, one)
 
-    def __init__(
-        self, desktop: Desktop, routine: str, occurrence_id: str | None, parent: QWidget
-    ) -> None:
-        super().__init__(parent, Qt.WindowType.Window)  # its own window, never modal
-        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.desktop, self.routine, self.occurrence_id = desktop, routine, occurrence_id
-        self.setWindowTitle(self.tr("Explanation: {routine}").format(routine=routine))
-        self.resize(620, 520)
+
+class ExplanationPanel(QWidget):
+    """What the explanation says, laid out; the run detail's Time zone tab is one, without
+    the details (the inspection: the run detail tells that story in sentences)."""
+
+    def __init__(self, parent: QWidget, *, details: bool = True) -> None:
+        super().__init__(parent)
         self.heading = QLabel(self)
         self.sentence = _wrapped(self)
         self.outcome = _wrapped(self)
@@ -78,11 +84,10 @@ class ExplanationWindow(QWidget):
         self.changes = _wrapped(self)
         self.details = QTreeWidget(self)
         self.details.setHeaderLabels([self.tr("Field"), self.tr("Value")])
-        self._layout()
-        self._tasks = Tasks()
-        self.result: _Loaded | None = None
+        self.details.setAccessibleName(self.tr("Details"))
+        self._layout(details)
 
-    def _layout(self) -> None:
+    def _layout(self, details: bool) -> None:
         layout = QVBoxLayout(self)
         self.heading.setTextFormat(Qt.TextFormat.PlainText)
         bold = self.heading.font()
@@ -91,41 +96,23 @@ class ExplanationWindow(QWidget):
         for widget in (self.heading, self.sentence, self.outcome):
             layout.addWidget(widget)
         layout.addLayout(self.facts)
-        layout.addWidget(QLabel(self.tr("Time-zone changes in the next year"), self))
+        changes = QLabel(self.tr("Time-zone changes in the next year"), self)
+        changes.setFont(bold)
+        layout.addWidget(changes)
         layout.addWidget(self.changes)
-        layout.addWidget(QLabel(self.tr("Details"), self))
+        title = QLabel(self.tr("Details"), self)
+        title.setFont(bold)
+        layout.addWidget(title)
         layout.addWidget(self.details, 1)
+        if not details:
+            title.hide()
+            self.details.hide()
+            layout.addStretch(1)
 
-    def start_loading(self) -> None:
-        self._tasks.spawn(self.reload())
+    def show_failure(self, message: str) -> None:
+        self.sentence.setText(message)
 
-    async def settle(self) -> None:
-        """Wait for the loading in flight (tests, the demo renderer)."""
-        await self._tasks.settle()
-
-    async def reload(self) -> None:
-        routine, oid = self.routine, self.occurrence_id
-        locale, now = self.desktop.locale, self.desktop.clock.now_utc()
-
-        def read(engine: Engine) -> _Loaded:
-            about = explain_routine(engine.store, routine, now, locale)
-            one = None if oid is None else explain_occurrence(engine.store, oid, locale)
-            return _Loaded(about, one)
-
-        try:
-            result = await self.desktop.service.call(read)
-        except CovenError as error:
-            if isValid(self):
-                self.sentence.setText(str(error))
-                self.failed.emit(str(error))
-            return
-        if not isValid(self):
-            return  # closed (and deleted) while it was reading
-        self.result = result
-        self._show(result)
-        self.loaded.emit()
-
-    def _show(self, result: _Loaded) -> None:
+    def show_result(self, result: Explained) -> None:
         about, one = result.routine, result.occurrence
         facts = one.facts if one is not None else about.next_run
         if one is not None:
@@ -138,7 +125,8 @@ class ExplanationWindow(QWidget):
         self._show_facts(facts, about)
         self.changes.setText("\n".join(t.sentence for t in about.transitions)
                              or self.tr("None: this zone keeps one offset all year."))  # fmt: skip
-        self._show_details(one, about)
+        if self.details.isVisibleTo(self):
+            self._show_details(one, about)
 
     def _show_facts(self, facts: MomentFacts | None, about: RoutineExplanation) -> None:
         while self.facts.rowCount():
@@ -167,6 +155,56 @@ class ExplanationWindow(QWidget):
                 self.details.addTopLevelItem(QTreeWidgetItem([moment.local, moment.sentence]))
         self.details.expandToDepth(0)
         self.details.resizeColumnToContents(0)
+
+
+class ExplanationWindow(QWidget):
+    loaded = Signal()
+    failed = Signal(str)
+
+    def __init__(
+        self, desktop: Desktop, routine: str, occurrence_id: str | None, parent: QWidget
+    ) -> None:
+        super().__init__(parent, Qt.WindowType.Window)  # its own window, never modal
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.desktop, self.routine, self.occurrence_id = desktop, routine, occurrence_id
+        self.setWindowTitle(self.tr("Explanation: {routine}").format(routine=routine))
+        self.resize(620, 520)
+        self.panel = ExplanationPanel(self)
+        panel = self.panel
+        self.heading, self.sentence, self.outcome = panel.heading, panel.sentence, panel.outcome
+        self.facts, self.changes, self.details = panel.facts, panel.changes, panel.details
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(panel)
+        closing = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)  # a secondary window
+        closing.activated.connect(self.close)
+        self._tasks = Tasks()
+        self.result: Explained | None = None
+
+    def start_loading(self) -> None:
+        self._tasks.spawn(self.reload())
+
+    async def settle(self) -> None:
+        """Wait for the loading in flight (tests, the demo renderer)."""
+        await self._tasks.settle()
+
+    async def reload(self) -> None:
+        routine, oid = self.routine, self.occurrence_id
+        locale, now = self.desktop.locale, self.desktop.clock.now_utc()
+        try:
+            result = await self.desktop.service.call(
+                lambda engine: read_explanation(engine, routine, oid, now, locale)
+            )
+        except CovenError as error:
+            if isValid(self):
+                self.panel.show_failure(str(error))
+                self.failed.emit(str(error))
+            return
+        if not isValid(self):
+            return  # closed (and deleted) while it was reading
+        self.result = result
+        self.panel.show_result(result)
+        self.loaded.emit()
 
 
 def _wrapped(parent: QWidget) -> QLabel:

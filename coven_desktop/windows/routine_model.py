@@ -1,4 +1,6 @@
-"""The Routines window's table: one row per routine, six columns of text for people."""
+"""The Routines window's table: one row per routine, six columns of text for people (the
+zone by its key, named in full in its tooltip, so the six fit 1000 pixels); a
+routine with a run going says for how long (:meth:`RoutinesModel.tick` moves it on)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from coven_core.model import RoutineState
+from coven_core.queries import RunningRun
 from coven_desktop import texts
+from coven_desktop.windows import run_times
 from coven_desktop.windows.routine_rows import RoutineRow, ago, instant_text
 
 Index = QModelIndex | QPersistentModelIndex
@@ -33,6 +37,7 @@ class RoutinesModel(QAbstractTableModel):
         self.locale = locale
         self._rows: list[RoutineRow] = []
         self._now: datetime | None = None
+        self.running: dict[str, list[RunningRun]] = {}  # routine name -> its runs going now
         self._headers = {
             Column.NAME: self.tr("Name"),
             Column.SCHEDULE: self.tr("Schedule"),
@@ -58,10 +63,25 @@ class RoutinesModel(QAbstractTableModel):
         }
 
     # -- content ----------------------------------------------------------------------------
-    def set_rows(self, rows: list[RoutineRow], now: datetime) -> None:
+    def set_rows(
+        self, rows: list[RoutineRow], now: datetime, running: list[RunningRun] | None = None
+    ) -> None:
         self.beginResetModel()
         self._rows, self._now = list(rows), now
+        self.running = {}
+        for run in running or []:
+            self.running.setdefault(run.routine, []).append(run)
         self.endResetModel()
+
+    def tick(self, now: datetime) -> None:
+        """A second passed: running routines' elapsed time (and "in 5 minutes") move on."""
+        self._now = now
+        if self._rows:
+            first, last = (
+                self.index(0, Column.STATE),
+                self.index(len(self._rows) - 1, Column.NEXT_RUN),
+            )
+            self.dataChanged.emit(first, last, [Qt.ItemDataRole.DisplayRole])
 
     def row(self, index: int) -> RoutineRow:
         return self._rows[index]
@@ -105,8 +125,9 @@ class RoutinesModel(QAbstractTableModel):
             return row.name
         if column is Column.SCHEDULE:
             return row.words
-        if column is Column.ZONE:
-            return row.zone
+        if column is Column.ZONE:  # the key, as the routine stores it; its name in the tooltip
+            revision = row.view.revision
+            return "—" if revision is None else revision.spec.timezone
         if column is Column.STATE:
             return self._state(row)
         if column is Column.NEXT_RUN:
@@ -117,7 +138,9 @@ class RoutinesModel(QAbstractTableModel):
         if column is Column.SCHEDULE:  # the whole sentence, and the spec as stored
             revision = row.view.revision
             return row.words if revision is None else f"{row.words}\n{revision.spec.schedule}"
-        if column in (Column.NAME, Column.ZONE, Column.STATE):
+        if column is Column.ZONE:
+            return row.zone  # "Eastern Time (America/New_York)"
+        if column in (Column.NAME, Column.STATE):
             return self._display(row, column)  # the column may be too narrow for it
         due = row.view.routine.next_due
         if column is Column.NEXT_RUN and due is not None and row.state is RoutineState.ACTIVE:
@@ -130,9 +153,24 @@ class RoutinesModel(QAbstractTableModel):
     def _state(self, row: RoutineRow) -> str:
         if row.view.broken is not None:
             return self.tr("Broken: edit or delete it")  # the Schedule column says why
+        going = self.running.get(row.name)
+        if going:
+            return self._running(going)
         state = self._states[row.state]
         reason = row.view.routine.state_reason
         return self.tr("{state} ({reason})").format(state=state, reason=reason) if reason else state
+
+    def _running(self, going: list[RunningRun]) -> str:
+        """ "Running for 2 min 5 sec" (the longest-running one, when several are)."""
+        starts = [run.started_at for run in going if run.started_at is not None]
+        if not starts or self._now is None:
+            return self.tr("Starting")
+        took = run_times.length((self._now - min(starts)).total_seconds(), self.locale)
+        if len(going) > 1:
+            return self.tr("{count} runs, the first for {elapsed}").format(
+                count=len(going), elapsed=took
+            )
+        return self.tr("Running for {elapsed}").format(elapsed=took)
 
     def _next_run(self, row: RoutineRow) -> str:
         due = row.view.routine.next_due

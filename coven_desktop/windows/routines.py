@@ -1,9 +1,11 @@
 """The Routines window (DESIGN §12): every routine with its schedule in words, zone, state,
-next run and last result; add and edit with a live preview; pause, resume, run now, delete.
+next run and last result; add and edit with a live preview; pause, resume, run now, delete;
+its runs (the Runs page, filtered); and while it runs, how long for and Cancel.
 
 The list reloads when the engine has news (``desktop.overviewChanged``, which follows every
-operator call and every pass that changed something) — never on a timer. Actions go through
-``desktop.act``, so they are audited, wake the scheduler and refresh every view.
+operator call and every pass that changed something) — never on a timer; while a routine
+runs, a one-second timer moves its elapsed time on without reading anything. Actions go
+through ``desktop.act``, so they are audited, wake the scheduler and refresh every view.
 """
 
 from __future__ import annotations
@@ -16,11 +18,9 @@ from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHeaderView,
     QLabel,
     QMessageBox,
     QSplitter,
-    QTableView,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -29,9 +29,12 @@ from PySide6.QtWidgets import (
 from coven_core.engine import Engine
 from coven_core.model import RoutineState
 from coven_desktop.tasks import Tasks
+from coven_desktop.windows.cancelling import ask_to_cancel
+from coven_desktop.windows.fitting import FittingTable
 from coven_desktop.windows.routine_editor import RoutineEditor
 from coven_desktop.windows.routine_model import Column, RoutinesModel
 from coven_desktop.windows.routine_rows import RoutineRow, load_rows
+from coven_desktop.windows.ticking import Ticker
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
 
 #: The widest a column of the list starts (pixels); a person can still drag it wider.
 WIDEST_COLUMN = 280
+#: The columns that give way, first the first, when the window cannot hold them all.
+GIVE_WAY = (Column.STATE, Column.SCHEDULE, Column.LAST_RESULT, Column.NEXT_RUN)
 
 
 class Page(QWidget):
@@ -50,6 +55,10 @@ class Page(QWidget):
         self._tasks = Tasks()
         self._reloading = False
         self._stale = False
+        self._ticker = Ticker(  # moves running routines' elapsed time on
+            self, lambda: bool(self.model.running),
+            lambda: self.model.tick(self.desktop.clock.now_utc()),
+        )  # fmt: skip
         self._build()
         desktop.overviewChanged.connect(self._on_news)
         desktop.failed.connect(self._on_refused)
@@ -75,20 +84,20 @@ class Page(QWidget):
         layout.addWidget(splitter, 1)
         self._update_actions()
 
-    def _table(self, parent: QWidget) -> QTableView:
-        table = QTableView(parent)
+    def _table(self, parent: QWidget) -> FittingTable:
+        table = FittingTable(parent, caps=dict.fromkeys(Column, WIDEST_COLUMN),
+                             give_way=GIVE_WAY)  # fmt: skip
         table.setModel(self.model)
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         table.verticalHeader().hide()
-        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        table.horizontalHeader().setStretchLastSection(True)
-        table.setTextElideMode(Qt.TextElideMode.ElideRight)  # the tooltip has the whole text
+        table.setWordWrap(False)  # one line a routine: the tooltips have the whole text
+        table.setTabKeyNavigation(False)  # Tab leaves the table (issue #22)
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         table.doubleClicked.connect(lambda _index: self.edit_selected())
         table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
-        for key in ("edit", "pause", "resume", "run_now", "delete", "explain"):
+        for key in ("edit", "pause", "resume", "run_now", "cancel", "runs", "delete", "explain"):
             table.addAction(self.action[key])
         return table
 
@@ -101,6 +110,8 @@ class Page(QWidget):
             ("pause", self.tr("Pause"), self.pause_selected),
             ("resume", self.tr("Resume"), self.resume_selected),
             ("run_now", self.tr("Run now"), self.run_selected),
+            ("cancel", self.tr("Cancel run…"), self.cancel_selected),
+            ("runs", self.tr("Runs"), self.show_runs_of_selected),
             ("delete", self.tr("Delete…"), self.delete_selected),
             ("explain", self.tr("Explain…"), self.explain_selected),
         ]
@@ -121,8 +132,9 @@ class Page(QWidget):
 
     def _update_actions(self) -> None:
         row = self.selected()
-        for key in ("edit", "run_now", "delete", "explain"):
+        for key in ("edit", "run_now", "runs", "delete", "explain"):
             self.action[key].setEnabled(row is not None)
+        self.action["cancel"].setEnabled(row is not None and row.name in self.model.running)
         self.action["pause"].setEnabled(row is not None and row.state is RoutineState.ACTIVE)
         self.action["resume"].setEnabled(row is not None and row.state is RoutineState.PAUSED)
 
@@ -135,19 +147,14 @@ class Page(QWidget):
             return  # the window closed while the engine was reading
         chosen = self.selected()
         self.model.locale = locale
-        self.model.set_rows(rows, self.desktop.clock.now_utc())
-        self._fit_columns()
+        overview = self.desktop.overview
+        running = overview.running if overview is not None else []
+        self.model.set_rows(rows, self.desktop.clock.now_utc(), running)
+        self.table.fit_to_contents()
         if chosen is not None:
             self.select(chosen.name)
         self._update_actions()
-
-    def _fit_columns(self) -> None:
-        """Each column as wide as its text, but none so wide that the next run and the last
-        result leave the window (a long reason, a long list of weekdays)."""
-        self.table.resizeColumnsToContents()
-        for column in range(self.model.columnCount()):
-            width = self.table.columnWidth(column)
-            self.table.setColumnWidth(column, min(width, WIDEST_COLUMN))
+        self._ticker.follow()
 
     def _on_news(self, _overview: object) -> None:
         """Reload once per burst of news: one in flight, at most one more after it."""
@@ -210,6 +217,21 @@ class Page(QWidget):
         if row is not None:
             self.notice.hide()
             self.desktop.act(work(row.name))
+
+    def cancel_selected(self) -> None:
+        """Ask once, then cancel every run of the selected routine going now."""
+        row = self.selected()
+        if row is None or row.name not in self.model.running:
+            return
+        name = row.name
+        self.confirmation = ask_to_cancel(
+            self.desktop, self, name, lambda e: e.operator.cancel_routine(name)
+        )
+
+    def show_runs_of_selected(self) -> None:
+        row = self.selected()
+        if row is not None:
+            self.desktop.window.show_runs(row.name)
 
     def delete_selected(self) -> None:
         """Ask first, without blocking: the answer arrives on the box's signal."""

@@ -1,7 +1,9 @@
 """The Timeline window (DESIGN §12, issue #8): one row per routine, past occurrences coloured
 by disposition, coalesced windows as one band with their count, planned future moments, DST
 transitions, sleep and downtime bands and a now line; zoom and pan; hover for a tooltip; click
-an occurrence to open its inspector and DST explanation (:func:`.explanation.open_explanation`).
+an occurrence (or a missed window) to open its run detail (:meth:`MainWindow.open_run`, whose
+Time zone tab explains it), or a planned moment not yet in the store to open the routine's DST
+explanation (:func:`.explanation.open_explanation`).
 
 The page loads a range wider than the view (one view's width on either side), so panning and
 zooming paint from memory; it reads again when the view leaves what it has, and when the
@@ -12,14 +14,14 @@ the operator thread; the GUI thread only paints.
 from __future__ import annotations
 
 import asyncio
+import html
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from babel.dates import format_datetime
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QColor, QPixmap
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -62,7 +64,7 @@ def display_zone() -> tzinfo:
 
 class Page(QWidget):
     loaded = Signal()  # new data is on the canvas
-    inspectorOpened = Signal(object)  # the explanation window a click opened
+    inspectorOpened = Signal(object)  # the window a click opened: a run's detail, or an explanation
 
     def __init__(self, desktop: Desktop, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -153,24 +155,30 @@ class Page(QWidget):
 
     # -- inspecting -----------------------------------------------------------------------
     def inspect(self, routine: str, occurrence_id: str | None) -> QWidget:
-        window = open_explanation(self.desktop, routine, occurrence_id, parent=self)
+        """Open what a click on the timeline asks for: the occurrence's run detail; for a
+        planned moment not yet in the store, the routine's explanation."""
+        if occurrence_id is None:
+            window = open_explanation(self.desktop, routine, parent=self)
+        else:
+            main = self.desktop.window
+            main.open_run(occurrence_id)
+            window = main.run_windows[occurrence_id]
         self.inspectorOpened.emit(window)
         return window
 
 
-class Legend(QWidget):
-    """What each colour means, in the order a person meets them."""
+class Legend(QLabel):
+    """What each colour means, in the order a person meets them; the entries wrap onto more
+    lines rather than widen the window (issue #22)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        grid = QGridLayout(self)
-        grid.setContentsMargins(0, 0, 0, 0)
-        for index, (colour, text) in enumerate(self._entries()):
-            swatch = QLabel(self)
-            swatch.setPixmap(_swatch(colour))
-            row, column = divmod(index, 5)
-            grid.addWidget(swatch, row, column * 2)
-            grid.addWidget(QLabel(text, self), row, column * 2 + 1)
+        self.setWordWrap(True)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        behind = self.palette().color(QPalette.ColorRole.Window)
+        entries = [_entry(_opaque(colour, behind), text) for colour, text in self._entries()]
+        self.setText(" &nbsp; ".join(entries))  # a break may fall only between entries
+        self.setAccessibleName(self.tr("Legend"))
 
     def _entries(self) -> list[tuple[QColor, str]]:
         tr = self.tr
@@ -189,7 +197,19 @@ class Legend(QWidget):
         ]  # fmt: skip
 
 
-def _swatch(colour: QColor) -> QPixmap:
-    pixmap = QPixmap(12, 12)
-    pixmap.fill(colour)
-    return pixmap
+def _opaque(colour: QColor, behind: QColor) -> QColor:
+    """A translucent colour as it shows over ``behind`` (rich text has no alpha)."""
+    alpha = colour.alphaF()
+
+    def mix(over: float, under: float) -> float:
+        return alpha * over + (1 - alpha) * under
+
+    return QColor.fromRgbF(mix(colour.redF(), behind.redF()),
+                           mix(colour.greenF(), behind.greenF()),
+                           mix(colour.blueF(), behind.blueF()))  # fmt: skip
+
+
+def _entry(colour: QColor, text: str) -> str:
+    """A swatch and its words, kept on one line."""
+    swatch = f'<span style="color: {colour.name()}; font-size: large;">&#9632;</span>'
+    return f"{swatch}&nbsp;{html.escape(text).replace(' ', '&nbsp;')}"

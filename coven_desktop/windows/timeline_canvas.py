@@ -26,6 +26,7 @@ from PySide6.QtGui import (
     QMouseEvent,
     QPainter,
     QPaintEvent,
+    QPalette,
     QPen,
     QWheelEvent,
 )
@@ -109,7 +110,7 @@ class TimelineCanvas(QWidget):
         self._dragged = False
         self._labels: dict[tuple[float, int], str] = {}
         self._font = QFont(self.font())
-        self._pens = _Pens()
+        self._pens = _Pens(self.palette().color(QPalette.ColorRole.Text))
 
     # -- data and view --------------------------------------------------------------------
     def set_timeline(self, timeline: Timeline, rows: list[LaneGeometry] | None = None) -> None:
@@ -354,8 +355,8 @@ class _Pens:
     rectangles on whole pixels: the raster engine strokes a pen (above all a dashed one)
     many times slower."""
 
-    def __init__(self) -> None:
-        self.text = QPen(QColor("#212121"))
+    def __init__(self, text: QColor) -> None:
+        self.text = QPen(text)  # the palette's: legible under a dark one too
         colours = (COLOURS[key] for key in CATEGORIES)
         self.palette = Palette([(c.red(), c.green(), c.blue()) for c in colours])
 

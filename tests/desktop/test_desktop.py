@@ -159,18 +159,8 @@ def shown(desktop: Desktop, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, 
 
 
 def test_a_failed_run_turns_the_tray_to_error_and_its_notification_opens_it(
-    desktop: Desktop,
-    loop: qasync.QEventLoop,
-    shown: list[tuple[str, str]],
-    monkeypatch: pytest.MonkeyPatch,
+    desktop: Desktop, loop: qasync.QEventLoop, shown: list[tuple[str, str]]
 ) -> None:
-    opened: list[str] = []
-
-    def open_run(window: MainWindow, occurrence_id: str) -> None:  # what the window will do
-        opened.append(occurrence_id)
-        window.desktop.mark_seen(occurrence_id)  # type: ignore[union-attr]
-
-    monkeypatch.setattr(MainWindow, "open_run", open_run, raising=False)
     add(desktop, loop, "backup", *FAILING)
     menu_action(desktop, "Run now", submenu="backup").trigger()
     settled = wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
@@ -179,9 +169,11 @@ def test_a_failed_run_turns_the_tray_to_error_and_its_notification_opens_it(
     assert desktop.tray.icon.toolTip().splitlines()[1].startswith("1 failed; next: ")
     assert shown == [("backup failed", "exit 1: rsync: connection refused")]
     desktop.tray.icon.messageClicked.emit()
-    assert opened == [settled.occurrence_id]
+    detail = desktop.window.run_windows[settled.occurrence_id]  # the real detail window
+    loop.run_until_complete(detail.settle())
     loop.run_until_complete(desktop.settle())
-    assert desktop.tray.state is TrayState.IDLE
+    assert detail.isVisible() and "rsync: connection refused" in detail.output.stderr.text.toPlainText()
+    assert desktop.tray.state is TrayState.IDLE  # opening it marked it seen
     assert desktop.overview is not None and desktop.overview.counts.failed_unseen == 0
 
 

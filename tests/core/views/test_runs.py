@@ -86,3 +86,27 @@ def test_the_detail_carries_the_output_tails_and_their_files(engine: Engine, tmp
     assert len(detail.stdout.text.encode()) == DETAIL_TAIL_BYTES
     assert detail.stderr == type(detail.stderr)(str(tmp_path / "stderr"), "warning: slow\n", False)
     assert detail.to_json()["row"]["outcome"] == "succeeded"
+
+
+def test_paging_back_from_a_row_keeps_the_rows_planned_for_the_same_instant(
+    engine: Engine,
+) -> None:
+    for name in ("alpha", "beta", "gamma"):
+        engine.add(name, "1 12 * * *")
+    engine.run_until(T0 + minutes(2))
+    first = runs(engine.store, limit=2)
+    rest = runs(engine.store, limit=2, before=first[-1])
+    names = [row.routine for row in first + rest]
+    assert sorted(names) == ["alpha", "beta", "gamma"]  # none lost at the page's edge
+
+
+def test_the_sentences_follow_the_locale_asked_for(engine: Engine) -> None:
+    engine.add("early", "30 2 * * *", tz="Europe/Berlin", retries=1, quarantine_after=9)
+    engine.runtime.auto_exit = 1
+    engine.run_until(T0 + timedelta(days=1))
+    row = runs(engine.store, "early")[0]
+    english = run_detail(engine.store, row.occurrence_id, locale="en_US").decisions
+    german = run_detail(engine.store, row.occurrence_id, locale="de_DE").decisions
+    retried = next(i for i, line in enumerate(english) if "retried at" in line)
+    assert " AM " in english[retried].replace("\u202f", " ")  # 12-hour in en_US…
+    assert "AM" not in german[retried]  # …24-hour in German

@@ -79,3 +79,13 @@ def test_an_unknown_occurrence_says_so_instead_of_failing(
     assert isinstance(window, ExplanationWindow)
     loop.run_until_complete(asyncio.wait_for(on_signal(loop, window.failed), 20))
     assert window.sentence.text() == "no occurrence or run 'nope' (see: coven history NAME)"
+
+
+def test_esc_closes_it(seeded_desktop: Desktop, loop: qasync.QEventLoop, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import Qt
+
+    window = opened(seeded_desktop, loop, "nightly")
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=3000)
+    qtbot.keyClick(window.details, Qt.Key.Key_Escape)
+    assert not window.isVisible()

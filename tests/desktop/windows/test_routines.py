@@ -161,8 +161,13 @@ def test_rows_say_the_schedule_in_words_zone_state_and_next_run(desktop, loop, p
     assert [cell(0, Column.NAME), cell(1, Column.NAME)] == ["backup", "sync"]
     assert cell(0, Column.SCHEDULE) == f"Every day at 2:30{NNBSP}AM"
     assert cell(1, Column.SCHEDULE) == "Every 15 minutes"
-    assert cell(0, Column.ZONE) == "Eastern Time (America/New_York)"
-    assert cell(1, Column.ZONE) == "Coordinated Universal Time (UTC)"
+    assert (cell(0, Column.ZONE), cell(1, Column.ZONE)) == (NEW_YORK, "UTC")
+
+    def tip(row: int, column: Column) -> str:
+        return model.data(model.index(row, column), Qt.ItemDataRole.ToolTipRole)
+
+    assert tip(0, Column.ZONE) == "Eastern Time (America/New_York)"
+    assert tip(1, Column.ZONE) == "Coordinated Universal Time (UTC)"
     assert (cell(0, Column.STATE), cell(1, Column.STATE)) == ("Active", "Paused (holiday)")
     # Relative and absolute: 2 March 02:30 EST is 07:30 UTC, 19.5 hours after 1 March 12:00.
     assert cell(0, Column.NEXT_RUN).endswith("in 20 hours")
@@ -208,7 +213,7 @@ def test_rows_follow_the_users_locale(desktop, loop, page) -> None:  # type: ign
     reload(loop, page)
     model = page.model
     assert model.data(model.index(0, Column.SCHEDULE)) == "Täglich um 02:30"
-    assert model.data(model.index(0, Column.ZONE)) == (
+    assert model.data(model.index(0, Column.ZONE), Qt.ItemDataRole.ToolTipRole) == (
         "Nordamerikanische Ostküstenzeit (America/New_York)"
     )
     assert "in 20 Stunden" in model.data(model.index(0, Column.NEXT_RUN))
@@ -425,3 +430,36 @@ def test_explain_opens_the_dst_explanation_of_the_selected_routine(
     assert "jump forward from 2:00" in window.changes.text()
     assert "will be skipped" in window.changes.text()
     window.close()
+
+
+def test_a_running_routine_says_for_how_long_and_cancel_run_cancels_it(
+    desktop, qtbot, loop, page
+) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from tests.desktop.windows.running import row_of, start
+
+    occurrence = start(desktop, loop, "sleeper", "/bin/sh", "-c", "exec sleep 60")
+    drive(loop, page, page.reload)
+    page.select("sleeper")
+    model = page.model
+    assert model.data(model.index(0, Column.STATE)) == "Running for 0 sec"
+    desktop.clock.advance(timedelta(minutes=2, seconds=3))
+    qtbot.waitUntil(  # the row's own one-second timer moves it on
+        lambda: model.data(model.index(0, Column.STATE)) == "Running for 2 min 3 sec", timeout=3000
+    )
+    assert page.action["cancel"].isEnabled()
+    click(qtbot, loop, page, "cancel")
+    box = page.confirmation
+    assert box is not None and box.isVisible() and "sleeper" in box.text()
+
+    def settled(events: list[Event]) -> bool:
+        return any(event.kind is EventKind.SETTLED for event in events)
+
+    yes = box.button(QMessageBox.StandardButton.Yes)
+    drive(loop, page, lambda: qtbot.mouseClick(yes, Qt.MouseButton.LeftButton),
+          signal=desktop.service.eventsArrived, accept=settled)  # fmt: skip
+    assert row_of(desktop, loop, occurrence).outcome == "cancelled"
+    drive(loop, page, page.reload)
+    assert model.data(model.index(0, Column.STATE)) == "Active"
+    assert not page.action["cancel"].isEnabled()

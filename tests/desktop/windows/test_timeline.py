@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from coven_core.views.timeline import Lane, RecordedOccurrence
 from coven_desktop.desktop import Desktop
+from coven_desktop.windows.run_detail import RunDetailWindow
 from coven_desktop.windows.timeline import Page
 from coven_desktop.windows.timeline_canvas import (
     AXIS_HEIGHT,
@@ -26,7 +27,7 @@ from coven_desktop.windows.timeline_canvas import (
     TimelineCanvas,
 )
 from coven_desktop.windows.timeline_geometry import CATEGORIES, LaneGeometry, Palette, Strip, View
-from tests.desktop.windows.conftest import NOW, on_signal
+from tests.desktop.windows.conftest import NOW
 
 
 @pytest.fixture
@@ -146,19 +147,38 @@ def test_hovering_a_dst_change_or_a_sleep_says_what_it_was(page: Page) -> None:
     assert canvas.tooltip_at(QPointF(asleep)).startswith("Computer asleep from Mar 8, 2026")
 
 
-def test_a_click_opens_the_inspector_with_its_explanation(
+def test_a_click_opens_the_runs_detail_with_the_time_zone_tab_first_for_a_gap(
     page: Page, qtbot: QtBot, loop: qasync.QEventLoop
 ) -> None:
     with qtbot.waitSignal(page.inspectorOpened) as opened:
         qtbot.mouseClick(page.canvas, Qt.MouseButton.LeftButton,
                          pos=point_of(page.canvas, "nightly", GAP))  # fmt: skip
     window = opened.args[0]
-    loop.run_until_complete(asyncio.wait_for(on_signal(loop, window.loaded), 20))
+    assert isinstance(window, RunDetailWindow)
+    loop.run_until_complete(asyncio.wait_for(window.settle(), 20))
     assert window.isVisible() and not window.isModal()
-    assert "does not exist in New York" in window.sentence.text()
-    assert window.result.occurrence.inspection["occurrence"]["reason"] == "nonexistent_local_time"
-    ids = [window.details.topLevelItem(0).child(i).text(1) for i in range(3)]
-    assert window.result.occurrence.occurrence_id in ids
+    assert window.result is not None and window.result.detail.row.dst == "gap"
+    assert window.tabs.currentWidget() is window.zone_tab  # a time-zone rule decided it
+    assert "does not exist in New York" in window.zone_tab.sentence.text()
+    assert window.sentence.text().startswith("Skipped: this wall time does not exist")
+    window.close()
+
+
+def test_a_click_on_an_ordinary_run_opens_its_detail_on_its_output(
+    page: Page, qtbot: QtBot, loop: qasync.QEventLoop
+) -> None:
+    ran = next(o for o in page.canvas.lanes[0].lane.recorded if o.disposition == "succeeded")
+    routine = page.canvas.lanes[0].lane.name
+    page.canvas.set_view(ran.utc.timestamp() - 1800, 3600)
+    with qtbot.waitSignal(page.inspectorOpened) as opened:
+        qtbot.mouseClick(page.canvas, Qt.MouseButton.LeftButton,
+                         pos=point_of(page.canvas, routine, ran.utc))  # fmt: skip
+    window = opened.args[0]
+    assert isinstance(window, RunDetailWindow) and window.identifier == ran.id
+    loop.run_until_complete(asyncio.wait_for(window.settle(), 20))
+    assert window.tabs.currentWidget() is window.output
+    assert window.tabs.indexOf(window.zone_tab) == window.tabs.count() - 1  # last
+    window.close()
 
 
 def test_panning_past_what_was_read_reads_again(page: Page, loop: qasync.QEventLoop) -> None:

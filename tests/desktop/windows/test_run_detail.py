@@ -1,0 +1,153 @@
+"""A run's detail window (issue #21) over real runs: its output, exit code, command and story;
+opening a failure marks it seen; a running run ticks and can be cancelled; Esc closes it."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+import qasync
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from coven_core.events import EventKind
+from coven_desktop.desktop import Desktop
+from coven_desktop.windows.run_detail import RunDetailWindow
+from tests.desktop.helpers import wait_for_event
+from tests.desktop.windows.running import open_detail, quiet, row_of, run_once, start
+
+TALKS = ("/bin/sh", "-c", "echo copying 3 files; echo 'rsync: connection refused' >&2; exit 3")
+SLEEPS = ("/bin/sh", "-c", "echo started; exec sleep 60")
+
+
+@pytest.fixture
+def failed(desktop: Desktop, loop: qasync.QEventLoop) -> str:
+    desktop.locale = "en_US"
+    return run_once(desktop, loop, "backup", *TALKS)
+
+
+def tab_titles(window: RunDetailWindow) -> list[str]:
+    return [window.tabs.tabText(n).replace("&", "") for n in range(window.tabs.count())]
+
+
+def test_a_real_commands_output_exit_and_command_are_shown(
+    desktop: Desktop, loop: qasync.QEventLoop, failed: str
+) -> None:
+    window = open_detail(desktop, loop, failed)
+    assert window.isWindow() and window.isVisible() and not window.isModal()
+    assert window.routine.text() == "backup" and window.chip.text() == "Failed"
+    assert window.sentence.text() == "Failed with exit 3"
+    assert window.fields["exit"].text() == "3"
+    assert window.output.stdout.text.toPlainText() == "copying 3 files\n"
+    assert window.output.stderr.text.toPlainText() == "rsync: connection refused\n"
+    assert window.command_tab.command.toPlainText() == "/bin/sh -c " + (
+        "'echo copying 3 files; echo '\"'\"'rsync: connection refused'\"'\"' >&2; exit 3'"
+    )
+    assert tab_titles(window) == ["Output", "Command", "Story", "Time zone"]  # no DST rule
+    story = [window.story.decisions.item(n).text() for n in range(window.story.decisions.count())]
+    assert story[0].startswith("Started by hand by ") and story[-1].startswith("Failed")
+    assert window.story.attempts.row(0).cells[3] == "3"
+    window.close()
+
+
+def test_the_output_can_be_searched_and_its_files_opened(
+    desktop: Desktop, loop: qasync.QEventLoop, failed: str, qtbot: QtBot, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    window = open_detail(desktop, loop, failed)
+    output = window.output
+    qtbot.keyClicks(output.search, "refused")
+    assert output.matches.text() == "1 found"
+    assert output.stderr.text.textCursor().selectedText() == "refused"  # the match is shown
+    assert len(output.stderr.text.extraSelections()) == 1
+    output.search.clear()
+    qtbot.keyClicks(output.search, "nowhere")
+    assert output.matches.text() == "Not found"
+    opened: list[QUrl] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", opened.append)
+    output.stdout.open_file.click()
+    output.stderr.open_folder.click()
+    stdout_path = row_path(window, "stdout")
+    assert [url.toLocalFile() for url in opened] == [stdout_path, stdout_path.rsplit("/", 1)[0]]
+    window.close()
+
+
+def row_path(window: RunDetailWindow, stream: str) -> str:
+    assert window.result is not None
+    tail = getattr(window.result.detail, stream)
+    return str(tail.path)
+
+
+def test_opening_a_failed_run_marks_it_seen_and_the_tray_stops_counting_it(
+    desktop: Desktop, loop: qasync.QEventLoop, failed: str
+) -> None:
+    assert desktop.overview is not None and desktop.overview.counts.failed_unseen == 1
+    assert not row_of(desktop, loop, failed).seen
+    window = open_detail(desktop, loop, failed)
+    assert row_of(desktop, loop, failed).seen
+    assert desktop.overview.counts.failed_unseen == 0  # the tray's count, refreshed
+    window.close()
+
+
+def test_a_running_run_ticks_and_cancel_asks_once_then_cancels_it(
+    desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot
+) -> None:
+    desktop.locale = "en_US"
+    occurrence = start(desktop, loop, "sleeper", *SLEEPS)
+    window = open_detail(desktop, loop, occurrence)
+    assert window.chip.text() == "Running" and window.cancel_button.isVisible()
+    assert window._labels["duration"].text() == "Elapsed"
+    desktop.clock.advance(timedelta(minutes=1, seconds=5))  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: window.fields["duration"].text() == "1 min 5 sec", timeout=3000)
+    window.cancel_button.click()
+    box = window.confirmation
+    assert isinstance(box, QMessageBox) and box.isVisible() and "sleeper" in box.text()
+    assert row_of(desktop, loop, occurrence).outcome == "running"  # nothing yet: it asks first
+    box.button(QMessageBox.StandardButton.Yes).click()
+    wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
+    quiet(loop, desktop, window)
+    assert row_of(desktop, loop, occurrence).outcome == "cancelled"
+    assert window.chip.text() == "Cancelled" and not window.cancel_button.isVisible()
+    assert window._labels["duration"].text() == "Duration"
+    window.close()
+
+
+def test_keeping_it_running_cancels_nothing(desktop: Desktop, loop: qasync.QEventLoop) -> None:
+    occurrence = start(desktop, loop, "sleeper", *SLEEPS)
+    window = open_detail(desktop, loop, occurrence)
+    window.cancel_button.click()
+    box = window.confirmation
+    assert box is not None
+    box.button(QMessageBox.StandardButton.No).click()
+    quiet(loop, desktop, window)
+    assert row_of(desktop, loop, occurrence).outcome == "running"
+    loop.run_until_complete(desktop.service.call(lambda e: e.operator.cancel_routine("sleeper")))
+    wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
+    window.close()
+
+
+def test_esc_closes_it_and_opening_again_makes_a_new_one(
+    desktop: Desktop, loop: qasync.QEventLoop, failed: str, qtbot: QtBot
+) -> None:
+    window = open_detail(desktop, loop, failed)
+    desktop.window.open_run(failed)  # already open: the same window, raised
+    assert desktop.window.run_windows[failed] is window
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=3000)
+    qtbot.keyClick(window.output.search, Qt.Key.Key_Escape)  # wherever the focus is
+    assert not window.isVisible()
+    qtbot.waitUntil(lambda: failed not in desktop.window.run_windows, timeout=3000)  # deleted
+    again = open_detail(desktop, loop, failed)
+    assert again.isVisible()
+    again.close()
+
+
+def test_an_unknown_run_says_so(desktop: Desktop, loop: qasync.QEventLoop) -> None:
+    desktop.window.open_run("nope")
+    window = desktop.window.run_windows["nope"]
+    assert isinstance(window, RunDetailWindow)
+    loop.run_until_complete(asyncio.wait_for(window.settle(), 20))
+    assert window.sentence.text() == "no run or occurrence 'nope' (see: coven runs)"
+    window.close()

@@ -21,7 +21,6 @@ from coven_core.events import EventKind
 from coven_core.integrity import audit
 from coven_core.scheduling.scheduler import Limits
 from coven_core.views.overview import TrayState
-from coven_desktop.app_window import MainWindow
 from coven_desktop.desktop import Desktop
 from coven_desktop.instance import InstanceServer, server_name
 from tests.desktop.conftest import T0
@@ -172,7 +171,10 @@ def test_a_failed_run_turns_the_tray_to_error_and_its_notification_opens_it(
     detail = desktop.window.run_windows[settled.occurrence_id]  # the real detail window
     loop.run_until_complete(detail.settle())
     loop.run_until_complete(desktop.settle())
-    assert detail.isVisible() and "rsync: connection refused" in detail.output.stderr.text.toPlainText()
+    assert (
+        detail.isVisible()
+        and "rsync: connection refused" in detail.output.stderr.text.toPlainText()
+    )
     assert desktop.tray.state is TrayState.IDLE  # opening it marked it seen
     assert desktop.overview is not None and desktop.overview.counts.failed_unseen == 0
 

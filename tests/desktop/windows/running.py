@@ -12,10 +12,10 @@ import qasync
 from coven_core.events import EventKind
 from coven_core.queries import RunRow, run_detail, runs
 from coven_core.runtime.runner import JOURNAL
+from coven_desktop.demo.attention import journaled
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.run_detail import RunDetailWindow
 from tests.desktop.helpers import add, wait_for_event
-from tests.desktop.windows.awaiting import _journaled
 
 
 def run_once(desktop: Desktop, loop: qasync.QEventLoop, routine: str, *argv: str) -> str:
@@ -41,7 +41,7 @@ def start(desktop: Desktop, loop: qasync.QEventLoop, routine: str, *argv: str) -
     )
     assert detail.stdout.path is not None
     journal = Path(detail.stdout.path).parent / JOURNAL
-    loop.run_until_complete(_journaled(journal, '"event":"spawned"'))
+    loop.run_until_complete(journaled(journal, '"event":"spawned"'))
     loop.run_until_complete(desktop.settle())
     return str(ref.occurrence_id)
 

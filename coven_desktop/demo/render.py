@@ -15,8 +15,8 @@ from PySide6.QtCore import QCoreApplication, QEvent, QLocale
 from PySide6.QtWidgets import QWidget
 
 from coven_core.clock import VirtualClock
-from coven_desktop.demo.tray import render_tray
 from coven_desktop.demo.runtime import PictureRuntime, private_root
+from coven_desktop.demo.tray import render_tray
 from coven_desktop.demo.windows import EXTRA_WINDOWS
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows import PAGES

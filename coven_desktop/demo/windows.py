@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import QWidget
 
 from coven_core.events import Event, EventKind
-from coven_core.operator import Outcome
 from coven_core.queries import runs
 from coven_desktop.windows.explanation import open_explanation
 

@@ -31,6 +31,7 @@ from coven_core.model import RoutineState
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.cancelling import ask_to_cancel
 from coven_desktop.windows.fitting import FittingTable
+from coven_desktop.windows.import_dialog import ImportDialog
 from coven_desktop.windows.routine_editor import RoutineEditor
 from coven_desktop.windows.routine_model import Column, RoutinesModel
 from coven_desktop.windows.routine_rows import RoutineRow, load_rows
@@ -52,6 +53,7 @@ class Page(QWidget):
         self.desktop = desktop
         self.model = RoutinesModel(desktop.locale, self)
         self.confirmation: QMessageBox | None = None
+        self.importer: ImportDialog | None = None
         self._tasks = Tasks()
         self._reloading = False
         self._stale = False
@@ -114,6 +116,7 @@ class Page(QWidget):
             ("runs", self.tr("Runs"), self.show_runs_of_selected),
             ("delete", self.tr("Delete…"), self.delete_selected),
             ("explain", self.tr("Explain…"), self.explain_selected),
+            ("import", self.tr("Import…"), self.open_import),
         ]
         shortcuts = {
             "edit": QKeySequence(Qt.Key.Key_Return),
@@ -129,6 +132,14 @@ class Page(QWidget):
             bar.addAction(action)
             self.action[key] = action
         return bar
+
+    def open_import(self) -> ImportDialog:
+        """The Import window (cron, systemd, launchd), non-modal; one at a time."""
+        if self.importer is None:
+            self.importer = ImportDialog(self.desktop, self)
+        self.importer.show()
+        self.importer.raise_()
+        return self.importer
 
     def _update_actions(self) -> None:
         row = self.selected()

@@ -180,9 +180,9 @@ def _plan_segments(
     for planned in [*plan.gaps, *plan.to_run]:
         revision = cache.numbered(conn, routine, planned.revision)
         written += occurrences.insert_moment(conn, routine.id, planned, revision, stamp)
-    if plan.missed is not None:
-        revision = cache.numbered(conn, routine, plan.missed.revision)
-        written += occurrences.insert_missed(conn, routine.id, plan.missed, revision, stamp)
+    for window in plan.missed:
+        revision = cache.numbered(conn, routine, window.revision)
+        written += occurrences.insert_missed(conn, routine.id, window, revision, stamp)
     return written
 
 

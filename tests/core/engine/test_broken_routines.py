@@ -286,3 +286,28 @@ def test_resume_all_leaves_a_broken_routine_to_the_edit_that_mends_it(engine: En
     assert windows[0][0].startswith("2026-03-01T12:00") and windows[0][1].startswith(
         "2026-03-01T12:31"
     )
+
+
+def test_a_window_never_reaches_over_a_broken_span(engine: Engine, zone_lost: Break) -> None:
+    """Found by make soak (seed 812094220): paused, edited into a zone and out again, then a
+    tz upgrade lost that zone. At the resume the paused window ran from before the broken
+    span to after it, so the moments inside were decided twice (paused and broken)."""
+    rid = engine.add("r", "*/5 * * * *")
+    engine.run_until(T0 + minutes(2))
+    engine.operator.pause("r")
+    engine.run_until(T0 + minutes(11))
+    engine.operator.edit_routine("r", lambda spec: replace(spec, timezone="Europe/Kyiv"))
+    engine.run_until(T0 + minutes(21))
+    engine.operator.edit_routine("r", lambda spec: replace(spec, timezone="UTC"))
+    zone_lost(engine, rid)
+    engine.run_until(T0 + minutes(31))
+    engine.operator.resume("r")
+    windows = engine.store.conn.execute(
+        "SELECT substr(window_first, 12, 5), substr(window_last, 12, 5), reason FROM occurrences "
+        "WHERE kind = 'coalesced' ORDER BY window_first"
+    ).fetchall()
+    assert windows == [
+        ("12:05", "12:10", "paused"),  # revision 1 (UTC)
+        ("12:11", "12:21", "routine_broken"),  # revision 2 (Kyiv, lost): bounds, no count
+        ("12:25", "12:30", "paused"),  # revision 3 (UTC)
+    ]

@@ -17,6 +17,7 @@ import apsw
 from coven_core import events, ids, occurrences, routines
 from coven_core.errors import ValidationError
 from coven_core.events import EventKind
+from coven_core.limits import MOST_QUARANTINE_AFTER, MOST_RETRIES, check_duration
 from coven_core.model import RevisionSpec, Routine, RoutineState, SkipReason
 from coven_core.occurrences import operator_stamp
 from coven_core.planner import next_due
@@ -105,8 +106,14 @@ def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
         raise ValidationError("the command is empty: give it after --, e.g. -- /usr/bin/backup")
     if spec.shell and len(spec.argv) != 1:
         raise ValidationError("with --shell, give the whole command as one argument after --")
-    if spec.retries < 0:
-        raise ValidationError("--retries must be 0 or more")
+    if not 0 <= spec.retries <= MOST_RETRIES:
+        raise ValidationError(f"--retries must be 0 to {MOST_RETRIES}")
+    if not 0 <= spec.quarantine_after <= MOST_QUARANTINE_AFTER:
+        raise ValidationError(f"--quarantine-after must be 0 to {MOST_QUARANTINE_AFTER}")
+    for what, duration in (("--grace", spec.grace), ("--timeout", spec.timeout),
+                           ("--stop-grace", spec.stop_grace)):  # fmt: skip
+        if duration is not None:
+            check_duration(duration, what)
     for key, _ in spec.env:
         if not _ENV_NAME.fullmatch(key):
             raise ValidationError(f"environment name {key!r} is not valid (letters, digits, _)")

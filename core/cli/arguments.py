@@ -4,9 +4,12 @@ engine they open, and a parser that keeps a routine's command (after ``--``) who
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
+
+from coven_core.errors import ValidationError
+from coven_core.limits import whole_number
 
 EXIT_BAD_INPUT = 2
 EXIT_CONFLICT = 3
@@ -55,22 +58,16 @@ def non_empty(text: str) -> str:
     return text
 
 
-def positive(text: str) -> int:
-    return _at_least(text, 1)
+def count(most: int, least: int = 1) -> Callable[[str], int]:
+    """For ``type=``: a whole number in ``least..most`` (bounds: ``coven_core.limits``)."""
 
+    def number(text: str) -> int:
+        try:
+            return whole_number(text, most, least)
+        except ValidationError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
 
-def whole_number(text: str) -> int:
-    return _at_least(text, 0)
-
-
-def _at_least(text: str, least: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < least:
-        raise argparse.ArgumentTypeError(f"{value} must be at least {least}")
-    return value
+    return number
 
 
 class OneLineParser(argparse.ArgumentParser):

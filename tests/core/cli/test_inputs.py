@@ -1,0 +1,83 @@
+"""Every input a person can give is bounded and refused by name, never a traceback (issue 19).
+
+The bounds themselves live in ``coven_core.limits``; these tests type what a person could."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.core.cli.conftest import Coven
+
+EVERY = ("--schedule", "every 1d", "--tz", "UTC")
+HUGE = "9" * 23
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--schedule", "every 9999999999d", "--tz", "UTC"), "longer than 100 years"),
+        (("--schedule", f"every {'9' * 5000}m", "--tz", "UTC"), "longer than 100 years"),
+        (("--schedule", "every 36526d", "--tz", "UTC"), "longer than 100 years"),
+        ((*EVERY, "--grace", f"{HUGE}d"), "--grace: '99999999999999999999999d' is longer"),
+        ((*EVERY, "--stop-grace", f"{HUGE}d"), "--stop-grace: '9999999999"),
+        ((*EVERY, "--timeout", "36526d"), "--timeout: '36526d' is longer than 100 years"),
+        ((*EVERY, "--retries", HUGE), "--retries: 99999999999999999999 must be at most 100"),
+        ((*EVERY, "--retries", "101"), "--retries: 101 must be at most 100"),
+        ((*EVERY, "--quarantine-after", HUGE), "--quarantine-after: 9999"),
+        ((*EVERY, "--start", "0001-01-01T00:00"), "--start: the year 1 is outside 1970..9000"),
+        ((*EVERY, "--start", "9999-12-30T00:00"), "--start: the year 9999 is outside 1970..9000"),
+        (("--schedule", "once 9999-12-31T23:59", "--tz", "UTC"), "once: the year 9999"),
+        (("--schedule", "rrule:FREQ=DAILY;UNTIL=99991231", "--tz", "UTC"), "UNTIL: the year"),
+        (("--schedule", f"*/{HUGE} * * * *", "--tz", "UTC"), "the step must be at most 1000"),
+        (("--schedule", "every ١m", "--tz", "UTC"), "'every ١m' is not like 'every 30m'"),
+        ((*EVERY, "--retries", "٣"), "--retries: '٣' is not a whole number (digits 0-9)"),
+        ((*EVERY, "--grace", "١h"), "--grace: '١h' is not a duration"),
+    ],
+)
+def test_add_refuses_what_is_past_a_bound_by_name(
+    coven: Coven, args: tuple[str, ...], message: str
+) -> None:
+    coven.add("kept", *EVERY)
+    coven.refuses("routine", "add", "new", *args, "--", "/bin/true", message=message)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--count", "100000000"), "--count: 100000000 must be at most 10000"),
+        (("--count", HUGE), "--count: 99999999999999999999 must be at most 10000"),
+        (("--from", "0001-01-01T00:00"), "--from: the year 1 is outside 1970..9000"),
+        (("--from", "9999-12-31T23:59"), "--from: the year 9999 is outside 1970..9000"),
+        (("--to", "9999-12-31T23:59"), "--to: the year 9999 is outside 1970..9000"),
+    ],
+)
+def test_preview_refuses_what_is_past_a_bound_by_name(
+    coven: Coven, args: tuple[str, ...], message: str
+) -> None:
+    coven.add("kept", *EVERY)
+    coven.refuses("preview", *EVERY, *args, message=message)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("history", "kept", "--limit", HUGE),
+        ("audit", "--limit", "10001"),
+        ("explain", "kept", "--count", HUGE),
+    ],
+)
+def test_listing_commands_cap_how_many(coven: Coven, args: tuple[str, ...]) -> None:
+    coven.add("kept", *EVERY)
+    coven.refuses(*args, message="must be at most 10000")
+
+
+def test_explain_stops_at_the_end_of_planning(coven: Coven) -> None:
+    # The latest start and the longest interval: explain ends in 9000, it does not overflow.
+    coven.add("late", "--schedule", "every 36525d", "--tz", "UTC", "--start", "9000-12-30T00:00")
+    moments = coven.json("explain", "late", "--count", "10000")["occurrences"]
+    assert [m["utc"] for m in moments] == ["9000-12-30T00:00:00Z"]
+
+
+def test_a_step_past_its_field_still_keeps_the_first_value(coven: Coven) -> None:
+    shown = coven.json("preview", "--schedule", "*/90 * * * *", "--tz", "UTC", "--count", "2")
+    assert all(m["utc"][14:16] == "00" for m in shown["occurrences"])

@@ -4,9 +4,11 @@ The bounds themselves live in ``coven_core.limits``; these tests type what a per
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.core.cli.conftest import Coven
+from tests.core.cli.conftest import Coven, Invoke
 
 EVERY = ("--schedule", "every 1d", "--tz", "UTC")
 HUGE = "9" * 23
@@ -81,3 +83,20 @@ def test_explain_stops_at_the_end_of_planning(coven: Coven) -> None:
 def test_a_step_past_its_field_still_keeps_the_first_value(coven: Coven) -> None:
     shown = coven.json("preview", "--schedule", "*/90 * * * *", "--tz", "UTC", "--count", "2")
     assert all(m["utc"][14:16] == "00" for m in shown["occurrences"])
+
+
+@pytest.mark.parametrize(
+    ("parts", "message"),
+    [
+        (("a" * 256,), "a name of 256 bytes"),
+        (("ä" * 128,), "a name of 256 bytes"),
+        (("a" * 200, "b" * 200, "c" * 200), "SQLite needs it to be at most 480"),
+    ],
+)
+def test_a_data_dir_no_filesystem_can_hold_is_refused_by_name(
+    cli: Invoke, tmp_path: Path, parts: tuple[str, ...], message: str
+) -> None:
+    status, out, err = cli("--data-dir", str(tmp_path.joinpath(*parts)), "routine", "list")
+    assert (status, out) == (2, "") and err.count("\n") == 1, err
+    assert message in err and "--data-dir" in err
+    assert list(tmp_path.iterdir()) == []

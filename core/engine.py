@@ -61,12 +61,15 @@ class Engine:
         self.store.close()
 
 
-def open_engine(data_dir: str | Path | None = None, clock: Clock | None = None) -> Engine:
-    """Open the store (``--data-dir``, ``COVEN_DATA_DIR`` or the user data dir)."""
+def open_engine(
+    data_dir: str | Path | None = None, clock: Clock | None = None, *, create: bool = True
+) -> Engine:
+    """Open the store (``--data-dir``, ``COVEN_DATA_DIR`` or the user data dir); without
+    ``create``, a missing store is a NoStoreError and nothing is created."""
     tzdb.activate()
     clock = clock or SystemClock(offset=clock_offset_for_tests())
     wake = WakeSignal()
-    store = Store.open(resolve_data_dir(data_dir), clock.now_utc())
+    store = Store.open(resolve_data_dir(data_dir), clock.now_utc(), create=create)
     wake_dir = store.wake_dir
 
     def wake_everyone(reason: WakeReason) -> None:

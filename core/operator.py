@@ -50,10 +50,11 @@ class Operator:
         work = partial(definitions.edit, name=name, change=change, anchor=anchor)
         return self._act("routine.edit", name, None, work, WakeReason.DEFINITION_CHANGED)
 
-    def delete_routine(self, name: str) -> None:
-        """No future planning; history is kept; a run in flight is not touched."""
+    def delete_routine(self, name: str) -> str:
+        """No future planning; history is kept; a run in flight is not touched. Returns the
+        routine's id."""
         work = partial(definitions.delete, name=name)
-        self._act("routine.delete", name, None, work, WakeReason.DEFINITION_CHANGED)
+        return self._act("routine.delete", name, None, work, WakeReason.DEFINITION_CHANGED)
 
     # -- pause and resume (idempotent) ------------------------------------------------------
     def pause(self, name: str, reason: str | None = None) -> None:

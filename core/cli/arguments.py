@@ -35,16 +35,18 @@ def add_store_options(parser: argparse.ArgumentParser, *, json: bool = True) -> 
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def open_engine(data_dir: str | None) -> Engine:
+def open_engine(data_dir: str | None, *, create: bool = False) -> Engine:
     """The engine, imported when a command opens it: ``coven preview`` never needs it."""
     from coven_core import engine
 
-    return engine.open_engine(data_dir)
+    return engine.open_engine(data_dir, create=create)
 
 
 @contextmanager
-def opened_engine(args: argparse.Namespace) -> Iterator[Engine]:
-    engine = open_engine(getattr(args, "data_dir", None))
+def opened_engine(args: argparse.Namespace, *, create: bool = False) -> Iterator[Engine]:
+    """The engine on the store; only a command that creates (``create``) makes a store where
+    there is none: any other says there is none and leaves the disk as it was."""
+    engine = open_engine(getattr(args, "data_dir", None), create=create)
     try:
         yield engine
     finally:

@@ -20,5 +20,5 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with opened_engine(args) as engine:
+    with opened_engine(args, create=True) as engine:
         return run_daemon(engine)

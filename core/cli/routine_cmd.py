@@ -66,7 +66,7 @@ def _register_edit(actions: Any) -> None:
 def _add(args: argparse.Namespace) -> int:
     spec = RevisionSpec(**{"argv": (), **spec_changes(args)})
     anchor = _checked_anchor(args.name, spec, args.start)
-    with opened_engine(args) as engine:
+    with opened_engine(args, create=True) as engine:
         engine.operator.add_routine(args.name, spec, anchor)
         return _report(engine, args, _("Added routine {name}."))
 
@@ -121,9 +121,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    with opened_engine(args) as engine:
-        routine_id = show(engine.store, args.name).routine.id
-        engine.operator.delete_routine(args.name)
+    with opened_engine(args) as engine:  # an unknown name is refused by the operator: audited
+        routine_id = engine.operator.delete_routine(args.name)
     if args.json:
         print_json({"id": routine_id, "name": args.name, "state": "deleted"})
     else:

@@ -56,6 +56,10 @@ class ForeignFileError(StoreError):
     """The file at the store's path is not a Coven store; it was left untouched."""
 
 
+class NoStoreError(StoreError):
+    """A command that only reads found no store: it says so and creates nothing."""
+
+
 class SchemaTooNewError(StoreError):
     """The store was written by a newer Coven whose schema this version cannot use."""
 

@@ -100,3 +100,39 @@ def test_a_data_dir_no_filesystem_can_hold_is_refused_by_name(
     assert (status, out) == (2, "") and err.count("\n") == 1, err
     assert message in err and "--data-dir" in err
     assert list(tmp_path.iterdir()) == []
+
+
+READING = [
+    ("routine", "list"), ("routine", "show", "a"), ("status",), ("history", "a"),
+    ("attention",), ("audit",), ("audit", "verify"), ("doctor",), ("inspect", "x"),
+    ("explain", "a"), ("list", "--state", "due"), ("config",),
+    ("pause", "a"), ("routine", "delete", "a"), ("run-now", "a"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("args", READING, ids=" ".join)
+def test_a_command_on_a_missing_store_says_so_and_creates_nothing(
+    coven: Coven, data_dir: Path, args: tuple[str, ...]
+) -> None:
+    coven.refuses(*args, message=f"no Coven store in {data_dir} yet: add a routine")
+    assert not data_dir.exists()
+
+
+def test_an_empty_store_file_is_refused_as_damaged(coven: Coven, data_dir: Path) -> None:
+    data_dir.mkdir(mode=0o700)
+    (data_dir / "coven.db").touch(mode=0o600)
+    for args in (("routine", "list"), ("routine", "add", "a", *EVERY, "--", "/bin/true")):
+        status, out, err = coven(*args)
+        assert (status, out) == (2, "") and err.count("\n") == 1, err
+        assert "coven.db is empty: it is not a Coven store (damaged?)" in err
+        assert "move it away: mv " in err
+    assert [p.name for p in data_dir.iterdir()] == ["coven.db"]
+    assert (data_dir / "coven.db").stat().st_size == 0
+
+
+def test_deleting_an_unknown_routine_is_refused_and_audited(coven: Coven) -> None:
+    coven.add("kept", *EVERY)
+    coven.refuses("routine", "delete", "nope", message="no routine named 'nope'")
+    latest = coven.json("audit")["entries"][0]
+    assert (latest["action"], latest["target"]) == ("routine.delete", "nope")
+    assert latest["result"].startswith("refused: no routine named")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from coven_core.definitions import check_name, validated
+from coven_core.definitions import validated
 from coven_core.durations import (
     DEFAULT,
     format_duration,
@@ -27,6 +27,7 @@ from coven_core.errors import CovenError
 from coven_core.i18n import _
 from coven_core.model import MisfirePolicy, OverlapPolicy, RevisionSpec
 from coven_core.preview import Preview, preview
+from coven_core.routine_names import check_name
 from coven_core.schedule.timetable import Timetable
 from coven_core.tz.local import resolve_zone_key
 

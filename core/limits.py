@@ -53,6 +53,12 @@ def whole_number(text: str, most: int, least: int = 0, what: str = "") -> int:
     return int(magnitude)
 
 
+def at_most(value: int, most: int, what: str) -> int:
+    if value > most:
+        raise ValidationError(f"{what} must be at most {most}")
+    return value
+
+
 def check_duration(duration: timedelta, what: str) -> timedelta:
     if duration > LONGEST_DURATION:
         raise ValidationError(f"{what} must be at most {LONGEST_DURATION_TEXT}")

@@ -12,12 +12,14 @@ from coven_core.cli.output import print_json
 from coven_core.cli.routine_options import add_spec_options, check_zone, spec_changes
 from coven_core.cli.routine_output import print_routine, print_routines
 from coven_core.clock import SystemClock
+from coven_core.definitions import check_can_run
 from coven_core.engine import Engine
 from coven_core.errors import ValidationError
 from coven_core.i18n import _
 from coven_core.model import RevisionSpec
 from coven_core.operator import validated
 from coven_core.queries import list_routines, show
+from coven_core.routine_names import check_name
 from coven_core.schedule.timetable import Timetable
 from coven_core.timearg import parse_instant
 from coven_core.tz import tzdb
@@ -73,10 +75,12 @@ def _add(args: argparse.Namespace) -> int:
 
 def _checked_anchor(name: str, spec: RevisionSpec, start: str | None) -> datetime | None:
     """Everything the store is not needed for is checked before it is opened."""
+    check_name(name)
     spec = validated(name, spec)
     zone = tzdb.zone(spec.timezone)
     anchor = parse_instant(start, zone, "--start") if start else None
-    Timetable.build(spec.schedule, spec.timezone, anchor or SystemClock().now_utc())
+    now = SystemClock().now_utc()
+    check_can_run(Timetable.build(spec.schedule, spec.timezone, anchor or now), now)
     return anchor
 
 

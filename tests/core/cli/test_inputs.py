@@ -136,3 +136,49 @@ def test_deleting_an_unknown_routine_is_refused_and_audited(coven: Coven) -> Non
     latest = coven.json("audit")["entries"][0]
     assert (latest["action"], latest["target"]) == ("routine.delete", "nope")
     assert latest["result"].startswith("refused: no routine named")
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("a\nb", "contains U+000A"),
+        ("tab\there", "contains U+0009"),
+        ("evil\u202egnp.exe", "contains U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ("iso\u2066late", "contains U+2066 LEFT-TO-RIGHT ISOLATE"),
+        ("zero\u200bwidth", "contains U+200B ZERO WIDTH SPACE"),
+        ("x" * 10_000, "at most 64 characters (this one has 10000)"),
+        (" backup", "starts or ends with a space"),
+        ("backup\u3000", "starts or ends with a space"),
+    ],
+)
+def test_a_name_outside_the_rule_is_refused_by_name(coven: Coven, name: str, message: str) -> None:
+    coven.add("kept", *EVERY)
+    coven.refuses("routine", "add", name, *EVERY, "--", "/bin/true", message=message)
+
+
+def test_letters_of_any_script_make_a_name(coven: Coven) -> None:
+    name = "Sicherung – täglich 日本 نسخ"[:64]
+    assert coven.add(name, *EVERY)["name"] == name
+
+
+@pytest.mark.parametrize(
+    ("schedule", "zone", "message"),
+    [
+        ("once 2020-01-01T00:00", "UTC", "can never run: its time has passed in UTC"),
+        ("rrule:FREQ=DAILY;UNTIL=20200101", "UTC", "can never run: its last time (UNTIL"),
+        (
+            "once 2090-03-12T02:30",
+            "America/New_York",
+            "can never run: 2090-03-12T02:30 does not exist in America/New_York",
+        ),
+    ],
+)
+def test_a_schedule_that_can_never_run_is_refused_at_add_and_edit(
+    coven: Coven, schedule: str, zone: str, message: str
+) -> None:
+    coven.add("kept", "--schedule", "once 2090-03-12T03:30", "--tz", zone)
+    coven.refuses(
+        "routine", "add", "new", "--schedule", schedule, "--tz", zone, "--", "/bin/true",
+        message=message,
+    )  # fmt: skip
+    coven.refuses("routine", "edit", "kept", "--schedule", schedule, message=message)

@@ -33,23 +33,19 @@ MOST_LISTED = 10_000
 _ASCII_NUMBER = re.compile(r"-?[0-9]+")
 
 
-def whole_number(text: str, most: int, least: int = 0, what: str = "") -> int:
+def whole_number(text: str, most: int, least: int = 0) -> int:
     """A whole number in ``least..most`` written in ASCII digits, or a ValidationError that
-    names the bound (and ``what``; argparse names the option itself, so it passes none).
-
-    The digits are counted before ``int()``, which is slow on thousands of them."""
+    names the bound. The digits are counted before ``int()``, which is slow on thousands."""
     digits = text.strip()
     if not _ASCII_NUMBER.fullmatch(digits):
-        named = f"{what}: " if what else ""
-        raise ValidationError(f"{named}{text!r} is not a whole number (digits 0-9)")
-    shown = f"{what} {digits[:20]}" if what else digits[:20]
+        raise ValidationError(f"{text!r} is not a whole number (digits 0-9)")
     magnitude = digits.lstrip("-").lstrip("0") or "0"
     if digits.startswith("-") and magnitude != "0":
-        raise ValidationError(f"{shown} must be at least {least}")
+        raise ValidationError(f"{digits[:20]} must be at least {least}")
     if len(magnitude) > len(str(most)) or int(magnitude) > most:
-        raise ValidationError(f"{shown} must be at most {most}")
+        raise ValidationError(f"{digits[:20]} must be at most {most}")
     if int(magnitude) < least:
-        raise ValidationError(f"{shown} must be at least {least}")
+        raise ValidationError(f"{digits[:20]} must be at least {least}")
     return int(magnitude)
 
 

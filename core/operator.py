@@ -60,10 +60,11 @@ class Operator:
         show is kept (see drafts.edit_to)."""
         return self.edit_routine(name, drafts.edit_to(spec))
 
-    def delete_routine(self, name: str) -> None:
-        """No future planning; history is kept; a run in flight is not touched."""
+    def delete_routine(self, name: str) -> str:
+        """No future planning; history is kept; a run in flight is not touched. Returns the
+        routine's id."""
         work = partial(definitions.delete, name=name)
-        self._act("routine.delete", name, None, work, WakeReason.DEFINITION_CHANGED)
+        return self._act("routine.delete", name, None, work, WakeReason.DEFINITION_CHANGED)
 
     # -- pause and resume (idempotent) ------------------------------------------------------
     def pause(self, name: str, reason: str | None = None) -> None:

@@ -19,12 +19,13 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from coven_core.cli.arguments import add_store_options, opened_engine, positive
+from coven_core.cli.arguments import add_store_options, count, opened_engine
 from coven_core.cli.output import print_json, print_table
 from coven_core.errors import Conflict
 from coven_core.integrity import audit
 from coven_core.integrity.audit import AuditEntry, AuditKind, ChainReport
 from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.utc import utc_text
 
 DEFAULT_LIMIT = 20
@@ -35,7 +36,7 @@ def register(commands: Any) -> None:
     usage = "coven audit [--limit N] [--routine NAME] [--json] | coven audit verify [--json]"
     group = commands.add_parser("audit", help="operator actions on record, newest first",
                                 usage=usage)  # fmt: skip
-    group.add_argument("--limit", type=positive, default=DEFAULT_LIMIT, metavar="N",
+    group.add_argument("--limit", type=count(MOST_LISTED), default=DEFAULT_LIMIT, metavar="N",
                        help=f"the newest N entries (default {DEFAULT_LIMIT})")  # fmt: skip
     group.add_argument("--routine", metavar="NAME", help=_ROUTINE_HELP)
     add_store_options(group)

@@ -49,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
     found, refused = _READERS[origin](_path(args.path), args.tz)
     start = parse_instant(args.start, UTC, "--from") if args.start else SystemClock().now_utc()
     plan = build_plan(origin, found, refused, start, start + YEAR)
-    if args.apply:
-        with opened_engine(args) as engine:
+    if args.apply:  # creates routines: like routine add, it may make the store
+        with opened_engine(args, create=True) as engine:
             existing = [view.routine.name for view in list_routines(engine.store)]
             apply_plan(plan, engine.operator, existing)
     _report(plan, args)
@@ -76,8 +76,15 @@ def _report(plan: ImportPlan, args: argparse.Namespace) -> None:
 def _crontab(path: Path | None, zone: str) -> tuple[list[Found], list[NotImported]]:
     from coven_core.moving.crontab import read_crontab
 
-    text = sys.stdin.read() if path is None else path.read_text(encoding="utf-8")
+    try:
+        text = sys.stdin.read() if path is None else path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:  # unreadable, or not text: say which
+        raise ValidationError(f"cannot read {_shown(path)}: {error}") from None
     return read_crontab(text, zone)
+
+
+def _shown(path: Path | None) -> str:
+    return "standard input" if path is None else repr(str(path))
 
 
 def _timer(path: Path | None, zone: str) -> tuple[list[Found], list[NotImported]]:

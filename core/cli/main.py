@@ -18,6 +18,10 @@ from coven_core.cli.arguments import (
     add_global_options,
 )
 from coven_core.errors import Conflict, CovenError
+from coven_core.tz.babel_zone import import_babel_dates_safely
+
+# Before a command module imports babel.dates: an odd TZ must never end a command (issue 19).
+import_babel_dates_safely()
 
 #: Each command module and the commands it registers, in the order ``coven --help`` lists
 #: them. A command line names one command, so only its module is imported: ``coven status``

@@ -17,6 +17,8 @@ from coven_core.errors import ValidationError
 from coven_core.model import RevisionSpec
 from coven_core.notation.i18n import _
 from coven_core.notation.timearg import parse_instant
+from coven_core.operations.definitions import check_can_run
+from coven_core.operations.routine_names import check_name
 from coven_core.operator import validated
 from coven_core.queries import list_routines, show
 from coven_core.schedule.timetable import Timetable
@@ -66,17 +68,19 @@ def _register_edit(actions: Any) -> None:
 def _add(args: argparse.Namespace) -> int:
     spec = RevisionSpec(**{"argv": (), **spec_changes(args)})
     anchor = _checked_anchor(args.name, spec, args.start)
-    with opened_engine(args) as engine:
+    with opened_engine(args, create=True) as engine:
         engine.operator.add_routine(args.name, spec, anchor)
         return _report(engine, args, _("Added routine {name}."))
 
 
 def _checked_anchor(name: str, spec: RevisionSpec, start: str | None) -> datetime | None:
     """Everything the store is not needed for is checked before it is opened."""
+    check_name(name)
     spec = validated(name, spec)
     zone = tzdb.zone(spec.timezone)
     anchor = parse_instant(start, zone, "--start") if start else None
-    Timetable.build(spec.schedule, spec.timezone, anchor or SystemClock().now_utc())
+    now = SystemClock().now_utc()
+    check_can_run(Timetable.build(spec.schedule, spec.timezone, anchor or now), now)
     return anchor
 
 
@@ -121,9 +125,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    with opened_engine(args) as engine:
-        routine_id = show(engine.store, args.name).routine.id
-        engine.operator.delete_routine(args.name)
+    with opened_engine(args) as engine:  # an unknown name is refused by the operator: audited
+        routine_id = engine.operator.delete_routine(args.name)
     if args.json:
         print_json({"id": routine_id, "name": args.name, "state": "deleted"})
     else:

@@ -16,6 +16,7 @@ from coven_core.errors import Conflict, CovenError
 from coven_core.model import RevisionSpec
 from coven_core.moving.dst_differences import DstDifference, Scheduler, differences
 from coven_core.moving.naming import unique
+from coven_core.operations.routine_names import check_name
 from coven_core.operator import Operator, validated
 from coven_core.schedule.timetable import Timetable
 from coven_core.tz.local import resolve_zone_key
@@ -129,6 +130,7 @@ def _planned(
     origin: Scheduler, job: Found, taken: list[str], start: datetime, end: datetime
 ) -> PlannedRoutine:
     name = unique(job.name, taken)
+    check_name(name)  # what --apply would refuse, the dry run refuses: nothing half-made
     validated(name, job.spec)
     key = resolve_zone_key(job.spec.timezone)
     timetable = Timetable.build(job.spec.schedule, key, start)

@@ -29,6 +29,7 @@ from dateutil.rrule import (
 )
 
 from coven_core.errors import ScheduleError
+from coven_core.notation.limits import check_year
 
 __all__ = ["RRuleSchedule", "RuleParts"]
 
@@ -435,6 +436,7 @@ def _parse_until(value: str) -> _Until:
             moment = moment.replace(hour=int(hour), minute=int(minute), second=int(second))
     except ValueError:
         raise ScheduleError(f"RRULE UNTIL: {value!r} is not a real date or time") from None
+    check_year(moment, "RRULE UNTIL", ScheduleError)
     if hour is None:
         return _Until(moment.replace(hour=23, minute=59, second=59), text)
     return _Until(moment.replace(tzinfo=UTC) if utc else moment, text)

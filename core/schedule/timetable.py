@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from coven_core.errors import ScheduleError
+from coven_core.notation.limits import END_OF_PLANNING
 from coven_core.schedule.base import CalendarSchedule
 from coven_core.schedule.cron import CronSchedule
 from coven_core.schedule.interval import IntervalSchedule
@@ -23,6 +24,7 @@ from coven_core.schedule.rrule import RRuleSchedule
 from coven_core.tz import tzdb
 from coven_core.tz.binding import BoundTime, at_instant, bind, wall_of
 
+_END_OF_PLANNING_WALL = END_OF_PLANNING.replace(tzinfo=None)
 #: Longer than any gap ever seen (Pacific/Apia skipped a whole day in 2011).
 _LONGEST_GAP = timedelta(hours=26)
 
@@ -78,7 +80,15 @@ class Timetable:
         return cls(kind, _normalised(kind, calendar), zone_key, zone, anchor, calendar, None)
 
     def moments_from(self, start: datetime) -> Iterator[BoundTime]:
-        """Moments at or after ``start`` (aware), skipped ones included, in wall-time order."""
+        """Moments at or after ``start`` (aware), skipped ones included, in wall-time order,
+        up to the end of planning (``coven_core.notation.limits``: date arithmetic never
+        overflows)."""
+        for moment in self._unbounded_moments_from(start):
+            if moment.utc >= END_OF_PLANNING or moment.local >= _END_OF_PLANNING_WALL:
+                return
+            yield moment
+
+    def _unbounded_moments_from(self, start: datetime) -> Iterator[BoundTime]:
         if self.interval is not None:
             for instant in self.interval.instants_from(self.anchor, start):
                 yield at_instant(instant, self.zone)

@@ -68,6 +68,7 @@ def test_the_log_reads_as_a_table(three: Coven) -> None:
 
 
 def test_an_empty_log(coven: Coven) -> None:
+    coven.new_store()
     assert coven.json("audit") == {"entries": []}
     assert coven("audit") == (0, "The audit log has no entries yet.\n", "")
     assert coven("audit", "verify") == (0, "the audit log verifies: 0 entries\n", "")

@@ -81,6 +81,7 @@ def test_local_zone_is_stored_as_the_hosts_iana_key(
 
 
 def test_list_is_sorted_by_name_and_readable(coven: Coven) -> None:
+    coven.new_store()
     status, out, _ = coven("routine", "list")
     assert status == 0 and "No routines yet" in out
     coven.add("zeta", *DAILY)
@@ -171,6 +172,7 @@ def test_bad_input_exits_2_and_changes_nothing(coven: Coven, args: list[str], me
 
 
 def test_the_refusal_names_the_subcommand(coven: Coven) -> None:
+    coven.new_store()
     err = coven.refuses("routine", "show", "nobody", message="nobody")
     assert err.startswith("coven routine show: ")
 

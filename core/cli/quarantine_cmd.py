@@ -1,5 +1,5 @@
-"""``coven quarantine NAME [--reason TEXT]``, ``coven release NAME`` and ``coven probe NAME``:
-the circuit breaker by hand (CONTRACT §6)."""
+"""``coven quarantine NAME [--reason TEXT]``, ``coven release NAME [--reason TEXT]`` and
+``coven probe NAME``: the circuit breaker by hand (CONTRACT §6)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ def register(commands: Any) -> None:
     quarantine.add_argument("--reason", metavar="TEXT", help="why (shown in show and explain)")
     quarantine.set_defaults(run=run_quarantine)
     release = _named_parser(commands, "release", "let a quarantined routine plan again")
+    release.add_argument("--reason", metavar="TEXT", help="why (recorded and audited)")
     release.set_defaults(run=run_release)
     probe = _named_parser(commands, "probe", "one attempt now of a quarantined routine")
     probe.set_defaults(run=run_probe)
@@ -46,7 +47,7 @@ def run_quarantine(args: argparse.Namespace) -> int:
 
 def run_release(args: argparse.Namespace) -> int:
     with opened_engine(args) as engine:
-        skipped = engine.operator.release(args.name)
+        skipped = engine.operator.release(args.name, args.reason)
     if args.json:
         print_json({"routine": args.name, "state": "active", "skipped": skipped})
         return 0

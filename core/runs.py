@@ -36,6 +36,7 @@ class RunRef:
     occurrence_id: str
     state: str
     disposition: str | None = None
+    already_ended: bool = False  # a cancel found it settled and changed nothing
 
     def to_json(self) -> dict[str, str | None]:
         return {
@@ -126,7 +127,9 @@ def _insert_manual(
 def cancel(
     conn: apsw.Connection, run_id: str, reason: str | None, now: datetime, scope: str = "run"
 ) -> RunRef:
-    """Request the cancellation of one run, fenced to its current attempt."""
+    """Request the cancellation of one run, fenced to its current attempt. A run that has
+    already ended is left as it is and returned with its outcome: a cancel repeated (a retry
+    after a lost answer, a second click) is not an error."""
     ref, routine_id = _run(conn, run_id)
     if ref.state == "planned":
         ran = _last_failure(conn, ref.occurrence_id) is not None
@@ -142,7 +145,7 @@ def cancel(
         )
         return RunRef(ref.run_id, ref.occurrence_id, "settled", Disposition.CANCELLED.value)
     if ref.state == "settled":
-        raise Conflict(f"run {run_id} already ended ({ref.disposition}): nothing to cancel")
+        return RunRef(ref.run_id, ref.occurrence_id, ref.state, ref.disposition, True)
     _request_on_attempt(conn, ref, scope, reason, now)
     events.record(
         conn, now, EventKind.CANCEL_REQUESTED, routine_id=routine_id,

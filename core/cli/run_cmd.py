@@ -2,6 +2,9 @@
 ``coven stop RUN_ID [--reason TEXT]`` and ``coven retry RUN_ID``: the operator's commands on
 runs (CONTRACT §5.4, §6, §7, §8).
 
+``cancel`` is idempotent: a run that has already ended is left as it is, and its outcome is
+printed with exit status 0 (``--json`` adds ``already_ended``: true then, false otherwise).
+
 ``stop`` ends what still runs of a run — its runner, else its command's process group, as a
 cancel does: SIGTERM, then SIGKILL after the routine's stop grace — typically a run awaiting
 a decision whose command outlived its runner, which ``coven reconcile`` refuses to decide on
@@ -97,7 +100,10 @@ def run_cancel(args: argparse.Namespace) -> int:
 def _cancel_run(args: argparse.Namespace) -> None:
     with opened_engine(args) as engine:
         ref = engine.operator.cancel(args.run_id, args.reason)
-    _say(args, ref, cancelled_run(ref))
+    if args.json:
+        print_json({**ref.to_json(), "already_ended": ref.already_ended})
+    else:
+        print(cancelled_run(ref))
 
 
 def _cancel_routine(args: argparse.Namespace) -> None:

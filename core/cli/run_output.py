@@ -30,7 +30,11 @@ def started_run(args: argparse.Namespace, ref: RunRef) -> None:
 
 
 def cancelled_run(ref: RunRef) -> str:
-    """What a cancel did to one run: ended it at once, or asked the scheduler to stop it."""
+    """What a cancel did to one run: nothing (it had ended), ended it at once, or asked the
+    scheduler to stop it."""
+    if ref.already_ended:
+        line = _("Run {run} had already {stands}; nothing to cancel.")
+        return line.format(run=ref.run_id, stands=where_it_stands(ref))
     if ref.disposition is not None:
         return _("Run {run} {stands}; it had not started.").format(
             run=ref.run_id, stands=where_it_stands(ref)

@@ -182,12 +182,29 @@ def test_cancel_a_routine_without_active_runs_says_so(coven: Coven) -> None:
     )  # fmt: skip
 
 
-def test_cancel_an_ended_run_is_a_conflict(coven: Coven) -> None:
+def test_cancel_an_ended_run_again_returns_its_outcome(coven: Coven) -> None:
+    """Cancel is idempotent (issue 19, part 2): a second cancel — a retry after a lost answer,
+    a second click — finds the run ended and says how, with exit 0, changing nothing."""
     coven.add("backup", *YEARLY)
     run_id = coven.json("run-now", "backup")["run_id"]
-    coven.json("cancel", run_id)
-    coven.refuses("cancel", run_id, status=3,
-                  message=f"run {run_id} already ended (cancelled): nothing to cancel")  # fmt: skip
+    first = coven.json("cancel", run_id)
+    assert first["already_ended"] is False
+    before = coven.snapshot()
+    again = coven.json("cancel", run_id, "--reason", "twice")
+    assert again == {**first, "already_ended": True}
+    assert (again["state"], again["disposition"]) == ("settled", "cancelled")
+    assert coven("cancel", run_id) == (
+        0, f"Run {run_id} had already ended: cancelled; nothing to cancel.\n", ""
+    )  # fmt: skip
+    assert coven.snapshot() == before
+
+
+def test_cancel_a_succeeded_run_returns_its_outcome(coven: Coven, on_engine_clock: Engine) -> None:
+    on_engine_clock.add("done", "@yearly")
+    run_id = coven.json("run-now", "done")["run_id"]
+    react(on_engine_clock)
+    again = coven.json("cancel", run_id)
+    assert (again["disposition"], again["already_ended"]) == ("succeeded", True)
 
 
 # -- retry ----------------------------------------------------------------------------------

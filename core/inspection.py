@@ -20,6 +20,11 @@ from coven_core.store.store import Store
 
 
 class ListState(enum.StrEnum):
+    """What ``coven list --state`` accepts: every state its rows show (``planned`` — each row
+    of ``due`` is one — ``claimed``, ``running``, ``recovery_required``, and the routine
+    states ``quarantined`` and ``paused``), and ``due``, the planned ones whose time has come."""
+
+    PLANNED = "planned"
     DUE = "due"
     CLAIMED = "claimed"
     RUNNING = "running"
@@ -29,6 +34,7 @@ class ListState(enum.StrEnum):
 
 
 _OCCURRENCE_FILTERS = {
+    ListState.PLANNED: "o.state = 'planned' AND ?1 IS NOT NULL",
     ListState.DUE: "o.state = 'planned' AND o.scheduled_utc <= ?1 "
     "AND (o.not_before IS NULL OR o.not_before <= ?1)",
     ListState.CLAIMED: "o.state = 'claimed' AND ?1 IS NOT NULL",

@@ -60,6 +60,31 @@ def test_list_due(coven: Coven) -> None:
     assert (item["run_id"], item["state"], item["disposition"]) == (ref["run_id"], "planned", None)
 
 
+def test_list_accepts_every_state_its_rows_show(coven: Coven, awaiting: Awaiting) -> None:
+    """Issue 19, part 2: a row of ``list --state due`` says ``planned``, and ``--state
+    planned`` was refused. Every state a row shows (its State column: the disposition, else
+    the state) is accepted, and listing by it finds that row."""
+    coven.add("later", *YEARLY)
+    ref = coven.json("run-now", "later")  # planned and due now
+    accepted = _state_choices(coven)
+    for state in accepted:
+        for item in coven.json("list", "--state", state)["items"]:
+            shown = item.get("disposition") or item["state"]
+            assert shown in accepted, (state, item)
+            found = coven.json("list", "--state", shown)["items"]
+            assert item in found, (state, item)
+    planned = [item["run_id"] for item in coven.json("list", "--state", "planned")["items"]]
+    assert planned == [ref["run_id"]]
+    _header, row = coven("list", "--state", "due")[1].splitlines()
+    assert row.split()[4] == "planned"
+
+
+def _state_choices(coven: Coven) -> list[str]:
+    status, _out, err = coven("list", "--state", "?")
+    assert status == 2
+    return [choice.strip(" '") for choice in err.split("choose from")[1].rstrip(")\n").split(",")]
+
+
 @pytest.mark.parametrize("state", ["claimed", "running", "quarantined"])
 def test_other_states_are_empty_here(coven: Coven, awaiting: Awaiting, state: str) -> None:
     assert coven.json("list", "--state", state) == {"state": state, "items": []}

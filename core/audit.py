@@ -399,6 +399,17 @@ def entries(
     return [_entry(_Row(*found)) for found in cursor]
 
 
+def count(conn: apsw.Connection, *, target: str | None = None) -> int:
+    """How many rows :func:`entries` could return without a limit."""
+    if target is None:
+        found = conn.execute("SELECT count(*) FROM audit_log").fetchone()
+    else:
+        found = conn.execute(
+            "SELECT count(*) FROM audit_log WHERE target = ?", (target,)
+        ).fetchone()
+    return int(found[0])
+
+
 def recent(store: Store, *, limit: int = 20, target: str | None = None) -> list[AuditEntry]:
     """:func:`entries` in a read snapshot of its own (for the GUI's operator thread)."""
     with store.read() as conn:

@@ -37,6 +37,7 @@ class RunRef:
     state: str
     disposition: str | None = None
     already_ended: bool = False  # a cancel found it settled and changed nothing
+    key: str | None = None  # a manual run's idempotency key (given, or made by Coven)
 
     def to_json(self) -> dict[str, str | None]:
         return {
@@ -78,7 +79,7 @@ def _by_key(conn: apsw.Connection, key: str) -> tuple[RunRef, str] | None:
         "SELECT run_id, id, state, disposition, routine_id FROM occurrences WHERE manual_key = ?",
         (key,),
     ).fetchone()
-    return None if row is None else (RunRef(*row[:4]), row[4])
+    return None if row is None else (RunRef(*row[:4], key=key), row[4])
 
 
 def _same_routine(existing: tuple[RunRef, str], routine: Routine, key: str) -> RunRef:
@@ -120,7 +121,7 @@ def _insert_manual(
         conn, now, EventKind.MANUAL_RUN, routine_id=routine.id, occurrence_id=oid,
         run_id=run_id, probe=probe, by=operator_name(),
     )  # fmt: skip
-    return RunRef(run_id, oid, "planned")
+    return RunRef(run_id, oid, "planned", key=key)
 
 
 # -- cancel -----------------------------------------------------------------------------------

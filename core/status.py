@@ -88,9 +88,9 @@ def _iso(instant: datetime | None) -> str | None:
 def status(store: Store, now: datetime) -> Status:
     with store.read() as conn:
         held = lease.current(conn)
-        alive = held is not None and held.expires_at > now and not lease.holder_is_gone(held.holder)
         return Status(
-            held, alive, scheduling_paused(conn), _last_pass(conn), earliest_due(conn),
+            held, lease.is_alive(held, now), scheduling_paused(conn), _last_pass(conn),
+            earliest_due(conn),
             _count(conn, "SELECT count(*) FROM occurrences WHERE state = 'planned'"),
             _count(conn, "SELECT count(*) FROM occurrences WHERE state IN ('claimed', 'running')"),
             lags(conn, now), _store_bytes(store), _counts(conn), _broken(conn),

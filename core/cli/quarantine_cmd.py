@@ -8,7 +8,7 @@ from typing import Any
 
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_json
-from coven_core.cli.run_output import started_run
+from coven_core.cli.run_output import scheduler_watches, started_run
 from coven_core.i18n import _
 from coven_core.queries import show
 
@@ -59,5 +59,6 @@ def run_release(args: argparse.Namespace) -> int:
 def run_probe(args: argparse.Namespace) -> int:
     with opened_engine(args) as engine:
         ref = engine.operator.probe(args.name)
-    started_run(args, ref)
+        watched = scheduler_watches(engine)
+    started_run(args, ref, watched=watched)
     return 0

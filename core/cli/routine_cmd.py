@@ -1,4 +1,11 @@
-"""``coven routine add|list|show|edit|delete``: defining routines through the operator API."""
+"""``coven routine add|list|show|edit|delete``: defining routines through the operator API.
+
+``list`` and ``show`` say what a routine will do: ``state`` is ``paused`` for an active
+routine while all scheduling is paused (``state_reason`` "all scheduling is paused";
+``paused_all`` says whether it is, for every routine), and ``next_due`` is null while a
+routine is not active (paused either way, quarantined, broken) — nothing runs until a
+person acts, and the moments that pass meanwhile are skipped.
+"""
 
 from __future__ import annotations
 

@@ -5,15 +5,22 @@ routine while all scheduling is paused (``state_reason`` "all scheduling is paus
 ``paused_all`` says whether it is, for every routine), and ``next_due`` is null while a
 routine is not active (paused either way, quarantined, broken) — nothing runs until a
 person acts, and the moments that pass meanwhile are skipped.
+
+``add`` and ``edit`` store the routine even when its command's executable (argv[0], looked
+up on PATH unless it has a slash; not for ``--shell``) or its working directory does not
+exist now, and say so: one line on stderr, or ``warnings`` (a list of sentences, empty when
+nothing is missing) in ``--json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from coven_core import readiness
 from coven_core.cli.arguments import CommandTailParser, add_store_options, opened_engine
 from coven_core.cli.output import print_json
 from coven_core.cli.routine_options import add_spec_options, check_zone, spec_changes
@@ -98,12 +105,17 @@ def _edit(args: argparse.Namespace) -> int:
 
 
 def _report(engine: Engine, args: argparse.Namespace, done: str) -> int:
+    """The routine as stored, and what its command misses now (stored all the same)."""
     view = show(engine.store, args.name)
+    warnings = [] if view.revision is None else readiness.missing(view.revision.spec)
     if args.json:
-        print_json(view.to_json())
-    else:
-        print(done.format(name=repr(args.name)))
-        print_routine(view)
+        print_json({**view.to_json(), "warnings": warnings})
+        return 0
+    print(done.format(name=repr(args.name)))
+    print_routine(view)
+    if warnings:
+        line = _("warning: {missing}; the routine is stored, and its runs fail until it exists")
+        print(f"coven {args.command}: " + line.format(missing="; ".join(warnings)), file=sys.stderr)
     return 0
 
 

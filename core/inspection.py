@@ -15,8 +15,9 @@ import apsw
 
 from coven_core import lease
 from coven_core.errors import ValidationError
-from coven_core.store.codec import instant_text
+from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.store import Store
+from coven_core.utc import utc_text
 
 
 class ListState(enum.StrEnum):
@@ -59,7 +60,7 @@ def _occurrences(conn: apsw.Connection, where: str, now: datetime) -> list[dict[
     )
     keys = ("occurrence_id", "run_id", "routine", "kind", "utc", "state", "disposition",
             "reason")  # fmt: skip
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+    return [_seconds(dict(zip(keys, row, strict=True)), "utc") for row in rows]
 
 
 def _routines(conn: apsw.Connection, state: str) -> list[dict[str, Any]]:
@@ -69,7 +70,15 @@ def _routines(conn: apsw.Connection, state: str) -> list[dict[str, Any]]:
         (state,),
     )
     keys = ("routine_id", "routine", "state", "reason", "since", "consecutive_failures")
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+    return [_seconds(dict(zip(keys, row, strict=True)), "since") for row in rows]
+
+
+def _seconds(item: dict[str, Any], key: str) -> dict[str, Any]:
+    """A listing's instant to the second, as every listing says it (the README's rule for
+    JSON instants); ``inspect`` shows the stored rows to the microsecond."""
+    if item[key] is not None:
+        item[key] = utc_text(instant_from(item[key]))
+    return item
 
 
 def inspect(store: Store, identifier: str) -> dict[str, Any]:
@@ -123,7 +132,7 @@ def _lease(conn: apsw.Connection) -> dict[str, Any] | None:
         "holder": held.fingerprint(),
         "token": fingerprint(held.holder),
         "generation": held.generation,
-        "expires_at": instant_text(held.expires_at),
+        "expires_at": utc_text(held.expires_at),  # as coven status says it
     }
 
 

@@ -17,6 +17,7 @@ from coven_core.preview import Preview, preview
 from coven_core.store.codec import instant_from, maybe_instant_from
 from coven_core.store.store import Store
 from coven_core.tz.binding import BoundTime
+from coven_core.utc import utc_text
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def _limit_seconds(timeout: timedelta | None) -> float | None:
 
 
 def _iso(instant: datetime | None) -> str | None:
-    return None if instant is None else instant.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None if instant is None else utc_text(instant)
 
 
 ALL_PAUSED = "all scheduling is paused"

@@ -17,6 +17,7 @@ from coven_core.glance import earliest_due, scheduling_paused
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import scalar
 from coven_core.store.store import Store
+from coven_core.utc import utc_text
 
 _HOUR = timedelta(hours=1)
 
@@ -82,7 +83,7 @@ class Status(NamedTuple):
 
 
 def _iso(instant: datetime | None) -> str | None:
-    return None if instant is None else instant.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None if instant is None else utc_text(instant)
 
 
 def status(store: Store, now: datetime) -> Status:
@@ -164,7 +165,7 @@ def _last_pass(conn: apsw.Connection) -> dict[str, Any] | None:
     keys = ("started_at", "duration_ms", "role", "trigger", "planned", "claimed", "dispatched",
             "recovered", "settled", "error_class")  # fmt: skip
     found = dict(zip(keys, row, strict=True))
-    found["started_at"] = _iso(instant_from(found["started_at"]))
+    found["started_at"] = instant_text(instant_from(found["started_at"]))  # as attempts' are
     found["duration_ms"] = round(found["duration_ms"], 2)
     return found
 

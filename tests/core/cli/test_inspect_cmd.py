@@ -34,7 +34,7 @@ def test_list_recovery_required(coven: Coven, awaiting: Awaiting) -> None:
     assert (item["run_id"], item["occurrence_id"], item["routine"]) == (
         awaiting.run_id, awaiting.occurrence_id, "backup"
     )  # fmt: skip
-    assert item["utc"] == "2026-03-01T12:00:00.000000Z"
+    assert item["utc"] == "2026-03-01T12:00:00Z"
     assert item["disposition"] == "recovery_required"
     header, row = coven("list", "--state", "recovery_required")[1].splitlines()
     assert header.split() == ["Occurrence", "Run", "Routine", "UTC", "State", "Reason"]

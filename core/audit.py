@@ -29,6 +29,7 @@ import apsw
 from coven_core.errors import CovenError
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.errors import StoreBug
+from coven_core.store.query import scalar
 from coven_core.store.store import Store
 
 GENESIS = "0" * 64
@@ -402,12 +403,8 @@ def entries(
 def count(conn: apsw.Connection, *, target: str | None = None) -> int:
     """How many rows :func:`entries` could return without a limit."""
     if target is None:
-        found = conn.execute("SELECT count(*) FROM audit_log").fetchone()
-    else:
-        found = conn.execute(
-            "SELECT count(*) FROM audit_log WHERE target = ?", (target,)
-        ).fetchone()
-    return int(found[0])
+        return int(scalar(conn, "SELECT count(*) FROM audit_log"))
+    return int(scalar(conn, "SELECT count(*) FROM audit_log WHERE target = ?", (target,)))
 
 
 def recent(store: Store, *, limit: int = 20, target: str | None = None) -> list[AuditEntry]:

@@ -79,7 +79,7 @@ def _by_key(conn: apsw.Connection, key: str) -> tuple[RunRef, str] | None:
         "SELECT run_id, id, state, disposition, routine_id FROM occurrences WHERE manual_key = ?",
         (key,),
     ).fetchone()
-    return None if row is None else (RunRef(*row[:4], key=key), row[4])
+    return None if row is None else (RunRef(row[0], row[1], row[2], row[3], key=key), row[4])
 
 
 def _same_routine(existing: tuple[RunRef, str], routine: Routine, key: str) -> RunRef:

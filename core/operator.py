@@ -148,10 +148,11 @@ class Operator:
     def quarantine(self, name: str, reason: str | None = None) -> None:
         self._act("quarantine", name, reason, partial(pausing.quarantine, name=name, reason=reason))
 
-    def release(self, name: str) -> int:
+    def release(self, name: str, reason: str | None = None) -> int:
         """Active again with its failure count reset; the quarantined time becomes one
         skipped window."""
-        return self._act("release", name, None, partial(pausing.release, name=name))
+        work = partial(pausing.release, name=name, reason=reason)
+        return self._act("release", name, reason, work)
 
     # -- the host's time zone ---------------------------------------------------------------
     def record_zone_change(self, old: str | None, new: str) -> list[ZoneChoice]:

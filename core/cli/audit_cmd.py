@@ -1,7 +1,8 @@
 """``coven audit [--limit N] [--routine NAME]`` and ``coven audit verify``: the operator actions
 on record, newest first, and a check of the hash chain that links them (DESIGN §13).
 
-``audit --json`` prints ``{"entries": [ENTRY, ...]}`` (stable), newest first; ENTRY has
+``audit --json`` prints ``{"entries": [ENTRY, ...], "older": N}`` (stable), newest first,
+``older`` counting the entries (of ``--routine NAME``, if given) beyond ``--limit``; ENTRY has
 ``seq``, ``at`` (UTC, ``…Z``), ``who``, ``action``, ``target``, ``why``, ``result``,
 ``details``, ``prev_hash``, ``hash`` and ``kind`` (``entry``, or ``checkpoint`` for the row
 that stands for pruned entries; its ``details`` say how many). ``--routine NAME`` keeps the
@@ -52,10 +53,11 @@ def register(commands: Any) -> None:
 def run_entries(args: argparse.Namespace) -> int:
     with opened_engine(args) as engine, engine.store.read() as conn:
         found = audit.entries(conn, limit=args.limit, target=args.routine)
+        older = audit.count(conn, target=args.routine) - len(found)
     if args.json:
-        print_json({"entries": [entry_json(entry) for entry in found]})
+        print_json({"entries": [entry_json(entry) for entry in found], "older": older})
     else:
-        _print_entries(found)
+        _print_entries(found, older)
     return 0
 
 
@@ -75,13 +77,16 @@ def entry_json(entry: AuditEntry) -> dict[str, Any]:
     }
 
 
-def _print_entries(found: Sequence[AuditEntry]) -> None:
+def _print_entries(found: Sequence[AuditEntry], older: int) -> None:
     locale = user_locale()
     if not found:
         print(_("The audit log has no entries yet.", locale))
         return
     headers = ["Seq", "UTC", "Who", "Action", "Target", "Why", "Result"]
     print_table([_(h, locale) for h in headers], [_row(entry, locale) for entry in found])
+    if older:
+        line = _("… and {older} older (see them with --limit {more})", locale)
+        print(line.format(older=older, more=len(found) + older))
 
 
 def _row(entry: AuditEntry, locale: str) -> list[str]:

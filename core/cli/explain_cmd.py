@@ -33,11 +33,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def explanation_json(result: Explanation) -> dict[str, Any]:
-    routine = result.view.routine
+    view = result.view
     return {
-        "routine": routine.name,
-        "state": routine.state.value,
-        "state_reason": routine.state_reason,
+        "routine": view.routine.name,
+        "state": view.state,
+        "state_reason": view.state_reason,
         "revision": usable(result.view).number,
         "verdict": result.verdict,
         **result.upcoming.to_json(),
@@ -45,8 +45,8 @@ def explanation_json(result: Explanation) -> dict[str, Any]:
 
 
 def _print_readable(result: Explanation) -> None:
-    routine = result.view.routine
-    print(f"{routine.name}  ·  {routine.state.value}  ·  revision {usable(result.view).number}")
+    view = result.view
+    print(f"{view.routine.name}  ·  {view.state}  ·  revision {usable(view).number}")
     print(result.verdict)
     print()
     print_preview(result.upcoming)

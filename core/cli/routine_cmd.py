@@ -1,8 +1,21 @@
-"""``coven routine add|list|show|edit|delete``: defining routines through the operator API."""
+"""``coven routine add|list|show|edit|delete``: defining routines through the operator API.
+
+``list`` and ``show`` say what a routine will do: ``state`` is ``paused`` for an active
+routine while all scheduling is paused (``state_reason`` "all scheduling is paused";
+``paused_all`` says whether it is, for every routine), and ``next_due`` is null while a
+routine is not active (paused either way, quarantined, broken) — nothing runs until a
+person acts, and the moments that pass meanwhile are skipped.
+
+``add`` and ``edit`` store the routine even when its command's executable (argv[0], looked
+up on PATH unless it has a slash; not for ``--shell``) or its working directory does not
+exist now, and say so: one line on stderr, or ``warnings`` (a list of sentences, empty when
+nothing is missing) in ``--json``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -17,6 +30,7 @@ from coven_core.errors import ValidationError
 from coven_core.model import RevisionSpec
 from coven_core.notation.i18n import _
 from coven_core.notation.timearg import parse_instant
+from coven_core.operations import readiness
 from coven_core.operations.definitions import check_can_run
 from coven_core.operations.routine_names import check_name
 from coven_core.operator import validated
@@ -95,12 +109,17 @@ def _edit(args: argparse.Namespace) -> int:
 
 
 def _report(engine: Engine, args: argparse.Namespace, done: str) -> int:
+    """The routine as stored, and what its command misses now (stored all the same)."""
     view = show(engine.store, args.name)
+    warnings = [] if view.revision is None else readiness.missing(view.revision.spec)
     if args.json:
-        print_json(view.to_json())
-    else:
-        print(done.format(name=repr(args.name)))
-        print_routine(view)
+        print_json({**view.to_json(), "warnings": warnings})
+        return 0
+    print(done.format(name=repr(args.name)))
+    print_routine(view)
+    if warnings:
+        line = _("warning: {missing}; the routine is stored, and its runs fail until it exists")
+        print(f"coven {args.command}: " + line.format(missing="; ".join(warnings)), file=sys.stderr)
     return 0
 
 

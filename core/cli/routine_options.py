@@ -102,7 +102,8 @@ def _env_pair(text: str) -> tuple[str, str]:
 
 def _directory(text: str) -> str:
     # A routine runs later, from the scheduler: a relative path would mean something else.
+    # One that does not exist yet (a disk not mounted now) is stored with a warning.
     path = os.path.abspath(os.path.expanduser(text))
-    if not os.path.isdir(path):
-        raise argparse.ArgumentTypeError(f"{text!r} is not an existing directory")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a directory")
     return path

@@ -16,6 +16,7 @@ from coven_core.errors import Conflict, CovenError
 from coven_core.model import RevisionSpec
 from coven_core.moving.dst_differences import DstDifference, Scheduler, differences
 from coven_core.moving.naming import unique
+from coven_core.notation.utc import utc_text
 from coven_core.operations.routine_names import check_name
 from coven_core.operator import Operator, validated
 from coven_core.schedule.timetable import Timetable
@@ -80,7 +81,7 @@ class ImportPlan:
         return {
             "from": self.origin.value,
             "applied": applied,
-            "dst_window": [self.start.isoformat(), self.end.isoformat()],
+            "dst_window": [utc_text(self.start), utc_text(self.end)],
             "routines": [routine.to_json() for routine in self.routines],
             "not_imported": [item.to_json() for item in self.not_imported],
         }

@@ -85,7 +85,7 @@ def quarantine(conn: apsw.Connection, now: datetime, name: str, reason: str | No
     return "quarantined"
 
 
-def release(conn: apsw.Connection, now: datetime, name: str) -> int:
+def release(conn: apsw.Connection, now: datetime, name: str, reason: str | None = None) -> int:
     """Active again with its failure count reset; moments that passed while quarantined
     become one skipped window (reason ``quarantined``)."""
     routine = routines.by_name(conn, name)
@@ -95,7 +95,9 @@ def release(conn: apsw.Connection, now: datetime, name: str) -> int:
     since = activate(conn, routine, now, "release")
     conn.execute("UPDATE routines SET consecutive_failures = 0 WHERE id = ?", (routine.id,))
     skipped = close_window(conn, routine, since, now, SkipReason.QUARANTINED)
-    events.record(conn, now, EventKind.RELEASED, routine_id=routine.id, skipped=skipped)
+    events.record(
+        conn, now, EventKind.RELEASED, routine_id=routine.id, skipped=skipped, reason=reason
+    )
     return skipped
 
 

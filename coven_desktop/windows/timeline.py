@@ -19,7 +19,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from babel.dates import format_datetime
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -36,16 +36,8 @@ from coven_core.errors import CovenError
 from coven_core.queries import MAX_RANGE, Timeline, timeline
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.explanation import open_explanation
-from coven_desktop.windows.timeline_canvas import (
-    BAND_COLOURS,
-    COLOURS,
-    NOW_COLOUR,
-    TRANSITION_COLOUR,
-    WINDOW_COLOUR,
-    ZOOM_STEP,
-    TimelineCanvas,
-    default_view,
-)
+from coven_desktop.windows.timeline_canvas import ZOOM_STEP, TimelineCanvas, default_view
+from coven_desktop.windows.timeline_colours import TimelineColours, timeline_colours
 from coven_desktop.windows.timeline_geometry import LaneGeometry
 
 if TYPE_CHECKING:
@@ -86,8 +78,8 @@ class Page(QWidget):
     def _build(self) -> None:
         layout = QVBoxLayout(self)
         bar = QHBoxLayout()
-        for text, action in ((self.tr("Zoom in"), lambda: self.canvas.zoom(1 / ZOOM_STEP)),
-                             (self.tr("Zoom out"), lambda: self.canvas.zoom(ZOOM_STEP)),
+        for text, action in ((self.tr("Zoom in"), lambda: self.canvas.zoom_at_now(1 / ZOOM_STEP)),
+                             (self.tr("Zoom out"), lambda: self.canvas.zoom_at_now(ZOOM_STEP)),
                              (self.tr("Now"), self.canvas.centre_on_now)):  # fmt: skip
             button = QPushButton(text, self)
             button.clicked.connect(action)
@@ -175,25 +167,35 @@ class Legend(QLabel):
         super().__init__(parent)
         self.setWordWrap(True)
         self.setTextFormat(Qt.TextFormat.RichText)
-        behind = self.palette().color(QPalette.ColorRole.Window)
-        entries = [_entry(_opaque(colour, behind), text) for colour, text in self._entries()]
-        self.setText(" &nbsp; ".join(entries))  # a break may fall only between entries
+        self._show()
         self.setAccessibleName(self.tr("Legend"))
 
-    def _entries(self) -> list[tuple[QColor, str]]:
-        tr = self.tr
+    def _show(self) -> None:
+        """The entries in the palette's colours: the timeline's own (timeline_colours)."""
+        colours = timeline_colours(self.palette())
+        behind = self.palette().color(QPalette.ColorRole.Window)
+        entries = [_entry(_opaque(c, behind), text) for c, text in self._entries(colours)]
+        self.setText(" &nbsp; ".join(entries))  # a break may fall only between entries
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._show()
+        super().changeEvent(event)
+
+    def _entries(self, colours: TimelineColours) -> list[tuple[QColor, str]]:
+        tr, mark, band = self.tr, colours.marks, colours.bands
         return [
-            (COLOURS["succeeded"], tr("Succeeded")), (COLOURS["failed"], tr("Failed")),
-            (COLOURS["cancelled"], tr("Cancelled")), (COLOURS["timed_out"], tr("Timed out")),
-            (COLOURS["skipped"], tr("Skipped")),
-            (COLOURS["recovery_required"], tr("Recovery required")),
-            (COLOURS["reconciled"], tr("Reconciled")), (COLOURS["in_progress"], tr("Running")),
-            (COLOURS["planned"], tr("Planned")),
-            (COLOURS["planned_skipped"], tr("Will be skipped (time does not exist)")),
-            (WINDOW_COLOUR, tr("Missed or paused window (×count)")),
-            (BAND_COLOURS["asleep"], tr("Computer asleep")),
-            (BAND_COLOURS["app_not_running"], tr("Coven not running")),
-            (TRANSITION_COLOUR, tr("Daylight-saving change")), (NOW_COLOUR, tr("Now")),
+            (mark["succeeded"], tr("Succeeded")), (mark["failed"], tr("Failed")),
+            (mark["cancelled"], tr("Cancelled")), (mark["timed_out"], tr("Timed out")),
+            (mark["skipped"], tr("Skipped")),
+            (mark["recovery_required"], tr("Recovery required")),
+            (mark["reconciled"], tr("Reconciled")), (mark["in_progress"], tr("Running")),
+            (mark["planned"], tr("Planned")),
+            (mark["planned_skipped"], tr("Will be skipped (time does not exist)")),
+            (colours.window, tr("Missed or paused window (×count)")),
+            (band["asleep"], tr("Computer asleep")),
+            (band["app_not_running"], tr("Coven not running")),
+            (colours.transition, tr("Daylight-saving change")), (colours.now, tr("Now")),
         ]  # fmt: skip
 
 

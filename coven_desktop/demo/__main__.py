@@ -59,8 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.palette == "dark":
         from coven_desktop.demo.attention import dark_palette
 
-        app.setStyle("Fusion")  # the style a dark palette is drawn with on every platform
-        app.setPalette(dark_palette())
+        QApplication.setStyle("Fusion")  # a dark palette's style on every platform
+        QApplication.setPalette(dark_palette())
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:

@@ -118,6 +118,7 @@ class MainWindow(QMainWindow):
             page = self._build(index)
         self.stack.setCurrentWidget(page)
         self._reload(page)
+        self.sidebar.follow_welcome()  # left the welcome: it goes once there are routines
         return page
 
     def _build(self, index: int) -> QWidget:

@@ -112,9 +112,11 @@ class Page(QWidget):
     def _filter_box(self, bar: QToolBar) -> None:
         """Type part of a name or a state ("paused", "running"); Ctrl+F comes here."""
         self.filter = QLineEdit(bar)
-        self.filter.setPlaceholderText(self.tr("Filter by name or state"))
+        self.filter.setPlaceholderText(self.tr("Filter…"))
+        self.filter.setToolTip(self.tr("Part of a name or a state, e.g. paused (Ctrl+F)"))
         self.filter.setAccessibleName(self.tr("Filter routines"))
         self.filter.setClearButtonEnabled(True)
+        self.filter.setMinimumWidth(150)
         self.filter.setMaximumWidth(240)
         self.filter.textChanged.connect(self.shown.set_needle)
         spacer = QWidget(bar)

@@ -50,6 +50,7 @@ class SideBar(QListWidget):
             item.setToolTip(title)
             self.addItem(item)
         self.counts: dict[str, int] = {}
+        self.has_routines = False
 
     def show_counts(self, overview: Overview) -> None:
         """Each row's count (bold while it is more than zero); Welcome while no routine."""
@@ -63,5 +64,11 @@ class SideBar(QListWidget):
             font = QFont(item.font())
             font.setBold(count > 0)
             item.setFont(font)
-            if info.key == "welcome":
-                item.setHidden(bool(overview.routines) and self.currentRow() != row)
+        self.has_routines = bool(overview.routines)
+        self.follow_welcome()
+
+    def follow_welcome(self) -> None:
+        """The Welcome row, while there is no routine (or while it is the page shown)."""
+        item = self.item(0)
+        if item is not None:
+            item.setHidden(self.has_routines and self.currentRow() != 0)

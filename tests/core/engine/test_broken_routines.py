@@ -332,3 +332,7 @@ def test_an_edit_on_the_minute_leaves_its_moment_to_the_new_revision(engine: Eng
         ("12:00", "skipped", "routine_broken"),  # 12:00:00.000001 to 12:29:59.999999
         ("12:30", "succeeded", None),  # the new revision's own, once
     ]
+    (last,) = engine.store.conn.execute(
+        "SELECT window_last FROM occurrences WHERE reason = 'routine_broken'"
+    ).fetchone()
+    assert last < "2026-03-01T12:30"  # the window does not hold 12:30 as well

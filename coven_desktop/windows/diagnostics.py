@@ -48,6 +48,7 @@ from coven_desktop.windows.common import (
     RowsModel,
     duration,
     moment,
+    named,
     span,
     table,
 )
@@ -131,15 +132,18 @@ class Page(LivePage):
         self.finding_model = RowsModel(
             [self.tr("Check"), self.tr("Severity"), self.tr("Finding")], self
         )
-        tabs.addTab(table(self.pass_model, tabs, stretch=10), self.tr("Recent passes"))
-        tabs.addTab(table(self.event_model, tabs, stretch=2), self.tr("Sleep, clock and zones"))
+        for model, stretch, title in (
+            (self.pass_model, 10, self.tr("Recent passes")),
+            (self.event_model, 2, self.tr("Sleep, clock and zones")),
+        ):
+            tabs.addTab(named(table(model, tabs, stretch=stretch), title), title)
         tabs.addTab(self._doctor_tab(tabs), self.tr("Doctor"))
         tabs.addTab(self._log_tab(tabs), self.tr("Log"))
 
     def _log_tab(self, parent: QWidget) -> QWidget:
         tab = QWidget(parent)
         layout = QVBoxLayout(tab)
-        self.log_view = QPlainTextEdit(tab)
+        self.log_view = named(QPlainTextEdit(tab), self.tr("Recent log lines"))
         self.log_view.setReadOnly(True)
         self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.log_button = QPushButton(self.tr("Open the log file"), tab)
@@ -170,7 +174,8 @@ class Page(LivePage):
         row.addWidget(self.doctor_button)
         row.addWidget(self.doctor_summary, 1)
         layout.addLayout(row)
-        layout.addWidget(table(self.finding_model, tab, stretch=2), 1)
+        findings = named(table(self.finding_model, tab, stretch=2), self.tr("Doctor's findings"))
+        layout.addWidget(findings, 1)
         return tab
 
     # -- loading ----------------------------------------------------------------------------

@@ -92,6 +92,7 @@ class RoutineEditor(QGroupBox):
         layout.addWidget(self.words)
         layout.addWidget(QLabel(self.tr("Next occurrences"), self))
         self.preview = QTreeWidget(self)
+        self.preview.setAccessibleName(self.tr("Next occurrences"))
         self.preview.setHeaderLabels(
             [self.tr("Local time"), self.tr("Offset"), self.tr("Status"), self.tr("Note")]
         )
@@ -136,6 +137,8 @@ class RoutineEditor(QGroupBox):
             ("", self.idempotent, None),
         ]
         for label, widget, key in rows:
+            if label:  # the label names a field wrapped with its error line (no buddy)
+                widget.setAccessibleName(label)
             form.addRow(label, self._with_error(widget, key))
         self._watch()
 

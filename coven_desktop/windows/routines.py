@@ -92,6 +92,7 @@ class Page(QWidget):
     def _table(self, parent: QWidget) -> FittingTable:
         table = FittingTable(parent, caps=dict.fromkeys(Column, WIDEST_COLUMN),
                              give_way=GIVE_WAY)  # fmt: skip
+        table.setAccessibleName(self.tr("Routines"))
         self.shown = RoutineFilter(self.model, self)
         table.setModel(self.shown)
         table.setSortingEnabled(True)

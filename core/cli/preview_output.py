@@ -26,6 +26,11 @@ def print_preview(result: Preview) -> None:
             print(f"  • {text}")
     if not result.moments:
         print(_("No occurrences in this range.", locale))
+    ruled = result.ruled
+    if ruled is not None:  # the next moment a clock change decides, past the listed ones
+        print(_("Next moment a clock change decides:", locale))
+        print_table(headers, [_row(ruled, locale)])
+        print(f"  • {result.note(ruled, locale)}")
 
 
 def _row(moment: BoundTime, locale: str) -> list[str]:

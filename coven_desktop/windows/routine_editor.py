@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import shiboken6
 from babel.dates import format_datetime
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -136,6 +137,10 @@ class RoutineEditor(QGroupBox):
             (self.tr("Retries"), self.retries, None),
             ("", self.idempotent, None),
         ]
+        self.touched: set[str] = set()  # fields the person typed in
+        self.show_all = False  # after a save was tried: every problem shows
+        self._watch_touches()
+        self._keys()
         for label, widget, key in rows:
             if label:  # the label names a field wrapped with its error line (no buddy)
                 widget.setAccessibleName(label)
@@ -195,6 +200,30 @@ class RoutineEditor(QGroupBox):
         row.addWidget(self.save_button)
         return row
 
+    def _keys(self) -> None:
+        """Enter saves, Esc cancels, from any field of the form."""
+        context = Qt.ShortcutContext.WidgetWithChildrenShortcut
+        for key, act in ((Qt.Key.Key_Return, self.save), (Qt.Key.Key_Enter, self.save),
+                         (Qt.Key.Key_Escape, self.close_editor)):  # fmt: skip
+            shortcut = QShortcut(QKeySequence(key), self)
+            shortcut.setContext(context)
+            shortcut.activated.connect(act)
+
+    def _watch_touches(self) -> None:
+        """A field's problem shows once the person has typed in it (or tried to save): an
+        empty form says nothing yet."""
+        fields = {"name": self.name, "schedule": self.schedule, "command": self.command,
+                  "grace": self.grace, "timeout": self.timeout}  # fmt: skip
+        for key, edit in fields.items():
+            edit.textEdited.connect(lambda _text, key=key: self._touch(key))
+        zone_line = self.zone.lineEdit()
+        if zone_line is not None:
+            zone_line.textEdited.connect(lambda _text: self._touch("timezone"))
+        self.zone.activated.connect(lambda _index: self._touch("timezone"))
+
+    def _touch(self, key: str) -> None:
+        self.touched.add(key)
+
     def _watch(self) -> None:
         """Any change starts (or restarts) the debounce timer."""
         for edit in (self.name, self.schedule, self.command, self.grace, self.timeout):
@@ -229,6 +258,8 @@ class RoutineEditor(QGroupBox):
 
     def _open(self) -> None:
         self.status.hide()
+        self.touched.clear()
+        self.show_all = self.editing is not None  # a stored routine's problems are news
         self.show()
         (self.schedule if self.name.text() else self.name).setFocus()
         self._debounce.start()
@@ -295,9 +326,11 @@ class RoutineEditor(QGroupBox):
     def _show(self, result: DraftCheck, now: datetime) -> None:
         for key, label in self.errors.items():
             message = result.message(key)
-            if key != "form" or message:
-                label.setText(message or "")
-                label.setVisible(bool(message))
+            if key == "form" and not message:
+                continue
+            shown = key == "form" or self.show_all or key in self.touched
+            label.setText(message or "")
+            label.setVisible(bool(message) and shown)
         self.preview.clear()
         self.words.clear()
         if result.preview is not None:
@@ -305,23 +338,29 @@ class RoutineEditor(QGroupBox):
             self._fill_preview(result.preview)
 
     def _fill_preview(self, preview: Preview) -> None:
-        locale = self.desktop.locale
         interval = preview.timetable.kind is ScheduleKind.INTERVAL
         for moment in preview.moments:
-            wall = format_datetime(moment.local, format="medium", locale=locale)
-            note = preview.note(moment, locale) or ""
-            cells = [wall, "UTC" + format_offset(moment.offset), self._status(moment, interval)]
-            item = QTreeWidgetItem([*cells, note])
-            item.setData(0, KindRole, moment.kind.value)
-            for column in range(4):
-                item.setToolTip(column, note)
-            if moment.skipped:
-                font = item.font(0)
-                font.setStrikeOut(True)
-                item.setFont(0, font)
-            self.preview.addTopLevelItem(item)
+            self._add_moment(preview, moment, interval)
         if not preview.moments:
             self.preview.addTopLevelItem(QTreeWidgetItem([self.tr("No further occurrences")]))
+        if preview.ruled is not None:  # however far ahead: before a 02:30 routine is saved
+            self.preview.addTopLevelItem(QTreeWidgetItem([self.tr("… the next clock change:")]))
+            self._add_moment(preview, preview.ruled, interval)
+
+    def _add_moment(self, preview: Preview, moment: BoundTime, interval: bool) -> None:
+        locale = self.desktop.locale
+        wall = format_datetime(moment.local, format="medium", locale=locale)
+        note = preview.note(moment, locale) or ""
+        cells = [wall, "UTC" + format_offset(moment.offset), self._status(moment, interval)]
+        item = QTreeWidgetItem([*cells, note])
+        item.setData(0, KindRole, moment.kind.value)
+        for column in range(4):
+            item.setToolTip(column, note)
+        if moment.skipped:
+            font = item.font(0)
+            font.setStrikeOut(True)
+            item.setFont(0, font)
+        self.preview.addTopLevelItem(item)
 
     def _status(self, moment: BoundTime, interval: bool) -> str:
         if moment.kind is LocalTimeKind.NONEXISTENT:
@@ -339,6 +378,7 @@ class RoutineEditor(QGroupBox):
     async def submit(self) -> bool:
         """Check, then add or edit through the operator API; True once it is stored."""
         self._debounce.stop()
+        self.show_all = True  # a save asks for every problem at once
         result = await self.check()
         if result.spec is None:
             self._say(self.tr("Fix the problems shown above to save."))

@@ -549,3 +549,34 @@ def test_the_preview_reaches_the_next_clock_change_however_far(qtbot, loop, page
     assert rows[-1][0].startswith("Mar 29, 2026") and rows[-1][2].startswith("Skipped")
     type_schedule(qtbot, loop, page, "30 2 * * 1")  # Mondays: no clock change touches them
     assert "… the next clock change:" not in [row[0] for row in preview_rows(page)]
+
+
+def test_a_refused_run_now_on_a_quarantined_routine_offers_probe_and_release(
+    desktop, qtbot, loop, page
+) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "sync", "@daily", "UTC")
+    loop.run_until_complete(desktop.act(lambda e: e.operator.quarantine("sync", "by hand")))
+    drive(loop, page, page.reload)
+    page.select("sync")
+    page.action["run_now"].trigger()
+    drive(loop, page)
+    notice = page.notice
+    assert notice.isVisible() and "quarantined" in notice.text()
+    assert "coven " not in notice.text()  # a button, never a command to type
+    assert [b.text() for b in notice.buttons] == ["Probe once", "Release"]
+    press(qtbot, loop, page, notice.buttons[1])
+    drive(loop, page)
+    assert not notice.isVisible()
+    assert (
+        engine(desktop, loop, lambda e: show(e.store, "sync").routine.state) is RoutineState.ACTIVE
+    )
+
+
+def test_a_notice_goes_when_another_routine_is_picked(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    for name in ("a", "b"):
+        add(desktop, loop, name, "@daily", "UTC")
+    drive(loop, page, page.reload)
+    page.select("a")
+    page.notice.say("something about a")
+    page.select("b")
+    assert not page.notice.isVisible()

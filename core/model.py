@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 
 class RoutineState(enum.StrEnum):
@@ -64,6 +64,7 @@ class SkipReason(enum.StrEnum):
     QUARANTINED = "quarantined"
     DELETED = "deleted"
     ROUTINE_BROKEN = "routine_broken"  # its revision could not be loaded (§6, fault domains)
+    EXCLUDED_DATE = "excluded_date"  # its local date is one of the revision's --except dates
 
 
 class MissedCause(enum.StrEnum):
@@ -119,6 +120,7 @@ class RevisionSpec:
     shell: bool = False  # run argv[0] through /bin/sh -c (only when the person asks)
     stop_grace: timedelta = timedelta(seconds=5)  # SIGTERM → SIGKILL on cancel or timeout
     quarantine_after: int = 3  # consecutive failed occurrences before quarantine
+    except_dates: tuple[date, ...] = ()  # local dates whose moments are skipped (EXDATE, §14)
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import os
 import re
+from datetime import date
 from typing import Any
 
 from coven_core.cli.arguments import whole_number
 from coven_core.cli.durations import duration_argument, limit_argument, timeout_argument
 from coven_core.errors import ValidationError
 from coven_core.model import MisfirePolicy, OverlapPolicy
+from coven_core.schedule import exclusions
 from coven_core.tz.local import resolve_zone_key
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -19,7 +21,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The RevisionSpec fields an option can set; argparse stores each under the field's name.
 SPEC_FIELDS = (
     "schedule", "timezone", "misfire", "grace", "overlap", "timeout", "retries", "idempotent",
-    "cwd", "env", "argv", "shell", "stop_grace", "quarantine_after",
+    "cwd", "env", "argv", "shell", "stop_grace", "quarantine_after", "except_dates",
 )  # fmt: skip
 
 
@@ -42,6 +44,9 @@ def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None
            help="SIGTERM to SIGKILL on cancel or timeout (default 5s)")  # fmt: skip
     option("--quarantine-after", dest="quarantine_after", type=whole_number, metavar="N",
            help="failed occurrences in a row before quarantine (default 3; 0: never)")  # fmt: skip
+    option("--except", dest="except_dates", action="append", type=except_date,
+           metavar="YYYY-MM-DD", help="skip the moments on this local date (repeatable; "
+           "with edit, the dates given replace the old ones; none: no dates)")  # fmt: skip
 
 
 def _suppressed(parser: argparse.ArgumentParser) -> Any:
@@ -72,7 +77,12 @@ def _env(pairs: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(pairs))
 
 
+def _except_dates(dates: list[date | None]) -> tuple[date, ...]:
+    return exclusions.normalised(day for day in dates if day is not None)
+
+
 _CONVERSIONS: dict[str, Any] = {
+    "except_dates": _except_dates,
     "misfire": MisfirePolicy,
     "overlap": OverlapPolicy,
     "env": _env,
@@ -94,6 +104,16 @@ def _env_pair(text: str) -> tuple[str, str]:
             f"{key!r} is not a valid variable name (letters, digits and _, not first a digit)"
         )
     return key, value
+
+
+def except_date(text: str) -> date | None:
+    """An ``--except`` value: a local date, or None for ``none`` (no dates)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return exclusions.parse_date(text)
+    except ValidationError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _directory(text: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from coven_core.errors import CovenError
@@ -26,6 +26,7 @@ from coven_core.notation.durations import (
 )
 from coven_core.notation.i18n import _
 from coven_core.operations.definitions import check_name, validated
+from coven_core.schedule.exclusions import dates_text, normalised, parse_date
 from coven_core.schedule.timetable import Timetable
 from coven_core.tz.local import resolve_zone_key
 from coven_core.views.preview import Preview, preview
@@ -33,7 +34,7 @@ from coven_core.views.preview import Preview, preview
 #: How many moments the form previews.
 PREVIEW_COUNT = 8
 
-Field = str  # "name", "schedule", "timezone", "command", "grace", "timeout" or "form"
+Field = str  # "name", "schedule", "timezone", "command", "grace", "timeout", "except_dates", "form"
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class RoutineDraft:
     timeout: str = DEFAULT  # the global default timeout (coven config)
     retries: int = 0
     idempotent: bool = False
+    except_dates: str = ""  # local dates, comma-separated: 2026-12-24, 2026-12-25
 
     @classmethod
     def of(cls, name: str, spec: RevisionSpec) -> RoutineDraft:
@@ -59,7 +61,7 @@ class RoutineDraft:
         return cls(
             name, spec.schedule, spec.timezone, command, spec.shell, spec.misfire,
             format_duration(spec.grace), spec.overlap, format_timeout(spec.timeout),
-            spec.retries, spec.idempotent,
+            spec.retries, spec.idempotent, dates_text(spec.except_dates),
         )  # fmt: skip
 
 
@@ -112,10 +114,12 @@ def check(
     argv = found.read("command", lambda: _argv(draft))
     grace = found.read("grace", lambda: parse_limit(draft.grace))
     timeout = found.read("timeout", lambda: parse_timeout(draft.timeout))
-    shown = preview(table, now, None, count) if table is not None and zone is not None else None
+    dates = found.read("except_dates", lambda: _except_dates(draft.except_dates)) or ()
+    ready = table is not None and zone is not None
+    shown = preview(table, now, None, count, dates) if ready else None
     if found.problems:
         return DraftCheck(tuple(found.problems), None, shown)
-    spec = _spec(draft, argv, grace, timeout)
+    spec = replace(_spec(draft, argv, grace, timeout), except_dates=dates)
     checked = found.read("form", lambda: validated(draft.name, spec))
     return DraftCheck(tuple(found.problems), checked, shown)
 
@@ -133,6 +137,12 @@ def _argv(draft: RoutineDraft) -> tuple[str, ...]:
         raise ValueError(
             _("the command has an unclosed quote (tick 'run through a shell' for shell syntax)")
         ) from None
+
+
+def _except_dates(text: str) -> tuple[date, ...]:
+    """Local dates as typed: separated by commas or spaces, in any order, each once."""
+    words = text.replace(",", " ").split()
+    return normalised(parse_date(word) for word in words)
 
 
 def _spec(
@@ -169,5 +179,5 @@ def edit_to(typed: RevisionSpec) -> Callable[[RevisionSpec], RevisionSpec]:
 
 _FORM_FIELDS = (
     "schedule", "argv", "shell", "misfire", "grace", "overlap", "timeout", "retries",
-    "idempotent",
+    "idempotent", "except_dates",
 )  # fmt: skip

@@ -17,6 +17,7 @@ import apsw
 from coven_core import events
 from coven_core.events import EventKind
 from coven_core.model import (
+    Disposition,
     MissedCause,
     OccurrenceKind,
     OverlapPolicy,
@@ -29,7 +30,7 @@ from coven_core.operations import settings
 from coven_core.runtime.base import Launch
 from coven_core.scheduling import occurrences, overrun, routines
 from coven_core.scheduling.occurrences import Stamp, Waiting
-from coven_core.scheduling.planner import MissedWindow, Segment, next_due, plan_window
+from coven_core.scheduling.planner import MissedWindow, Planned, Segment, next_due, plan_window
 from coven_core.scheduling.revision_cache import RevisionCache
 
 _JUST_AFTER = timedelta(microseconds=1)
@@ -180,10 +181,19 @@ def _plan_segments(
     for planned in [*plan.gaps, *plan.to_run]:
         revision = cache.numbered(conn, routine, planned.revision)
         written += occurrences.insert_moment(conn, routine.id, planned, revision, stamp)
+    for planned in plan.excluded:
+        revision = cache.numbered(conn, routine, planned.revision)
+        decided = _excluded(planned)
+        written += occurrences.insert_moment(conn, routine.id, planned, revision, stamp, decided)
     if plan.missed is not None:
         revision = cache.numbered(conn, routine, plan.missed.revision)
         written += occurrences.insert_missed(conn, routine.id, plan.missed, revision, stamp)
     return written
+
+
+def _excluded(planned: Planned) -> occurrences.Decided:
+    day = planned.moment.local.date().isoformat()
+    return occurrences.Decided(Disposition.SKIPPED, SkipReason.EXCLUDED_DATE, {"date": day})
 
 
 def _stop_broken(

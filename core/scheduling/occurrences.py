@@ -7,6 +7,7 @@ from the moment), so a crash or a second process can never make a second row for
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -48,34 +49,67 @@ def operator_stamp(conn: apsw.Connection, now: datetime) -> Stamp:
 
 
 def insert_moment(
-    conn: apsw.Connection, routine_id: str, planned: Planned, revision: Revision, stamp: Stamp
+    conn: apsw.Connection,
+    routine_id: str,
+    planned: Planned,
+    revision: Revision,
+    stamp: Stamp,
+    decided: Decided | None = None,
 ) -> bool:
-    """One scheduled moment: planned to run, or settled as skipped if it does not exist."""
+    """One scheduled moment: planned to run, or settled at once — as skipped if it does not
+    exist, or as ``decided`` by a policy (an exclusion date)."""
     moment = planned.moment
     oid = ids.occurrence_id(routine_id, moment)
-    skipped = moment.skipped
+    if decided is None and moment.skipped:
+        decided = Decided(Disposition.SKIPPED, SkipReason.NONEXISTENT_LOCAL_TIME)
     now = instant_text(stamp.now)
     values = (  # the model's enums are StrEnums: SQLite binds their text
         oid, routine_id, planned.revision, OccurrenceKind.SCHEDULED,
         instant_text(moment.utc), moment.local.isoformat(), int(moment.offset.total_seconds()),
         moment.fold, moment.kind.value, revision.spec.timezone, revision.tzdb_version,
-        *(_GAP if skipped else _TO_RUN), now, now if skipped else None, stamp.generation,
+        *(_TO_RUN if decided is None else decided.columns()), now,
+        None if decided is None else now, stamp.generation,
     )  # fmt: skip
     inserted = _insert(conn, _SCHEDULED_INSERT, values)
     if inserted:
-        kind = EventKind.SKIPPED if skipped else EventKind.PLANNED
-        events.record(conn, stamp.now, kind, routine_id=routine_id, occurrence_id=oid)
+        _record_planned(conn, stamp, routine_id, oid, decided)
     return inserted
 
 
-# A scheduled moment's state, disposition and reason: a gap settles at once as skipped.
-_TO_RUN = (OccurrenceState.PLANNED, None, None)
-_GAP = (OccurrenceState.SETTLED, Disposition.SKIPPED, SkipReason.NONEXISTENT_LOCAL_TIME)
+@dataclass(frozen=True)
+class Decided:
+    """A policy's decision on an occurrence: its disposition, its stable decision code (the
+    reason column) and the inputs it was made on (DESIGN §14), stored as JSON."""
+
+    disposition: Disposition
+    code: str
+    inputs: dict[str, Any] | None = None
+
+    def columns(self) -> tuple[str, str, str, str | None]:
+        inputs = None if not self.inputs else json.dumps(self.inputs, sort_keys=True)
+        return OccurrenceState.SETTLED, self.disposition, self.code, inputs
+
+
+def _record_planned(
+    conn: apsw.Connection, stamp: Stamp, routine_id: str, oid: str, decided: Decided | None
+) -> None:
+    if decided is None:
+        events.record(conn, stamp.now, EventKind.PLANNED, routine_id=routine_id, occurrence_id=oid)
+    else:
+        events.record(
+            conn, stamp.now, EventKind.SKIPPED, routine_id=routine_id, occurrence_id=oid,
+            reason=decided.code,
+        )  # fmt: skip
+
+
+# A scheduled moment's state, disposition, reason and decision inputs while it waits to run.
+_TO_RUN = (OccurrenceState.PLANNED, None, None, None)
 
 _SCHEDULED_INSERT = (
     "INSERT OR IGNORE INTO occurrences (id, routine_id, revision, kind, scheduled_utc, "
     "local_time, utc_offset, fold, local_kind, zone, tzdb_version, state, disposition, reason, "
-    "planned_at, settled_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "decision, planned_at, settled_at, generation) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -165,7 +165,7 @@ def insert_revision(conn: apsw.Connection, revision: Revision) -> None:
         "INSERT INTO revisions (routine_id, number, schedule, timezone, zone_source, anchor, "
         "tzdb_version, dst_policy, misfire, grace_seconds, overlap, timeout_seconds, retries, "
         "idempotent, argv, cwd, env, effective_from, created_at, shell, stop_grace_seconds, "
-        f"quarantine_after) VALUES ({', '.join('?' * 22)})",
+        f"quarantine_after, except_dates) VALUES ({', '.join('?' * 23)})",
         (
             revision.routine_id, revision.number, spec.schedule, spec.timezone, spec.zone_source,
             instant_text(revision.anchor), revision.tzdb_version, revision.dst_policy,
@@ -173,7 +173,7 @@ def insert_revision(conn: apsw.Connection, revision: Revision) -> None:
             seconds_of(spec.timeout), spec.retries, int(spec.idempotent), json.dumps(spec.argv),
             spec.cwd, json.dumps(dict(spec.env)), instant_text(revision.effective_from),
             instant_text(revision.created_at), int(spec.shell), spec.stop_grace.total_seconds(),
-            spec.quarantine_after,
+            spec.quarantine_after, json.dumps([day.isoformat() for day in spec.except_dates]),
         ),
     )  # fmt: skip
     conn.execute(
@@ -185,8 +185,8 @@ def revisions(conn: apsw.Connection, routine_id: str) -> list[Revision]:
     rows = conn.execute(
         "SELECT routine_id, number, schedule, timezone, zone_source, anchor, tzdb_version, "
         "dst_policy, misfire, grace_seconds, overlap, timeout_seconds, retries, idempotent, "
-        "argv, cwd, env, effective_from, created_at, shell, stop_grace_seconds, quarantine_after "
-        "FROM revisions WHERE routine_id = ? "
+        "argv, cwd, env, effective_from, created_at, shell, stop_grace_seconds, quarantine_after, "
+        "except_dates FROM revisions WHERE routine_id = ? "
         "ORDER BY number",
         (routine_id,),
     )
@@ -203,13 +203,14 @@ def _decoded(row: tuple[Any, ...]) -> Revision:
 def _revision(row: tuple[Any, ...]) -> Revision:
     (rid, number, schedule, zone, zone_source, anchor, tzdb_version, policy, misfire, grace,
      overlap, timeout, retries, idempotent, argv, cwd, env, effective, created, shell, grace_stop,
-     quarantine_after) = row  # fmt: skip
+     quarantine_after, except_dates) = row  # fmt: skip
     spec = RevisionSpec(
         schedule=schedule, timezone=zone, argv=tuple(json.loads(argv)), zone_source=zone_source,
         misfire=MisfirePolicy(misfire), grace=delta_from(grace), overlap=OverlapPolicy(overlap),
         timeout=delta_from(timeout), retries=retries, idempotent=bool(idempotent), cwd=cwd,
         env=tuple(sorted(json.loads(env).items())), shell=bool(shell),
         stop_grace=timedelta(seconds=grace_stop), quarantine_after=quarantine_after,
+        except_dates=tuple(date.fromisoformat(day) for day in json.loads(except_dates)),
     )  # fmt: skip
     return Revision(
         rid, number, spec, instant_from(anchor), tzdb_version, policy,

@@ -317,6 +317,14 @@ CREATE INDEX occurrences_unseen ON occurrences (settled_at)
 """
 
 
+# Issue #23: policies decided per moment. Exclusion dates on a revision (a JSON list of local
+# dates); on an occurrence, the inputs of the policy decision that settled it (JSON).
+_CALENDAR = """
+ALTER TABLE revisions ADD COLUMN except_dates TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE occurrences ADD COLUMN decision TEXT
+"""
+
+
 def _write_costs(conn: apsw.Connection) -> None:
     constraints.rewrite_checks(conn)  # an IN list in a CHECK costs a b-tree per write
     _statements(_WAITING_ORDER)(conn)
@@ -332,6 +340,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0007_write_costs", 1, 6, _write_costs),
     Migration("0008_liveness", 1, 7, _statements(_LIVENESS)),
     Migration("0009_seen", 1, 8, _statements(_SEEN)),
+    Migration("0010_calendar", 1, 9, _statements(_CALENDAR)),
 )
 
 CURRENT = MIGRATIONS[-1]

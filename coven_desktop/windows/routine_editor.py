@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.model import MisfirePolicy, OverlapPolicy
+from coven_core.model import MisfirePolicy, OverlapPolicy, SkipReason
 from coven_core.queries import (
     BoundTime,
     DraftCheck,
@@ -122,6 +122,8 @@ class RoutineEditor(QGroupBox):
         self.retries = QSpinBox(self)
         self.retries.setRange(0, 100)
         self.idempotent = QCheckBox(self.tr("Safe to run twice (idempotent)"), self)
+        self.except_dates = QLineEdit(self)
+        self.except_dates.setPlaceholderText(self.tr("e.g. 2026-12-24, 2026-12-31"))
         rows: list[tuple[str, QWidget, str | None]] = [
             (self.tr("Name"), self.name, "name"),
             (self.tr("Schedule"), self.schedule, "schedule"),
@@ -134,6 +136,7 @@ class RoutineEditor(QGroupBox):
             (self.tr("Timeout"), self.timeout, "timeout"),
             (self.tr("Retries"), self.retries, None),
             ("", self.idempotent, None),
+            (self.tr("Except on"), self.except_dates, "except_dates"),
         ]
         for label, widget, key in rows:
             form.addRow(label, self._with_error(widget, key))
@@ -194,7 +197,9 @@ class RoutineEditor(QGroupBox):
 
     def _watch(self) -> None:
         """Any change starts (or restarts) the debounce timer."""
-        for edit in (self.name, self.schedule, self.command, self.grace, self.timeout):
+        edits = (self.name, self.schedule, self.command, self.grace, self.timeout,
+                 self.except_dates)  # fmt: skip
+        for edit in edits:
             edit.textChanged.connect(self._changed)
         self.zone.currentTextChanged.connect(self._changed)
         for box in (self.misfire, self.overlap):
@@ -242,6 +247,7 @@ class RoutineEditor(QGroupBox):
         self.timeout.setText(draft.timeout)
         self.retries.setValue(draft.retries)
         self.idempotent.setChecked(draft.idempotent)
+        self.except_dates.setText(draft.except_dates)
 
     def close_editor(self) -> None:
         self._debounce.stop()
@@ -262,6 +268,7 @@ class RoutineEditor(QGroupBox):
             timeout=self.timeout.text(),
             retries=self.retries.value(),
             idempotent=self.idempotent.isChecked(),
+            except_dates=self.except_dates.text(),
         )
 
     # -- checking and the preview -----------------------------------------------------------
@@ -307,12 +314,13 @@ class RoutineEditor(QGroupBox):
         for moment in preview.moments:
             wall = format_datetime(moment.local, format="medium", locale=locale)
             note = preview.note(moment, locale) or ""
-            cells = [wall, "UTC" + format_offset(moment.offset), self._status(moment, interval)]
+            status = self._status(moment, interval, preview.skip_reason(moment))
+            cells = [wall, "UTC" + format_offset(moment.offset), status]
             item = QTreeWidgetItem([*cells, note])
             item.setData(0, KindRole, moment.kind.value)
             for column in range(4):
                 item.setToolTip(column, note)
-            if moment.skipped:
+            if preview.skip_reason(moment) is not None:
                 font = item.font(0)
                 font.setStrikeOut(True)
                 item.setFont(0, font)
@@ -320,7 +328,9 @@ class RoutineEditor(QGroupBox):
         if not preview.moments:
             self.preview.addTopLevelItem(QTreeWidgetItem([self.tr("No further occurrences")]))
 
-    def _status(self, moment: BoundTime, interval: bool) -> str:
+    def _status(self, moment: BoundTime, interval: bool, skip: str | None) -> str:
+        if skip == SkipReason.EXCLUDED_DATE:
+            return self.tr("Skipped: an excluded date")
         if moment.kind is LocalTimeKind.NONEXISTENT:
             return self.tr("Skipped: this time does not exist")
         if moment.kind is LocalTimeKind.REPEATED and not interval:

@@ -78,6 +78,7 @@ from coven_core.runtime.base import (
     as_recorded,
     unknowable,
 )
+from coven_core.schedule.exclusions import excludes
 from coven_core.schedule.timetable import Timetable
 from coven_core.scheduling import ids, lease, occurrences, routines
 from coven_core.scheduling.decisions import Segment, spans
@@ -116,6 +117,8 @@ STARTS = (
     datetime(2026, 10, 23, 20, 0, tzinfo=UTC),
 )
 MAX_ROUTINES = 6
+#: The RevisionSpec fields of the policies (DESIGN §14) an edit may change.
+_POLICY_FIELDS = ("except_dates",)
 MAX_PASSES_PER_STEP = 20_000
 #: Boundaries a pass or an operator command crosses in this process (the runner's and the
 #: delivery's are not reached: simulated commands have no runner and no output).
@@ -239,6 +242,23 @@ def _no_rerun_after_ambiguity(conn: apsw.Connection) -> list[str]:
     ]
 
 
+def _exclusions_hold(conn: apsw.Connection) -> list[str]:
+    """A moment on one of its revision's exclusion dates never runs, and a moment skipped
+    as excluded is on one of them (the local date decides)."""
+    rows = conn.execute(
+        "SELECT o.id, o.reason, o.run_id IS NOT NULL FROM occurrences o JOIN revisions v "
+        "ON v.routine_id = o.routine_id AND v.number = o.revision WHERE o.kind = 'scheduled' "
+        "AND (o.run_id IS NOT NULL OR o.reason = 'excluded_date') AND (coalesce(o.reason, '') = "
+        "'excluded_date') != EXISTS (SELECT 1 FROM json_each(v.except_dates) "
+        "WHERE value = substr(o.local_time, 1, 10))"
+    )
+    return [
+        f"occurrence {oid} ran on an excluded date" if ran
+        else f"occurrence {oid} was skipped as excluded ({reason}) on a date not excluded"
+        for oid, reason, ran in rows
+    ]  # fmt: skip
+
+
 _STORE_CHECKS: tuple[Callable[[apsw.Connection], list[str]], ...] = (
     _live_states,
     _attempt_numbers,
@@ -246,6 +266,7 @@ _STORE_CHECKS: tuple[Callable[[apsw.Connection], list[str]], ...] = (
     _success_has_an_exit,
     _awaiting_routines_plan_nothing,
     _no_rerun_after_ambiguity,
+    _exclusions_hold,
 )
 
 
@@ -265,6 +286,7 @@ class _Routine:
     through: datetime  # expected moments are known up to here (exclusive)
     instants: list[Moment] = field(default_factory=list)  # sorted
     known: set[Moment] = field(default_factory=set)
+    excluded: set[Moment] = field(default_factory=set)  # on an exclusion date (see below)
     decided: Counter[Moment] = field(default_factory=Counter)
 
 
@@ -316,6 +338,8 @@ class MomentLedger:
                     )
                     continue
                 state.known.add(moment)
+                if excludes(segment.spec.except_dates, bound):
+                    state.excluded.add(moment)
                 state.instants.append(moment)
                 new.add(moment)
         state.instants.sort()
@@ -375,6 +399,12 @@ def _moment_problem(rid: str, moment: Moment, state: _Routine) -> str | None:
         return f"routine {rid}: the moment {when} was decided twice" if count > 1 else None
     if gap:  # its own row, and it may also lie inside a window of missed moments
         return None if count >= 1 else f"routine {rid}: the gap at {when} has no row"
+    if moment in state.excluded:  # likewise: it never runs (_exclusions_hold) either way
+        return (
+            None
+            if count >= 1
+            else (f"routine {rid}: the moment {when} (an excluded date) passed with no disposition")
+        )
     if count == 1:
         return None
     if count == 0:
@@ -743,6 +773,9 @@ class Simulator:
         self.seed, self.data_dir = seed, data_dir
         self.rng = random.Random(seed)
         self.upgrades = random.Random(seed * 104_729 + 5) if upgrades else None
+        # The policies of issue #23 draw from their own stream, so that the trajectories the
+        # seeds had before them stay as they were where no policy changes what happens.
+        self.policies = random.Random(seed * 15_485_863 + 23)
         self.clock = VirtualClock(self.rng.choice(STARTS))
         self.world = World(random.Random(seed * 7919 + 1), self.clock)
         self.world.may_start = self._may_start
@@ -866,7 +899,7 @@ class Simulator:
     # -- what a person does -----------------------------------------------------------------------
     def _spec(self) -> RevisionSpec:
         rng = self.rng
-        return RevisionSpec(
+        spec = RevisionSpec(
             schedule=rng.choice(SCHEDULES),
             timezone=rng.choice(ZONES),
             argv=("/usr/bin/sim",),
@@ -878,6 +911,14 @@ class Simulator:
             idempotent=rng.random() < 0.3,
             quarantine_after=rng.choice((2, 3, 5)),
         )
+        return self._policies(spec)
+
+    def _policies(self, spec: RevisionSpec) -> RevisionSpec:
+        """The policies of DESIGN §14 a person might set, each in some of the revisions."""
+        rng, today = self.policies, self.clock.now_utc().date()
+        days = rng.choice((0, 0, 1, 3))
+        excluded = {today + timedelta(days=rng.randint(-1, 12)) for _ in range(days)}
+        return replace(spec, except_dates=tuple(sorted(excluded)))
 
     def act_add(self) -> None:
         if len(self._names()) >= MAX_ROUTINES:
@@ -894,6 +935,8 @@ class Simulator:
         fresh = self._spec()
         field_name = self.rng.choice(("schedule", "timezone", "retries", "timeout", "overlap",
                                       "misfire", "idempotent"))  # fmt: skip
+        if self.policies.random() < 0.3:
+            field_name = self.policies.choice(_POLICY_FIELDS)
         value = getattr(fresh, field_name)
 
         def change(spec: RevisionSpec) -> RevisionSpec:

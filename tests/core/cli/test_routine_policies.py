@@ -1,0 +1,63 @@
+"""The policy options of ``coven routine add|edit`` (issue #23) and how the CLI tells their
+decisions (``history``, ``inspect``)."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from tests.core.cli.conftest import Coven
+from tests.core.conftest import T0, Engine
+
+DAILY = ("--schedule", "30 2 * * *", "--tz", "America/New_York")
+
+
+def test_except_dates_are_kept_in_order_once_each_and_shown(coven: Coven) -> None:
+    shown = coven.add(
+        "backup", *DAILY, "--except", "2026-12-25", "--except", "2026-12-24",
+        "--except", "2026-12-25",
+    )  # fmt: skip
+    assert shown["except_dates"] == ["2026-12-24", "2026-12-25"]
+    _status, out, _err = coven("routine", "show", "backup")
+    assert "2026-12-24, 2026-12-25" in out
+
+
+def test_edit_replaces_the_except_dates_and_none_clears_them(coven: Coven) -> None:
+    coven.add("backup", *DAILY, "--except", "2026-12-24")
+    edited = coven.json("routine", "edit", "backup", "--except", "2027-01-01")
+    assert (edited["except_dates"], edited["revision"]) == (["2027-01-01"], 2)
+    assert coven.json("routine", "edit", "backup", "--except", "none")["except_dates"] == []
+
+
+def test_a_bad_except_date_is_refused_by_name(coven: Coven) -> None:
+    coven.refuses(
+        "routine", "add", "x", *DAILY, "--except", "24.12.2026", "--", "/bin/true",
+        message="'24.12.2026' is not a date like 2026-12-24",
+    )  # fmt: skip
+
+
+def test_preview_lists_excluded_moments_as_skipped(coven: Coven) -> None:
+    doc = coven.json(
+        "preview", "--schedule", "rrule:FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1",
+        "--tz", "Europe/Berlin", "--start", "2026-01-01T18:00", "--from", "2026-01-01",
+        "--count", "3", "--except", "2026-02-27",
+    )  # fmt: skip
+    assert [(m["local"], m["disposition"], m["reason"]) for m in doc["occurrences"]] == [
+        ("2026-01-30T18:00:00", "planned", None),
+        ("2026-02-27T18:00:00", "skipped", "excluded_date"),
+        ("2026-03-31T18:00:00", "planned", None),
+    ]
+    assert doc["except_dates"] == ["2026-02-27"]
+
+
+def test_history_and_inspect_say_why_a_moment_was_excluded(
+    on_engine_clock: Engine, coven: Coven
+) -> None:
+    engine = on_engine_clock
+    engine.add("daily", "0 13 * * *", except_dates=(date(2026, 3, 1),))
+    engine.run_until(T0 + timedelta(hours=2))
+    _status, out, _err = coven("history", "daily")
+    assert "excluded_date · Its date, 2026-03-01, is one of the routine's exclusion dates." in out
+    [row] = coven.json("history", "daily")["occurrences"]
+    assert (row["reason"], row["decision"]) == ("excluded_date", {"date": "2026-03-01"})
+    _status, out, _err = coven("inspect", row["occurrence_id"])
+    assert out.startswith("Its date, 2026-03-01, is one of the routine's exclusion dates.\n\n")

@@ -1,0 +1,104 @@
+"""Policies decided per moment (issue #23, DESIGN §14), under virtual time: each decision is
+durable, carries its stable code and its inputs, and is told in sentences."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
+
+from coven_core.queries import explain, history
+from coven_core.views.explain import explain_occurrence
+from coven_core.views.inspection import inspect
+from tests.core.conftest import T0, Engine
+
+DAY = timedelta(days=1)
+
+
+def outcomes(engine: Engine, rid: str) -> list[tuple[str, str | None, str | None]]:
+    """(local date-time, disposition or state, reason) per scheduled occurrence."""
+    rows = engine.store.conn.execute(
+        "SELECT local_time, coalesce(disposition, state), reason FROM occurrences "
+        "WHERE routine_id = ? AND kind = 'scheduled' ORDER BY scheduled_utc",
+        (rid,),
+    )
+    return [(local[:16], outcome, reason) for local, outcome, reason in rows]
+
+
+def decision_of(engine: Engine, rid: str, local: str) -> dict[str, object]:
+    (stored,) = engine.store.conn.execute(
+        "SELECT decision FROM occurrences WHERE routine_id = ? AND local_time LIKE ?",
+        (rid, f"{local}%"),
+    ).fetchone()
+    return dict(json.loads(stored))
+
+
+# -- exclusion dates (EXDATE on the local date) -------------------------------------------------
+
+
+def test_moments_on_an_excluded_local_date_are_skipped_with_their_date(engine: Engine) -> None:
+    # 23:30 in New York is already the next day in UTC: the local date decides.
+    excluded = (date(2026, 3, 2),)
+    rid = engine.add("nightly", "30 23 * * *", "America/New_York", except_dates=excluded)
+    engine.run_until(T0 + 3 * DAY)
+    assert outcomes(engine, rid) == [
+        ("2026-03-01T23:30", "succeeded", None),
+        ("2026-03-02T23:30", "skipped", "excluded_date"),
+        ("2026-03-03T23:30", "succeeded", None),
+    ]
+    assert decision_of(engine, rid, "2026-03-02") == {"date": "2026-03-02"}
+    assert len(engine.runtime.launches) == 2
+
+
+def test_an_excluded_moment_missed_while_asleep_is_still_excluded(engine: Engine) -> None:
+    rid = engine.add("daily", "0 13 * * *", except_dates=(date(2026, 3, 1),))
+    engine.clock.suspend(timedelta(hours=2), notify=False)
+    engine.run_until(T0 + timedelta(hours=2, minutes=5))
+    assert outcomes(engine, rid) == [("2026-03-01T13:00", "skipped", "excluded_date")]
+    assert engine.runtime.launches == []
+
+
+def test_a_gap_stays_a_gap_on_an_excluded_date(engine: Engine) -> None:
+    # 02:30 does not exist in New York on 2026-03-08: the DST policy decides it first.
+    rid = engine.add("early", "30 2 * * *", "America/New_York", except_dates=(date(2026, 3, 8),))
+    engine.run_until(datetime(2026, 3, 9, 12, tzinfo=UTC))
+    assert ("2026-03-08T02:30", "skipped", "nonexistent_local_time") in outcomes(engine, rid)
+
+
+def test_excluded_moments_count_toward_count(engine: Engine) -> None:
+    # RFC 5545: EXDATE removes moments from the set COUNT made; it does not extend it.
+    rule = "rrule:FREQ=DAILY;COUNT=3;BYHOUR=13;BYMINUTE=0"
+    rid = engine.add("three", rule, except_dates=(date(2026, 3, 2),))
+    engine.run_until(T0 + 5 * DAY)
+    assert [o[1:] for o in outcomes(engine, rid)] == [
+        ("succeeded", None), ("skipped", "excluded_date"), ("succeeded", None),
+    ]  # fmt: skip
+
+
+def test_an_edit_changes_exclusions_for_future_moments_only(engine: Engine) -> None:
+    rid = engine.add("daily", "0 13 * * *", except_dates=(date(2026, 3, 1),))
+    engine.run_until(T0 + timedelta(hours=2))
+    engine.operator.edit_routine("daily", lambda s: replace(s, except_dates=(date(2026, 3, 2),)))
+    engine.run_until(T0 + 3 * DAY)
+    assert [o[1:] for o in outcomes(engine, rid)] == [
+        ("skipped", "excluded_date"), ("skipped", "excluded_date"), ("succeeded", None),
+    ]  # fmt: skip
+
+
+def test_explain_and_history_tell_the_exclusion(engine: Engine) -> None:
+    rid = engine.add("daily", "0 13 * * *", except_dates=(date(2026, 3, 2), date(2026, 3, 4)))
+    upcoming = explain(engine.store, "daily", T0)
+    assert [upcoming.upcoming.skip_reason(m) for m in upcoming.upcoming.moments[:4]] == [
+        None, "excluded_date", None, "excluded_date",
+    ]  # fmt: skip
+    engine.run_until(T0 + 2 * DAY)
+    _view, rows = history(engine.store, "daily")
+    skipped = next(row for row in rows if row.reason == "excluded_date")
+    assert skipped.to_json()["decision"] == {"date": "2026-03-02"}
+    told = explain_occurrence(engine.store, skipped.occurrence_id, "en_US")
+    assert told.outcome == (
+        "It was skipped (the date is excluded). Its date, 2026-03-02, is one of the routine's "
+        "exclusion dates."
+    )
+    assert inspect(engine.store, skipped.occurrence_id)["occurrence"]["reason"] == "excluded_date"
+    assert rid

@@ -1,0 +1,45 @@
+"""The routine editor's policy fields (issue #23): typed into, saved, checked through the engine."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from coven_core.queries import show
+from tests.desktop.windows.test_routines import (
+    NEW_YORK,
+    drive,
+    engine,
+    fill,
+    page,
+    press,
+    preview_rows,
+    type_schedule,
+)
+
+__all__ = ["page"]  # the fixture, shared with the routines window's tests
+
+
+def test_except_dates_mark_the_preview_and_are_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    fill(qtbot, loop, page, "backup", "/bin/true")
+    drive(loop, page, lambda: qtbot.keyClicks(page.editor.except_dates, "2026-03-03, 2026-03-02"))
+    type_schedule(qtbot, loop, page, "0 9 * * *")
+    statuses = [row[2] for row in preview_rows(page)[:4]]
+    assert statuses == ["Planned", "Skipped: an excluded date", "Skipped: an excluded date",
+                        "Planned"]  # fmt: skip
+    assert page.editor.preview.topLevelItem(1).font(0).strikeOut()
+    assert not page.editor.preview.topLevelItem(3).font(0).strikeOut()
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
+    spec = engine(desktop, loop, lambda e: show(e.store, "backup").revision.spec)
+    assert (spec.timezone, spec.except_dates) == (NEW_YORK, (date(2026, 3, 2), date(2026, 3, 3)))
+
+
+def test_a_bad_except_date_is_named_inline(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    fill(qtbot, loop, page, "backup", "/bin/true")
+    drive(loop, page, lambda: qtbot.keyClicks(page.editor.except_dates, "christmas"))
+    result = type_schedule(qtbot, loop, page, "0 9 * * *")
+    error = page.editor.errors["except_dates"]
+    assert error.isVisible() and error.text() == "'christmas' is not a date like 2026-12-24"
+    assert result.spec is None

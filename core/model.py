@@ -54,6 +54,12 @@ class Disposition(enum.StrEnum):
     SKIPPED = "skipped"
     RECOVERY_REQUIRED = "recovery_required"
     RECONCILED = "reconciled"
+    SHADOWED = "shadowed"  # a trial routine's moment: decided as if live, never started (§14)
+
+
+#: A shadowed moment's decision code when it would have run (otherwise the SkipReason it
+#: would have been skipped with).
+WOULD_RUN = "would_run"
 
 
 class SkipReason(enum.StrEnum):
@@ -121,6 +127,7 @@ class RevisionSpec:
     stop_grace: timedelta = timedelta(seconds=5)  # SIGTERM → SIGKILL on cancel or timeout
     quarantine_after: int = 3  # consecutive failed occurrences before quarantine
     except_dates: tuple[date, ...] = ()  # local dates whose moments are skipped (EXDATE, §14)
+    shadow: bool = False  # a trial: every moment is decided, none is started (§14)
 
 
 @dataclass(frozen=True)

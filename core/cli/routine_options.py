@@ -22,6 +22,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SPEC_FIELDS = (
     "schedule", "timezone", "misfire", "grace", "overlap", "timeout", "retries", "idempotent",
     "cwd", "env", "argv", "shell", "stop_grace", "quarantine_after", "except_dates",
+    "shadow",
 )  # fmt: skip
 
 
@@ -47,6 +48,10 @@ def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None
     option("--except", dest="except_dates", action="append", type=except_date,
            metavar="YYYY-MM-DD", help="skip the moments on this local date (repeatable; "
            "with edit, the dates given replace the old ones; none: no dates)")  # fmt: skip
+    option("--shadow", action=argparse.BooleanOptionalAction,
+           help="a trial: decide every moment as if live, never start the command")  # fmt: skip
+    option("--live", dest="shadow", action="store_false",
+           help="make a trial routine live (the same as --no-shadow)")  # fmt: skip
 
 
 def _suppressed(parser: argparse.ArgumentParser) -> Any:

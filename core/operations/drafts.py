@@ -53,6 +53,7 @@ class RoutineDraft:
     retries: int = 0
     idempotent: bool = False
     except_dates: str = ""  # local dates, comma-separated: 2026-12-24, 2026-12-25
+    shadow: bool = False  # a trial: decided as if live, never started
 
     @classmethod
     def of(cls, name: str, spec: RevisionSpec) -> RoutineDraft:
@@ -61,7 +62,7 @@ class RoutineDraft:
         return cls(
             name, spec.schedule, spec.timezone, command, spec.shell, spec.misfire,
             format_duration(spec.grace), spec.overlap, format_timeout(spec.timeout),
-            spec.retries, spec.idempotent, dates_text(spec.except_dates),
+            spec.retries, spec.idempotent, dates_text(spec.except_dates), spec.shadow,
         )  # fmt: skip
 
 
@@ -119,7 +120,7 @@ def check(
     shown = preview(table, now, None, count, dates) if ready else None
     if found.problems:
         return DraftCheck(tuple(found.problems), None, shown)
-    spec = replace(_spec(draft, argv, grace, timeout), except_dates=dates)
+    spec = replace(_spec(draft, argv, grace, timeout), except_dates=dates, shadow=draft.shadow)
     checked = found.read("form", lambda: validated(draft.name, spec))
     return DraftCheck(tuple(found.problems), checked, shown)
 
@@ -179,5 +180,5 @@ def edit_to(typed: RevisionSpec) -> Callable[[RevisionSpec], RevisionSpec]:
 
 _FORM_FIELDS = (
     "schedule", "argv", "shell", "misfire", "grace", "overlap", "timeout", "retries",
-    "idempotent", "except_dates",
+    "idempotent", "except_dates", "shadow",
 )  # fmt: skip

@@ -234,6 +234,9 @@ def claim_one(
     timeout, source = overrun.applied_timeout(revision.spec.timeout, context.default_timeout)
     usual, after = overrun.budget(overrun.durations_from(context.durations), timeout)
     limits = occurrences.Limits(timeout, source, usual, after)
+    if revision.spec.shadow:  # a trial: decided as if live, and the command never starts
+        occurrences.shadow_run(conn, item, revision, stamp, limits)
+        return None
     return occurrences.claim(conn, item, revision, stamp, limits)
 
 

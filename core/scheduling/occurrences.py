@@ -18,6 +18,7 @@ from coven_core import events
 from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import (
+    WOULD_RUN,
     Disposition,
     MissedCause,
     OccurrenceKind,
@@ -62,6 +63,8 @@ def insert_moment(
     oid = ids.occurrence_id(routine_id, moment)
     if decided is None and moment.skipped:
         decided = Decided(Disposition.SKIPPED, SkipReason.NONEXISTENT_LOCAL_TIME)
+    if decided is not None and revision.spec.shadow:
+        decided = decided.shadowed()
     now = instant_text(stamp.now)
     values = (  # the model's enums are StrEnums: SQLite binds their text
         oid, routine_id, planned.revision, OccurrenceKind.SCHEDULED,
@@ -84,6 +87,10 @@ class Decided:
     disposition: Disposition
     code: str
     inputs: dict[str, Any] | None = None
+
+    def shadowed(self) -> Decided:
+        """The same decision on a trial (shadow) revision: recorded, never acted on."""
+        return Decided(Disposition.SHADOWED, self.code, {**(self.inputs or {}), "would": "skip"})
 
     def columns(self) -> tuple[str, str, str, str | None]:
         inputs = None if not self.inputs else json.dumps(self.inputs, sort_keys=True)
@@ -123,7 +130,7 @@ def insert_missed(
 ) -> bool:
     """One coalesced row for a whole window of missed moments."""
     zone = revision.spec.timezone, revision.tzdb_version
-    return insert_window(conn, routine_id, window, zone, stamp, reason)
+    return insert_window(conn, routine_id, window, zone, stamp, reason, revision.spec.shadow)
 
 
 def insert_window(
@@ -133,14 +140,17 @@ def insert_window(
     zone: tuple[str, str],
     stamp: Stamp,
     reason: SkipReason,
+    shadow: bool = False,
 ) -> bool:
-    """One coalesced row for a window, in ``zone`` (its key and tz database version)."""
+    """One coalesced row for a window, in ``zone`` (its key and tz database version); on a
+    trial revision (``shadow``) it is shadowed: what would have been skipped."""
     broken = window.cause is MissedCause.ROUTINE_BROKEN
     oid = ids.coalesced_id(routine_id, window.first, broken=broken)
+    disposition = Disposition.SHADOWED if shadow else Disposition.SKIPPED
     values = (
         oid, routine_id, window.revision, OccurrenceKind.COALESCED.value,
         instant_text(window.first), *zone,
-        OccurrenceState.SETTLED.value, Disposition.SKIPPED.value, reason.value,
+        OccurrenceState.SETTLED.value, disposition.value, reason.value,
         instant_text(window.first), instant_text(window.last), window.count, window.cause.value,
         instant_text(stamp.now), instant_text(stamp.now), stamp.generation,
     )  # fmt: skip
@@ -264,14 +274,44 @@ def oldest_waiting_id(conn: apsw.Connection, routine_id: str) -> str | None:
 
 
 def skip(conn: apsw.Connection, item: Waiting, reason: SkipReason, stamp: Stamp) -> None:
+    """Settle a waiting occurrence as skipped — as shadowed if its revision is a trial."""
     conn.execute(
-        "UPDATE occurrences SET state = 'settled', disposition = 'skipped', reason = ?, "
-        "settled_at = ? WHERE id = ? AND state = 'planned'",
+        f"UPDATE occurrences SET state = 'settled', disposition = {_SKIPPED_OR_SHADOWED}, "
+        "reason = ?, settled_at = ? WHERE id = ? AND state = 'planned'",
         (reason.value, instant_text(stamp.now), item.id),
     )
     events.record(
         conn, stamp.now, EventKind.SKIPPED, routine_id=item.routine_id, occurrence_id=item.id,
         reason=reason.value,
+    )  # fmt: skip
+
+
+_SKIPPED_OR_SHADOWED = (
+    "CASE WHEN EXISTS (SELECT 1 FROM revisions v WHERE v.routine_id = occurrences.routine_id "
+    "AND v.number = occurrences.revision AND v.shadow) THEN 'shadowed' ELSE 'skipped' END"
+)
+
+
+def shadow_run(
+    conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp, limits: Limits
+) -> None:
+    """A trial revision's occurrence whose claim would have started its command: settled as
+    ``shadowed`` / ``would_run`` with what would have run, and nothing is started (§14)."""
+    spec = revision.spec
+    inputs = {
+        "would": "run", "command": list(spec.argv), "shell": spec.shell,
+        "timeout_seconds": seconds_of(limits.timeout), "manual": item.kind is OccurrenceKind.MANUAL,
+    }  # fmt: skip
+    decided = Decided(Disposition.SHADOWED, WOULD_RUN, inputs)
+    state, disposition, code, stored = decided.columns()
+    conn.execute(
+        "UPDATE occurrences SET state = ?, disposition = ?, reason = ?, decision = ?, "
+        "settled_at = ? WHERE id = ? AND state = 'planned'",
+        (state, disposition, code, stored, instant_text(stamp.now), item.id),
+    )
+    events.record(
+        conn, stamp.now, EventKind.SETTLED, routine_id=item.routine_id, occurrence_id=item.id,
+        disposition=disposition, reason=code,
     )  # fmt: skip
 
 

@@ -325,6 +325,12 @@ ALTER TABLE occurrences ADD COLUMN decision TEXT
 """
 
 
+# Issue #23: a trial (shadow) revision decides its moments as if live and starts nothing.
+_SHADOW = """
+ALTER TABLE revisions ADD COLUMN shadow INTEGER NOT NULL DEFAULT 0
+"""
+
+
 def _write_costs(conn: apsw.Connection) -> None:
     constraints.rewrite_checks(conn)  # an IN list in a CHECK costs a b-tree per write
     _statements(_WAITING_ORDER)(conn)
@@ -341,6 +347,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0008_liveness", 1, 7, _statements(_LIVENESS)),
     Migration("0009_seen", 1, 8, _statements(_SEEN)),
     Migration("0010_calendar", 1, 9, _statements(_CALENDAR)),
+    Migration("0011_shadow", 1, 10, _statements(_SHADOW)),
 )
 
 CURRENT = MIGRATIONS[-1]

@@ -246,7 +246,8 @@ def _with_decision(outcome: str, why: str | None) -> str:
 def _tense(row: dict[str, Any]) -> str:
     if row["state"] != "settled":
         return WILL_RUN if row["state"] == "planned" else RAN
-    return NOT_RUN if row["disposition"] == Disposition.SKIPPED.value else RAN
+    not_run = (Disposition.SKIPPED.value, Disposition.SHADOWED.value)
+    return NOT_RUN if row["disposition"] in not_run else RAN
 
 
 def _stored_moment(row: dict[str, Any], revision: Revision) -> BoundTime:
@@ -292,6 +293,7 @@ _OUTCOMES = {
     Disposition.SKIPPED.value: N_("It was skipped ({reason})."),
     Disposition.RECOVERY_REQUIRED.value: N_("Coven cannot know how it ended: a person decides."),
     Disposition.RECONCILED.value: N_("A person decided how it ended."),
+    Disposition.SHADOWED.value: N_("It was a trial ({reason}): nothing was started."),
 }
 _STATES = {
     "planned": N_("It is planned and has not run yet."),
@@ -306,6 +308,7 @@ _REASONS = {
     "quarantined": N_("quarantined"),
     "deleted": N_("the routine was deleted"),
     "excluded_date": N_("the date is excluded"),
+    "would_run": N_("it would have run"),
 }
 
 

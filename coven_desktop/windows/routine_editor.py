@@ -124,6 +124,9 @@ class RoutineEditor(QGroupBox):
         self.idempotent = QCheckBox(self.tr("Safe to run twice (idempotent)"), self)
         self.except_dates = QLineEdit(self)
         self.except_dates.setPlaceholderText(self.tr("e.g. 2026-12-24, 2026-12-31"))
+        self.shadow = QCheckBox(self.tr("Trial run: decide each moment, never start the command"),
+                                self)  # fmt: skip
+        self.shadow.setToolTip(self.tr("Untick to make it live: a new revision from now on"))
         rows: list[tuple[str, QWidget, str | None]] = [
             (self.tr("Name"), self.name, "name"),
             (self.tr("Schedule"), self.schedule, "schedule"),
@@ -137,6 +140,7 @@ class RoutineEditor(QGroupBox):
             (self.tr("Retries"), self.retries, None),
             ("", self.idempotent, None),
             (self.tr("Except on"), self.except_dates, "except_dates"),
+            ("", self.shadow, None),
         ]
         for label, widget, key in rows:
             form.addRow(label, self._with_error(widget, key))
@@ -204,7 +208,7 @@ class RoutineEditor(QGroupBox):
         self.zone.currentTextChanged.connect(self._changed)
         for box in (self.misfire, self.overlap):
             box.currentIndexChanged.connect(self._changed)
-        for check in (self.shell, self.idempotent):
+        for check in (self.shell, self.idempotent, self.shadow):
             check.toggled.connect(self._changed)
         self.retries.valueChanged.connect(self._changed)
 
@@ -248,6 +252,7 @@ class RoutineEditor(QGroupBox):
         self.retries.setValue(draft.retries)
         self.idempotent.setChecked(draft.idempotent)
         self.except_dates.setText(draft.except_dates)
+        self.shadow.setChecked(draft.shadow)
 
     def close_editor(self) -> None:
         self._debounce.stop()
@@ -269,6 +274,7 @@ class RoutineEditor(QGroupBox):
             retries=self.retries.value(),
             idempotent=self.idempotent.isChecked(),
             except_dates=self.except_dates.text(),
+            shadow=self.shadow.isChecked(),
         )
 
     # -- checking and the preview -----------------------------------------------------------

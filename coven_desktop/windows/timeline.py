@@ -180,6 +180,7 @@ class Legend(QWidget):
             (COLOURS["skipped"], tr("Skipped")),
             (COLOURS["recovery_required"], tr("Recovery required")),
             (COLOURS["reconciled"], tr("Reconciled")), (COLOURS["in_progress"], tr("Running")),
+            (COLOURS["shadowed"], tr("Trial: decided, not started")),
             (COLOURS["planned"], tr("Planned")),
             (COLOURS["planned_skipped"], tr("Will be skipped (time does not exist)")),
             (WINDOW_COLOUR, tr("Missed or paused window (×count)")),

@@ -70,6 +70,7 @@ COLOURS: dict[str, QColor] = {
     "skipped": QColor("#9e9e9e"),
     "recovery_required": QColor("#ad1457"),
     "reconciled": QColor("#1565c0"),
+    "shadowed": QColor("#b39ddb"),  # a trial's moment: decided, never started
     IN_PROGRESS: QColor("#00838f"),
     PLANNED: QColor("#90a4ae"),
     PLANNED_SKIPPED: QColor("#e0e0e0"),

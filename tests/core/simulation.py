@@ -118,7 +118,7 @@ STARTS = (
 )
 MAX_ROUTINES = 6
 #: The RevisionSpec fields of the policies (DESIGN §14) an edit may change.
-_POLICY_FIELDS = ("except_dates",)
+_POLICY_FIELDS = ("except_dates", "shadow")
 MAX_PASSES_PER_STEP = 20_000
 #: Boundaries a pass or an operator command crosses in this process (the runner's and the
 #: delivery's are not reached: simulated commands have no runner and no output).
@@ -242,6 +242,16 @@ def _no_rerun_after_ambiguity(conn: apsw.Connection) -> list[str]:
     ]
 
 
+def _shadow_starts_nothing(conn: apsw.Connection) -> list[str]:
+    """A trial (shadow) revision's occurrence never has an attempt: nothing was started."""
+    rows = conn.execute(
+        "SELECT o.id FROM occurrences o JOIN revisions v ON v.routine_id = o.routine_id "
+        "AND v.number = o.revision WHERE v.shadow AND EXISTS "
+        "(SELECT 1 FROM attempts a WHERE a.occurrence_id = o.id)"
+    )
+    return [f"occurrence {oid} of a trial (shadow) revision has an attempt" for (oid,) in rows]
+
+
 def _exclusions_hold(conn: apsw.Connection) -> list[str]:
     """A moment on one of its revision's exclusion dates never runs, and a moment skipped
     as excluded is on one of them (the local date decides)."""
@@ -267,6 +277,7 @@ _STORE_CHECKS: tuple[Callable[[apsw.Connection], list[str]], ...] = (
     _awaiting_routines_plan_nothing,
     _no_rerun_after_ambiguity,
     _exclusions_hold,
+    _shadow_starts_nothing,
 )
 
 
@@ -918,7 +929,8 @@ class Simulator:
         rng, today = self.policies, self.clock.now_utc().date()
         days = rng.choice((0, 0, 1, 3))
         excluded = {today + timedelta(days=rng.randint(-1, 12)) for _ in range(days)}
-        return replace(spec, except_dates=tuple(sorted(excluded)))
+        shadow = rng.random() < 0.2
+        return replace(spec, except_dates=tuple(sorted(excluded)), shadow=shadow)
 
     def act_add(self) -> None:
         if len(self._names()) >= MAX_ROUTINES:
@@ -1116,13 +1128,16 @@ class Simulator:
         its zone was lost may still start: its instant is known, and the command needs no
         zone; the ledger proves that nothing is decided after.)"""
         conn = self.node.store.conn
-        state, forced, probe, kind, run = conn.execute(
-            "SELECT r.state, o.forced, o.probe, o.kind, o.run_id FROM occurrences o "
-            "JOIN routines r ON r.id = o.routine_id WHERE o.id = ?",
+        state, forced, probe, kind, run, shadow = conn.execute(
+            "SELECT r.state, o.forced, o.probe, o.kind, o.run_id, v.shadow FROM occurrences o "
+            "JOIN routines r ON r.id = o.routine_id JOIN revisions v ON v.routine_id = "
+            "o.routine_id AND v.number = o.revision WHERE o.id = ?",
             (launch.occurrence_id,),
         ).fetchone()
         by_person = kind == "manual" or forced or run in self.retried
         problems = []
+        if shadow:
+            problems.append(f"{launch.occurrence_id} of a trial (shadow) revision started")
         if state == "deleted" or (state == "quarantined" and not probe):
             problems.append(f"{launch.occurrence_id} started although its routine is {state}")
         elif state == "paused" and not by_person:

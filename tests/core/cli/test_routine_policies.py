@@ -61,3 +61,26 @@ def test_history_and_inspect_say_why_a_moment_was_excluded(
     assert (row["reason"], row["decision"]) == ("excluded_date", {"date": "2026-03-01"})
     _status, out, _err = coven("inspect", row["occurrence_id"])
     assert out.startswith("Its date, 2026-03-01, is one of the routine's exclusion dates.\n\n")
+
+
+def test_shadow_then_live_each_make_a_revision(coven: Coven) -> None:
+    shown = coven.add("trial", *DAILY, "--shadow")
+    assert (shown["shadow"], shown["revision"]) == (True, 1)
+    _status, out, _err = coven("routine", "show", "trial")
+    assert "shadow: decided as if live, never started" in out
+    live = coven.json("routine", "edit", "trial", "--live")
+    assert (live["shadow"], live["revision"]) == (False, 2)
+    again = coven.json("routine", "edit", "trial", "--shadow")
+    assert (again["shadow"], coven.json("routine", "edit", "trial", "--no-shadow")["shadow"]) == (
+        True, False,
+    )  # fmt: skip
+
+
+def test_history_says_what_a_trial_would_have_done(on_engine_clock: Engine, coven: Coven) -> None:
+    engine = on_engine_clock
+    engine.add("trial", "0 13 * * *", shadow=True)
+    engine.run_until(T0 + timedelta(hours=2))
+    _status, out, _err = coven("history", "trial")
+    assert "shadowed" in out
+    assert "would_run · A trial: it would have run /bin/true; nothing was started." in out
+    assert engine.runtime.launches == []

@@ -102,3 +102,75 @@ def test_explain_and_history_tell_the_exclusion(engine: Engine) -> None:
     )
     assert inspect(engine.store, skipped.occurrence_id)["occurrence"]["reason"] == "excluded_date"
     assert rid
+
+
+# -- trial (shadow) mode ------------------------------------------------------------------------
+
+
+def test_a_shadow_routine_decides_every_moment_and_starts_nothing(engine: Engine) -> None:
+    rid = engine.add("trial", "0 * * * *", shadow=True, except_dates=(date(2026, 3, 2),))
+    engine.run_until(T0 + timedelta(hours=2, minutes=5))
+    assert outcomes(engine, rid) == [
+        ("2026-03-01T12:00", "shadowed", "would_run"),
+        ("2026-03-01T13:00", "shadowed", "would_run"),
+        ("2026-03-01T14:00", "shadowed", "would_run"),
+    ]
+    assert engine.runtime.launches == []
+    assert decision_of(engine, rid, "2026-03-01T13") == {
+        "would": "run", "command": ["/bin/true"], "shell": False, "timeout_seconds": 86400.0,
+        "manual": False,
+    }  # fmt: skip
+    count = engine.store.conn.execute("SELECT count(*) FROM attempts").fetchone()[0]
+    assert count == 0
+
+
+def test_a_shadow_routine_records_what_would_have_been_skipped(engine: Engine) -> None:
+    rid = engine.add("trial", "0 13 * * *", shadow=True, except_dates=(date(2026, 3, 2),))
+    engine.run_until(T0 + 2 * DAY)
+    engine.operator.pause("trial", "away")
+    engine.run_until(T0 + 4 * DAY)
+    engine.operator.resume("trial")
+    assert outcomes(engine, rid)[:2] == [
+        ("2026-03-01T13:00", "shadowed", "would_run"),
+        ("2026-03-02T13:00", "shadowed", "excluded_date"),
+    ]
+    assert decision_of(engine, rid, "2026-03-02") == {"date": "2026-03-02", "would": "skip"}
+    window = engine.store.conn.execute(
+        "SELECT disposition, reason, window_count FROM occurrences WHERE kind = 'coalesced'"
+    ).fetchone()
+    assert window == ("shadowed", "paused", 2)
+    assert engine.runtime.launches == []
+
+
+def test_run_now_on_a_shadow_routine_is_decided_and_not_started(engine: Engine) -> None:
+    engine.add("trial", "0 13 * * *", shadow=True)
+    engine.operator.run_now("trial", key="try-it")
+    engine.run_until(T0 + timedelta(minutes=1))
+    row = engine.store.conn.execute(
+        "SELECT disposition, reason, decision FROM occurrences WHERE kind = 'manual'"
+    ).fetchone()
+    assert row[:2] == ("shadowed", "would_run") and json.loads(row[2])["manual"] is True
+    assert engine.runtime.launches == []
+
+
+def test_making_it_live_is_a_new_revision_from_now(engine: Engine) -> None:
+    rid = engine.add("trial", "0 * * * *", shadow=True)
+    engine.run_until(T0 + timedelta(minutes=30))
+    engine.operator.edit_routine("trial", lambda spec: replace(spec, shadow=False))
+    engine.run_until(T0 + timedelta(hours=1, minutes=5))
+    assert outcomes(engine, rid) == [
+        ("2026-03-01T12:00", "shadowed", "would_run"),
+        ("2026-03-01T13:00", "succeeded", None),
+    ]
+    assert len(engine.runtime.launches) == 1
+
+
+def test_the_trial_is_told_in_sentences(engine: Engine) -> None:
+    engine.add("trial", "0 13 * * *", shadow=True)
+    engine.run_until(T0 + timedelta(hours=1, minutes=5))
+    _view, [row] = history(engine.store, "trial")
+    told = explain_occurrence(engine.store, row.occurrence_id, "en_US")
+    assert told.outcome == (
+        "It was a trial (it would have run): nothing was started. A trial: it would have run "
+        "/bin/true; nothing was started."
+    )

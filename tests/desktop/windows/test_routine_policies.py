@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from datetime import date
 
+from PySide6.QtCore import Qt
+
 from coven_core.queries import show
 from tests.desktop.windows.test_routines import (
     NEW_YORK,
+    click,
     drive,
     engine,
     fill,
     page,
     press,
     preview_rows,
+    reload,
     type_schedule,
 )
 
@@ -43,3 +47,22 @@ def test_a_bad_except_date_is_named_inline(qtbot, loop, page) -> None:  # type: 
     error = page.editor.errors["except_dates"]
     assert error.isVisible() and error.text() == "'christmas' is not a date like 2026-12-24"
     assert result.spec is None
+
+
+def test_a_trial_is_ticked_then_made_live_from_the_editor(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    fill(qtbot, loop, page, "trial", "/bin/true")
+    type_schedule(qtbot, loop, page, "0 9 * * *")
+    qtbot.mouseClick(page.editor.shadow, Qt.MouseButton.LeftButton)
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
+    assert engine(desktop, loop, lambda e: show(e.store, "trial").revision.spec.shadow)
+    reload(loop, page)
+    assert page.select("trial")
+    click(qtbot, loop, page, "edit")
+    assert page.editor.shadow.isChecked()  # the editor shows the stored trial
+    qtbot.mouseClick(page.editor.shadow, Qt.MouseButton.LeftButton)  # make it live
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
+    revision = engine(desktop, loop, lambda e: show(e.store, "trial").revision)
+    assert (revision.number, revision.spec.shadow) == (2, False)

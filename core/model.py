@@ -71,6 +71,7 @@ class SkipReason(enum.StrEnum):
     DELETED = "deleted"
     ROUTINE_BROKEN = "routine_broken"  # its revision could not be loaded (§6, fault domains)
     EXCLUDED_DATE = "excluded_date"  # its local date is one of the revision's --except dates
+    BUDGET_EXHAUSTED = "budget_exhausted"  # the day's runs or run time were used up (§14)
 
 
 class MissedCause(enum.StrEnum):
@@ -128,6 +129,8 @@ class RevisionSpec:
     quarantine_after: int = 3  # consecutive failed occurrences before quarantine
     except_dates: tuple[date, ...] = ()  # local dates whose moments are skipped (EXDATE, §14)
     shadow: bool = False  # a trial: every moment is decided, none is started (§14)
+    max_runs_per_day: int | None = None  # runs a local day may start (None: no budget)
+    max_runtime_per_day: timedelta | None = None  # run time a local day may use
 
 
 @dataclass(frozen=True)

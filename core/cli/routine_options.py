@@ -9,7 +9,7 @@ import re
 from datetime import date
 from typing import Any
 
-from coven_core.cli.arguments import whole_number
+from coven_core.cli.arguments import positive, whole_number
 from coven_core.cli.durations import duration_argument, limit_argument, timeout_argument
 from coven_core.errors import ValidationError
 from coven_core.model import MisfirePolicy, OverlapPolicy
@@ -22,7 +22,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SPEC_FIELDS = (
     "schedule", "timezone", "misfire", "grace", "overlap", "timeout", "retries", "idempotent",
     "cwd", "env", "argv", "shell", "stop_grace", "quarantine_after", "except_dates",
-    "shadow",
+    "shadow", "max_runs_per_day", "max_runtime_per_day",
 )  # fmt: skip
 
 
@@ -52,6 +52,10 @@ def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None
            help="a trial: decide every moment as if live, never start the command")  # fmt: skip
     option("--live", dest="shadow", action="store_false",
            help="make a trial routine live (the same as --no-shadow)")  # fmt: skip
+    option("--max-runs-per-day", dest="max_runs_per_day", type=_count_or_none, metavar="N",
+           help="runs a day (in the routine's zone) may start; none: no budget")  # fmt: skip
+    option("--max-runtime-per-day", dest="max_runtime_per_day", type=limit_argument,
+           metavar="DURATION", help="run time a day may use, e.g. 2h; none: no budget")  # fmt: skip
 
 
 def _suppressed(parser: argparse.ArgumentParser) -> Any:
@@ -109,6 +113,10 @@ def _env_pair(text: str) -> tuple[str, str]:
             f"{key!r} is not a valid variable name (letters, digits and _, not first a digit)"
         )
     return key, value
+
+
+def _count_or_none(text: str) -> int | None:
+    return None if text.strip().lower() == "none" else positive(text)
 
 
 def except_date(text: str) -> date | None:

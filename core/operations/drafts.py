@@ -54,6 +54,8 @@ class RoutineDraft:
     idempotent: bool = False
     except_dates: str = ""  # local dates, comma-separated: 2026-12-24, 2026-12-25
     shadow: bool = False  # a trial: decided as if live, never started
+    max_runs_per_day: int = 0  # 0: no budget of runs
+    max_runtime_per_day: str = "none"  # run time a day, as typed
 
     @classmethod
     def of(cls, name: str, spec: RevisionSpec) -> RoutineDraft:
@@ -63,6 +65,7 @@ class RoutineDraft:
             name, spec.schedule, spec.timezone, command, spec.shell, spec.misfire,
             format_duration(spec.grace), spec.overlap, format_timeout(spec.timeout),
             spec.retries, spec.idempotent, dates_text(spec.except_dates), spec.shadow,
+            spec.max_runs_per_day or 0, format_duration(spec.max_runtime_per_day),
         )  # fmt: skip
 
 
@@ -116,11 +119,16 @@ def check(
     grace = found.read("grace", lambda: parse_limit(draft.grace))
     timeout = found.read("timeout", lambda: parse_timeout(draft.timeout))
     dates = found.read("except_dates", lambda: _except_dates(draft.except_dates)) or ()
+    runtime = found.read("max_runtime_per_day", lambda: parse_limit(draft.max_runtime_per_day))
     ready = table is not None and zone is not None
     shown = preview(table, now, None, count, dates) if ready else None
     if found.problems:
         return DraftCheck(tuple(found.problems), None, shown)
-    spec = replace(_spec(draft, argv, grace, timeout), except_dates=dates, shadow=draft.shadow)
+    policies = {
+        "except_dates": dates, "shadow": draft.shadow, "max_runtime_per_day": runtime,
+        "max_runs_per_day": draft.max_runs_per_day or None,
+    }  # fmt: skip
+    spec = replace(_spec(draft, argv, grace, timeout), **policies)
     checked = found.read("form", lambda: validated(draft.name, spec))
     return DraftCheck(tuple(found.problems), checked, shown)
 
@@ -180,5 +188,5 @@ def edit_to(typed: RevisionSpec) -> Callable[[RevisionSpec], RevisionSpec]:
 
 _FORM_FIELDS = (
     "schedule", "argv", "shell", "misfire", "grace", "overlap", "timeout", "retries",
-    "idempotent", "except_dates", "shadow",
+    "idempotent", "except_dates", "shadow", "max_runs_per_day", "max_runtime_per_day",
 )  # fmt: skip

@@ -28,7 +28,7 @@ from coven_core.model import (
 )
 from coven_core.operations import settings
 from coven_core.runtime.base import Launch
-from coven_core.scheduling import occurrences, overrun, routines
+from coven_core.scheduling import budgets, occurrences, overrun, routines
 from coven_core.scheduling.occurrences import Stamp, Waiting
 from coven_core.scheduling.planner import MissedWindow, Planned, Segment, next_due, plan_window
 from coven_core.scheduling.revision_cache import RevisionCache
@@ -231,13 +231,34 @@ def claim_one(
         if item.kind is not OccurrenceKind.MANUAL and not item.attempts:
             _overlap(conn, item, revision, stamp)
         return None
+    if not item.attempts and _over_budget(conn, item, revision, stamp):
+        return None
     timeout, source = overrun.applied_timeout(revision.spec.timeout, context.default_timeout)
     usual, after = overrun.budget(overrun.durations_from(context.durations), timeout)
     limits = occurrences.Limits(timeout, source, usual, after)
-    if revision.spec.shadow:  # a trial: decided as if live, and the command never starts
+    if _trial(revision):  # decided as if live, and the command never starts
         occurrences.shadow_run(conn, item, revision, stamp, limits)
         return None
     return occurrences.claim(conn, item, revision, stamp, limits)
+
+
+def _trial(revision: Revision) -> bool:
+    return revision.spec.shadow
+
+
+def _over_budget(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> bool:
+    """A new run of a routine with a budget: a scheduled moment over it is skipped
+    (``budget_exhausted``); a person's run goes ahead, counted and marked (DESIGN §14)."""
+    budget = budgets.state(conn, item.routine_id, revision.spec, stamp.now)
+    if budget is None:
+        return False
+    if item.kind is OccurrenceKind.MANUAL:
+        marked = {"budget": budget.inputs(), "over_budget": budget.exhausted}
+        occurrences.note_decision(conn, item.id, marked)
+        return False
+    if budget.exhausted:
+        occurrences.skip(conn, item, SkipReason.BUDGET_EXHAUSTED, stamp, budget.inputs())
+    return budget.exhausted
 
 
 _CLAIM_CONTEXT = (

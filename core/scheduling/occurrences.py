@@ -273,12 +273,21 @@ def oldest_waiting_id(conn: apsw.Connection, routine_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def skip(conn: apsw.Connection, item: Waiting, reason: SkipReason, stamp: Stamp) -> None:
-    """Settle a waiting occurrence as skipped — as shadowed if its revision is a trial."""
+def skip(
+    conn: apsw.Connection,
+    item: Waiting,
+    reason: SkipReason,
+    stamp: Stamp,
+    inputs: dict[str, Any] | None = None,
+) -> None:
+    """Settle a waiting occurrence as skipped — as shadowed if its revision is a trial —
+    with the inputs of the policy that decided it, if one did."""
+    stored = None if inputs is None else json.dumps(inputs, sort_keys=True)
     conn.execute(
         f"UPDATE occurrences SET state = 'settled', disposition = {_SKIPPED_OR_SHADOWED}, "
-        "reason = ?, settled_at = ? WHERE id = ? AND state = 'planned'",
-        (reason.value, instant_text(stamp.now), item.id),
+        "reason = ?, decision = coalesce(?, decision), settled_at = ? "
+        "WHERE id = ? AND state = 'planned'",
+        (reason.value, stored, instant_text(stamp.now), item.id),
     )
     events.record(
         conn, stamp.now, EventKind.SKIPPED, routine_id=item.routine_id, occurrence_id=item.id,
@@ -290,6 +299,14 @@ _SKIPPED_OR_SHADOWED = (
     "CASE WHEN EXISTS (SELECT 1 FROM revisions v WHERE v.routine_id = occurrences.routine_id "
     "AND v.number = occurrences.revision AND v.shadow) THEN 'shadowed' ELSE 'skipped' END"
 )
+
+
+def note_decision(conn: apsw.Connection, occurrence_id: str, inputs: dict[str, Any]) -> None:
+    """Record what a policy saw when it let an occurrence run (a manual run's budget)."""
+    conn.execute(
+        "UPDATE occurrences SET decision = ? WHERE id = ?",
+        (json.dumps(inputs, sort_keys=True), occurrence_id),
+    )
 
 
 def shadow_run(

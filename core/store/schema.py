@@ -331,6 +331,13 @@ ALTER TABLE revisions ADD COLUMN shadow INTEGER NOT NULL DEFAULT 0
 """
 
 
+# Issue #23: per-day budgets of runs and run time (days in the routine's zone).
+_BUDGETS = """
+ALTER TABLE revisions ADD COLUMN max_runs_per_day INTEGER;
+ALTER TABLE revisions ADD COLUMN max_runtime_per_day_seconds REAL
+"""
+
+
 def _write_costs(conn: apsw.Connection) -> None:
     constraints.rewrite_checks(conn)  # an IN list in a CHECK costs a b-tree per write
     _statements(_WAITING_ORDER)(conn)
@@ -348,6 +355,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0009_seen", 1, 8, _statements(_SEEN)),
     Migration("0010_calendar", 1, 9, _statements(_CALENDAR)),
     Migration("0011_shadow", 1, 10, _statements(_SHADOW)),
+    Migration("0012_budgets", 1, 11, _statements(_BUDGETS)),
 )
 
 CURRENT = MIGRATIONS[-1]

@@ -309,6 +309,7 @@ _REASONS = {
     "deleted": N_("the routine was deleted"),
     "excluded_date": N_("the date is excluded"),
     "would_run": N_("it would have run"),
+    "budget_exhausted": N_("the day's budget was used up"),
 }
 
 

@@ -8,15 +8,23 @@ from __future__ import annotations
 
 import json
 import shlex
+from datetime import timedelta
 from typing import Any
 
 from coven_core.model import RevisionSpec
+from coven_core.notation.durations import format_duration
 from coven_core.notation.i18n import _
 from coven_core.schedule.exclusions import dates_text
 
 
 def policy_json(spec: RevisionSpec) -> dict[str, Any]:
-    return {"except_dates": [day.isoformat() for day in spec.except_dates], "shadow": spec.shadow}
+    runtime = spec.max_runtime_per_day
+    return {
+        "except_dates": [day.isoformat() for day in spec.except_dates],
+        "shadow": spec.shadow,
+        "max_runs_per_day": spec.max_runs_per_day,
+        "max_runtime_per_day_seconds": None if runtime is None else runtime.total_seconds(),
+    }
 
 
 def policy_fields(spec: RevisionSpec, locale: str) -> list[tuple[str, str]]:
@@ -26,7 +34,20 @@ def policy_fields(spec: RevisionSpec, locale: str) -> list[tuple[str, str]]:
         fields.append((_("Trial", locale), _("shadow: decided as if live, never started", locale)))
     if spec.except_dates:
         fields.append((_("Except", locale), dates_text(spec.except_dates)))
+    budget = _budget_text(spec, locale)
+    if budget:
+        fields.append((_("Budget", locale), budget))
     return fields
+
+
+def _budget_text(spec: RevisionSpec, locale: str) -> str:
+    parts = []
+    if spec.max_runs_per_day is not None:
+        parts.append(_("{count} runs a day", locale).format(count=spec.max_runs_per_day))
+    if spec.max_runtime_per_day is not None:
+        runtime = format_duration(spec.max_runtime_per_day)
+        parts.append(_("{runtime} of run time a day", locale).format(runtime=runtime))
+    return " · ".join(parts)
 
 
 def decision_inputs(stored: str | None) -> dict[str, Any]:
@@ -57,4 +78,29 @@ def _policy_sentence(reason: str | None, inputs: dict[str, Any], locale: str) ->
         return _("Its date, {date}, is one of the routine's exclusion dates.", locale).format(
             date=inputs.get("date", "?")
         )
+    if reason == "budget_exhausted":
+        return _("The budget of {day} was used up: {use}.", locale).format(
+            day=inputs.get("day", "?"), use=_budget_use(inputs, locale)
+        )
+    if "budget" in inputs:  # a person's run on a routine with a budget: counted and marked
+        text = (
+            "A run by a person, counted in the budget of {day} ({use}), over it."
+            if inputs.get("over_budget")
+            else "A run by a person, counted in the budget of {day} ({use})."
+        )
+        budget = inputs["budget"]
+        return _(text, locale).format(day=budget.get("day", "?"), use=_budget_use(budget, locale))
     return None
+
+
+def _budget_use(inputs: dict[str, Any], locale: str) -> str:
+    """``3 of 3 runs``, ``2h of 2h run time``: what the budget had used before this claim."""
+    parts = []
+    if "max_runs" in inputs:
+        parts.append(_("{runs} of {most} runs", locale).format(
+            runs=inputs.get("runs", 0), most=inputs["max_runs"]))  # fmt: skip
+    if "max_runtime_seconds" in inputs:
+        used = format_duration(timedelta(seconds=inputs.get("runtime_seconds", 0)))
+        most = format_duration(timedelta(seconds=inputs["max_runtime_seconds"]))
+        parts.append(_("{used} of {most} run time", locale).format(used=used, most=most))
+    return ", ".join(parts)

@@ -30,6 +30,7 @@ _SKIPPED = {
     "routine_broken": "Skipped: the routine was broken (its revision could not be loaded)",
     "nonexistent_local_time": "Skipped: this wall time does not exist (a daylight-saving gap)",
     "excluded_date": "Skipped: the date is excluded",
+    "budget_exhausted": "Skipped: the day's budget was used up",
 }
 
 _CAUSES = {

@@ -127,6 +127,10 @@ class RoutineEditor(QGroupBox):
         self.shadow = QCheckBox(self.tr("Trial run: decide each moment, never start the command"),
                                 self)  # fmt: skip
         self.shadow.setToolTip(self.tr("Untick to make it live: a new revision from now on"))
+        self.max_runs = QSpinBox(self)
+        self.max_runs.setRange(0, 10_000)
+        self.max_runs.setSpecialValueText(self.tr("no limit"))  # shown for 0
+        self.max_runtime = self._duration_edit()
         rows: list[tuple[str, QWidget, str | None]] = [
             (self.tr("Name"), self.name, "name"),
             (self.tr("Schedule"), self.schedule, "schedule"),
@@ -141,6 +145,8 @@ class RoutineEditor(QGroupBox):
             ("", self.idempotent, None),
             (self.tr("Except on"), self.except_dates, "except_dates"),
             ("", self.shadow, None),
+            (self.tr("Runs a day"), self.max_runs, None),
+            (self.tr("Run time a day"), self.max_runtime, "max_runtime_per_day"),
         ]
         for label, widget, key in rows:
             form.addRow(label, self._with_error(widget, key))
@@ -202,7 +208,7 @@ class RoutineEditor(QGroupBox):
     def _watch(self) -> None:
         """Any change starts (or restarts) the debounce timer."""
         edits = (self.name, self.schedule, self.command, self.grace, self.timeout,
-                 self.except_dates)  # fmt: skip
+                 self.except_dates, self.max_runtime)  # fmt: skip
         for edit in edits:
             edit.textChanged.connect(self._changed)
         self.zone.currentTextChanged.connect(self._changed)
@@ -211,6 +217,7 @@ class RoutineEditor(QGroupBox):
         for check in (self.shell, self.idempotent, self.shadow):
             check.toggled.connect(self._changed)
         self.retries.valueChanged.connect(self._changed)
+        self.max_runs.valueChanged.connect(self._changed)
 
     def _changed(self, *_args: object) -> None:
         self.status.hide()  # a refusal was about what the form said before this change
@@ -253,6 +260,8 @@ class RoutineEditor(QGroupBox):
         self.idempotent.setChecked(draft.idempotent)
         self.except_dates.setText(draft.except_dates)
         self.shadow.setChecked(draft.shadow)
+        self.max_runs.setValue(draft.max_runs_per_day)
+        self.max_runtime.setText(draft.max_runtime_per_day)
 
     def close_editor(self) -> None:
         self._debounce.stop()
@@ -275,6 +284,8 @@ class RoutineEditor(QGroupBox):
             idempotent=self.idempotent.isChecked(),
             except_dates=self.except_dates.text(),
             shadow=self.shadow.isChecked(),
+            max_runs_per_day=self.max_runs.value(),
+            max_runtime_per_day=self.max_runtime.text(),
         )
 
     # -- checking and the preview -----------------------------------------------------------

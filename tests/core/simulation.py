@@ -118,7 +118,7 @@ STARTS = (
 )
 MAX_ROUTINES = 6
 #: The RevisionSpec fields of the policies (DESIGN §14) an edit may change.
-_POLICY_FIELDS = ("except_dates", "shadow")
+_POLICY_FIELDS = ("except_dates", "shadow", "max_runs_per_day", "max_runtime_per_day")
 MAX_PASSES_PER_STEP = 20_000
 #: Boundaries a pass or an operator command crosses in this process (the runner's and the
 #: delivery's are not reached: simulated commands have no runner and no output).
@@ -930,7 +930,12 @@ class Simulator:
         days = rng.choice((0, 0, 1, 3))
         excluded = {today + timedelta(days=rng.randint(-1, 12)) for _ in range(days)}
         shadow = rng.random() < 0.2
-        return replace(spec, except_dates=tuple(sorted(excluded)), shadow=shadow)
+        runs = rng.choice((None, None, None, 1, 2, 4))
+        runtime = rng.choice((None, None, None, timedelta(minutes=30), timedelta(hours=3)))
+        return replace(
+            spec, except_dates=tuple(sorted(excluded)), shadow=shadow, max_runs_per_day=runs,
+            max_runtime_per_day=runtime,
+        )  # fmt: skip
 
     def act_add(self) -> None:
         if len(self._names()) >= MAX_ROUTINES:
@@ -1138,6 +1143,8 @@ class Simulator:
         problems = []
         if shadow:
             problems.append(f"{launch.occurrence_id} of a trial (shadow) revision started")
+        if kind != "manual" and launch.attempt_id.endswith(".1"):
+            problems.extend(_within_runs_budget(conn, launch))
         if state == "deleted" or (state == "quarantined" and not probe):
             problems.append(f"{launch.occurrence_id} started although its routine is {state}")
         elif state == "paused" and not by_person:
@@ -1243,6 +1250,34 @@ class Simulator:
             (instant_text(now),),
         )
         return [f"routine {name}: the moment at {due} is due but undecided" for name, due in rows]
+
+
+def _within_runs_budget(conn: apsw.Connection, launch: Launch) -> list[str]:
+    """A scheduled run starts only while its local day (in the revision's zone) has started
+    fewer runs than the revision's budget; a person's runs count too (DESIGN §14)."""
+    most, zone, claimed = conn.execute(
+        "SELECT v.max_runs_per_day, v.timezone, a.claimed_at FROM attempts a JOIN occurrences "
+        "o ON o.id = a.occurrence_id JOIN revisions v ON v.routine_id = o.routine_id AND "
+        "v.number = o.revision WHERE a.id = ?",
+        (launch.attempt_id,),
+    ).fetchone()
+    if most is None:
+        return []
+    local = instant_from(claimed).astimezone(ZoneInfo(zone)).date()
+    rows = conn.execute(
+        "SELECT a.claimed_at FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id "
+        "WHERE o.routine_id = ? AND a.number = 1 AND a.occurrence_id != ?",
+        (launch.routine_id, launch.occurrence_id),
+    )
+    before = sum(
+        1 for (at,) in rows
+        if at <= claimed and instant_from(at).astimezone(ZoneInfo(zone)).date() == local
+    )  # fmt: skip
+    if before < most:
+        return []
+    return [
+        f"{launch.occurrence_id} started as run {before + 1} of {local}, over its budget {most}"
+    ]
 
 
 def _against_truth(

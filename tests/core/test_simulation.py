@@ -97,18 +97,29 @@ def test_a_success_without_a_clean_exit_is_caught(tmp_path: Path, monkeypatch) -
     assert any(text in result.violation for text in caught), result.violation
 
 
-def test_a_lost_window_of_missed_moments_is_caught(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(occurrences, "insert_missed", lambda *args, **kwargs: False)
+@pytest.mark.parametrize(
+    ("module", "name", "planted", "caught"),
+    [
+        (occurrences, "insert_missed", lambda *args, **kwargs: False, "passed with no disposition"),
+        (decisions, "_over_budget", lambda *args, **kwargs: False, "over its budget"),
+        (decisions, "_trial", lambda revision: False, "of a trial (shadow) revision"),
+    ],
+    ids=["lost-missed-window", "over-budget", "started-trial"],
+)
+def test_a_planted_bug_is_caught(
+    tmp_path: Path, monkeypatch, module: object, name: str, planted: object, caught: str
+) -> None:
+    monkeypatch.setattr(module, name, planted)
     result = simulate(1, 150, tmp_path / "data")
     assert result.violation is not None
-    assert "passed with no disposition" in result.violation
+    assert caught in result.violation
 
 
 def test_a_lost_window_of_a_broken_routine_is_caught(tmp_path: Path, monkeypatch) -> None:
-    """Seed 6 loses zones in use to tz database upgrades; a broken routine's span that is
+    """Seed 9 loses zones in use to tz database upgrades; a broken routine's span that is
     never written down is silent loss."""
     monkeypatch.setattr(decisions, "record_broken", lambda *args, **kwargs: 0)
-    result = simulate(6, 500, tmp_path / "data")
+    result = simulate(9, 500, tmp_path / "data")
     assert result.violation is not None
     assert "passed with no disposition" in result.violation
 

@@ -84,3 +84,21 @@ def test_history_says_what_a_trial_would_have_done(on_engine_clock: Engine, cove
     assert "shadowed" in out
     assert "would_run · A trial: it would have run /bin/true; nothing was started." in out
     assert engine.runtime.launches == []
+
+
+def test_budgets_are_set_shown_and_cleared(coven: Coven) -> None:
+    shown = coven.add("b", *DAILY, "--max-runs-per-day", "3", "--max-runtime-per-day", "1h30m")
+    assert (shown["max_runs_per_day"], shown["max_runtime_per_day_seconds"]) == (3, 5400)
+    _status, out, _err = coven("routine", "show", "b")
+    assert "3 runs a day · 1h30m of run time a day" in out
+    cleared = coven.json("routine", "edit", "b", "--max-runs-per-day", "none")
+    assert (cleared["max_runs_per_day"], cleared["max_runtime_per_day_seconds"]) == (None, 5400)
+    coven.refuses("routine", "edit", "b", "--max-runs-per-day", "0", message="0 must be at least 1")
+
+
+def test_history_says_whose_budget_was_used(on_engine_clock: Engine, coven: Coven) -> None:
+    engine = on_engine_clock
+    engine.add("hourly", "0 * * * *", max_runs_per_day=1)
+    engine.run_until(T0 + timedelta(hours=1, minutes=5))
+    _status, out, _err = coven("history", "hourly")
+    assert "budget_exhausted · The budget of 2026-03-01 was used up: 1 of 1 runs." in out

@@ -174,3 +174,73 @@ def test_the_trial_is_told_in_sentences(engine: Engine) -> None:
         "It was a trial (it would have run): nothing was started. A trial: it would have run "
         "/bin/true; nothing was started."
     )
+
+
+# -- budgets ------------------------------------------------------------------------------------
+
+
+def test_runs_over_the_days_budget_are_skipped_with_its_state(engine: Engine) -> None:
+    rid = engine.add("hourly", "0 * * * *", max_runs_per_day=2)
+    engine.run_until(T0 + timedelta(hours=3, minutes=5))
+    assert [o[1:] for o in outcomes(engine, rid)] == [
+        ("succeeded", None), ("succeeded", None), ("skipped", "budget_exhausted"),
+        ("skipped", "budget_exhausted"),
+    ]  # fmt: skip
+    assert decision_of(engine, rid, "2026-03-01T14") == {
+        "day": "2026-03-01", "zone": "UTC", "runs": 2, "max_runs": 2,
+    }  # fmt: skip
+    assert len(engine.runtime.launches) == 2
+
+
+def test_the_day_is_the_routines_own_and_a_new_day_has_a_new_budget(engine: Engine) -> None:
+    # Tokyo is UTC+9: its day ends at 15:00 UTC.
+    rid = engine.add("hourly", "0 * * * *", "Asia/Tokyo", max_runs_per_day=1)
+    engine.run_until(T0 + timedelta(hours=4, minutes=5))
+    assert [o[1:] for o in outcomes(engine, rid)] == [
+        ("succeeded", None), ("skipped", "budget_exhausted"), ("skipped", "budget_exhausted"),
+        ("succeeded", None), ("skipped", "budget_exhausted"),
+    ]  # fmt: skip
+
+
+def test_run_time_counts_what_attempts_spent_running_that_day(engine: Engine) -> None:
+    engine.runtime.auto_exit = None  # commands run until the test ends them
+    rid = engine.add("often", "*/10 * * * *", max_runtime_per_day=timedelta(minutes=15))
+    engine.run_until(T0 + timedelta(minutes=1))
+    engine.clock.advance(timedelta(minutes=8))
+    engine.runtime.finish(engine.runtime.launches[0])
+    engine.run_until(T0 + timedelta(minutes=11))  # 12:00-12:09: 9 of 15 minutes used: runs
+    engine.clock.advance(timedelta(minutes=8))
+    engine.runtime.finish(engine.runtime.launches[1])
+    engine.run_until(T0 + timedelta(minutes=21))  # 12:10-12:19: 18 minutes used: over
+    assert [o[1:] for o in outcomes(engine, rid)] == [
+        ("succeeded", None), ("succeeded", None), ("skipped", "budget_exhausted"),
+    ]  # fmt: skip
+    inputs = decision_of(engine, rid, "2026-03-01T12:20")
+    assert (inputs["runtime_seconds"], inputs["max_runtime_seconds"]) == (1080.0, 900.0)
+
+
+def test_a_manual_run_goes_ahead_is_counted_and_marked(engine: Engine) -> None:
+    rid = engine.add("daily", "0 13 * * *", max_runs_per_day=1)
+    engine.operator.run_now("daily", key="first")
+    engine.operator.run_now("daily", key="second")
+    engine.run_until(T0 + timedelta(hours=1, minutes=5))
+    marks = [
+        json.loads(stored)
+        for (stored,) in engine.store.conn.execute(
+            "SELECT decision FROM occurrences WHERE kind = 'manual'"
+        )
+    ]
+    assert sorted((m["budget"]["runs"], m["over_budget"]) for m in marks) == [(0, False), (1, True)]
+    assert outcomes(engine, rid) == [("2026-03-01T13:00", "skipped", "budget_exhausted")]
+    assert len(engine.runtime.launches) == 2
+
+
+def test_the_budget_is_told_in_a_sentence(engine: Engine) -> None:
+    engine.add("hourly", "0 * * * *", max_runs_per_day=1)
+    engine.run_until(T0 + timedelta(hours=1, minutes=5))
+    _view, rows = history(engine.store, "hourly")
+    told = explain_occurrence(engine.store, rows[0].occurrence_id, "en_US")
+    assert told.outcome == (
+        "It was skipped (the day's budget was used up). The budget of 2026-03-01 was used up: "
+        "1 of 1 runs."
+    )

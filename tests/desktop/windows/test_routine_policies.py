@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 from PySide6.QtCore import Qt
 
@@ -66,3 +66,23 @@ def test_a_trial_is_ticked_then_made_live_from_the_editor(desktop, qtbot, loop, 
     drive(loop, page)
     revision = engine(desktop, loop, lambda e: show(e.store, "trial").revision)
     assert (revision.number, revision.spec.shadow) == (2, False)
+
+
+def test_budgets_are_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    fill(qtbot, loop, page, "budgeted", "/bin/true")
+    type_schedule(qtbot, loop, page, "*/5 * * * *")
+    editor = page.editor
+    assert editor.max_runs.text() == "no limit"
+
+    def typing() -> None:
+        editor.max_runs.selectAll()
+        qtbot.keyClicks(editor.max_runs, "4")
+        editor.max_runtime.clear()
+        qtbot.keyClicks(editor.max_runtime, "2h")
+
+    drive(loop, page, typing)
+    press(qtbot, loop, page, editor.save_button)
+    drive(loop, page)
+    spec = engine(desktop, loop, lambda e: show(e.store, "budgeted").revision.spec)
+    assert (spec.max_runs_per_day, spec.max_runtime_per_day) == (4, timedelta(hours=2))

@@ -72,6 +72,7 @@ class SkipReason(enum.StrEnum):
     ROUTINE_BROKEN = "routine_broken"  # its revision could not be loaded (§6, fault domains)
     EXCLUDED_DATE = "excluded_date"  # its local date is one of the revision's --except dates
     BUDGET_EXHAUSTED = "budget_exhausted"  # the day's runs or run time were used up (§14)
+    COOLDOWN = "cooldown"  # it came due while the routine rested after failures (§14)
 
 
 class MissedCause(enum.StrEnum):
@@ -131,6 +132,8 @@ class RevisionSpec:
     shadow: bool = False  # a trial: every moment is decided, none is started (§14)
     max_runs_per_day: int | None = None  # runs a local day may start (None: no budget)
     max_runtime_per_day: timedelta | None = None  # run time a local day may use
+    cooldown: timedelta | None = None  # rest after a failed occurrence, doubling per failure
+    cooldown_max: timedelta | None = None  # the longest rest (None: a day)
 
 
 @dataclass(frozen=True)

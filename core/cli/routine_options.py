@@ -22,7 +22,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SPEC_FIELDS = (
     "schedule", "timezone", "misfire", "grace", "overlap", "timeout", "retries", "idempotent",
     "cwd", "env", "argv", "shell", "stop_grace", "quarantine_after", "except_dates",
-    "shadow", "max_runs_per_day", "max_runtime_per_day",
+    "shadow", "max_runs_per_day", "max_runtime_per_day", "cooldown", "cooldown_max",
 )  # fmt: skip
 
 
@@ -56,6 +56,11 @@ def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None
            help="runs a day (in the routine's zone) may start; none: no budget")  # fmt: skip
     option("--max-runtime-per-day", dest="max_runtime_per_day", type=limit_argument,
            metavar="DURATION", help="run time a day may use, e.g. 2h; none: no budget")  # fmt: skip
+    option("--cooldown", type=limit_argument, metavar="DURATION",
+           help="after a failed run, skip scheduled moments for this long, doubling after each "
+           "further failure; a success resets it; none: no cooldown")  # fmt: skip
+    option("--cooldown-max", dest="cooldown_max", type=limit_argument, metavar="DURATION",
+           help="the longest cooldown (default 1d)")  # fmt: skip
 
 
 def _suppressed(parser: argparse.ArgumentParser) -> Any:

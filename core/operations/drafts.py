@@ -56,6 +56,8 @@ class RoutineDraft:
     shadow: bool = False  # a trial: decided as if live, never started
     max_runs_per_day: int = 0  # 0: no budget of runs
     max_runtime_per_day: str = "none"  # run time a day, as typed
+    cooldown: str = "none"  # rest after a failure, as typed
+    cooldown_max: str = "none"  # the longest rest (none: a day)
 
     @classmethod
     def of(cls, name: str, spec: RevisionSpec) -> RoutineDraft:
@@ -66,6 +68,7 @@ class RoutineDraft:
             format_duration(spec.grace), spec.overlap, format_timeout(spec.timeout),
             spec.retries, spec.idempotent, dates_text(spec.except_dates), spec.shadow,
             spec.max_runs_per_day or 0, format_duration(spec.max_runtime_per_day),
+            format_duration(spec.cooldown), format_duration(spec.cooldown_max),
         )  # fmt: skip
 
 
@@ -120,13 +123,16 @@ def check(
     timeout = found.read("timeout", lambda: parse_timeout(draft.timeout))
     dates = found.read("except_dates", lambda: _except_dates(draft.except_dates)) or ()
     runtime = found.read("max_runtime_per_day", lambda: parse_limit(draft.max_runtime_per_day))
+    rest = found.read("cooldown", lambda: parse_limit(draft.cooldown))
+    rest_max = found.read("cooldown_max", lambda: parse_limit(draft.cooldown_max))
     ready = table is not None and zone is not None
     shown = preview(table, now, None, count, dates) if ready else None
     if found.problems:
         return DraftCheck(tuple(found.problems), None, shown)
     policies = {
         "except_dates": dates, "shadow": draft.shadow, "max_runtime_per_day": runtime,
-        "max_runs_per_day": draft.max_runs_per_day or None,
+        "max_runs_per_day": draft.max_runs_per_day or None, "cooldown": rest,
+        "cooldown_max": rest_max,
     }  # fmt: skip
     spec = replace(_spec(draft, argv, grace, timeout), **policies)
     checked = found.read("form", lambda: validated(draft.name, spec))
@@ -189,4 +195,5 @@ def edit_to(typed: RevisionSpec) -> Callable[[RevisionSpec], RevisionSpec]:
 _FORM_FIELDS = (
     "schedule", "argv", "shell", "misfire", "grace", "overlap", "timeout", "retries",
     "idempotent", "except_dates", "shadow", "max_runs_per_day", "max_runtime_per_day",
+    "cooldown", "cooldown_max",
 )  # fmt: skip

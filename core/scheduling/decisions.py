@@ -28,7 +28,7 @@ from coven_core.model import (
 )
 from coven_core.operations import settings
 from coven_core.runtime.base import Launch
-from coven_core.scheduling import budgets, occurrences, overrun, routines
+from coven_core.scheduling import budgets, cooldown, occurrences, overrun, routines
 from coven_core.scheduling.occurrences import Stamp, Waiting
 from coven_core.scheduling.planner import MissedWindow, Planned, Segment, next_due, plan_window
 from coven_core.scheduling.revision_cache import RevisionCache
@@ -231,7 +231,7 @@ def claim_one(
         if item.kind is not OccurrenceKind.MANUAL and not item.attempts:
             _overlap(conn, item, revision, stamp)
         return None
-    if not item.attempts and _over_budget(conn, item, revision, stamp):
+    if not item.attempts and _held_by_policy(conn, item, revision, stamp):
         return None
     timeout, source = overrun.applied_timeout(revision.spec.timeout, context.default_timeout)
     usual, after = overrun.budget(overrun.durations_from(context.durations), timeout)
@@ -244,6 +244,22 @@ def claim_one(
 
 def _trial(revision: Revision) -> bool:
     return revision.spec.shadow
+
+
+def _held_by_policy(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> bool:
+    """Whether a policy of DESIGN §14 settled a new run's occurrence instead of starting it."""
+    return _cooling_down(conn, item, revision, stamp) or _over_budget(conn, item, revision, stamp)
+
+
+def _cooling_down(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> bool:
+    """A scheduled moment that comes due while the routine rests after failures is skipped
+    (``cooldown``, with the rest's end); a person's run is not held back."""
+    if item.kind is OccurrenceKind.MANUAL:
+        return False
+    rest = cooldown.active(conn, item.routine_id, revision.spec, stamp.now)
+    if rest is not None:
+        occurrences.skip(conn, item, SkipReason.COOLDOWN, stamp, rest.inputs())
+    return rest is not None
 
 
 def _over_budget(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> bool:

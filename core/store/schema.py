@@ -338,6 +338,13 @@ ALTER TABLE revisions ADD COLUMN max_runtime_per_day_seconds REAL
 """
 
 
+# Issue #23: a rest after failures, doubling up to a cap.
+_COOLDOWN = """
+ALTER TABLE revisions ADD COLUMN cooldown_seconds REAL;
+ALTER TABLE revisions ADD COLUMN cooldown_max_seconds REAL
+"""
+
+
 def _write_costs(conn: apsw.Connection) -> None:
     constraints.rewrite_checks(conn)  # an IN list in a CHECK costs a b-tree per write
     _statements(_WAITING_ORDER)(conn)
@@ -356,6 +363,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0010_calendar", 1, 9, _statements(_CALENDAR)),
     Migration("0011_shadow", 1, 10, _statements(_SHADOW)),
     Migration("0012_budgets", 1, 11, _statements(_BUDGETS)),
+    Migration("0013_cooldown", 1, 12, _statements(_COOLDOWN)),
 )
 
 CURRENT = MIGRATIONS[-1]

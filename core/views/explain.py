@@ -310,6 +310,7 @@ _REASONS = {
     "excluded_date": N_("the date is excluded"),
     "would_run": N_("it would have run"),
     "budget_exhausted": N_("the day's budget was used up"),
+    "cooldown": N_("cooling down after failures"),
 }
 
 

@@ -15,6 +15,7 @@ from coven_core.model import RevisionSpec
 from coven_core.notation.durations import format_duration
 from coven_core.notation.i18n import _
 from coven_core.schedule.exclusions import dates_text
+from coven_core.scheduling.cooldown import DEFAULT_CAP
 
 
 def policy_json(spec: RevisionSpec) -> dict[str, Any]:
@@ -24,7 +25,13 @@ def policy_json(spec: RevisionSpec) -> dict[str, Any]:
         "shadow": spec.shadow,
         "max_runs_per_day": spec.max_runs_per_day,
         "max_runtime_per_day_seconds": None if runtime is None else runtime.total_seconds(),
+        "cooldown_seconds": _seconds(spec.cooldown),
+        "cooldown_max_seconds": _seconds(spec.cooldown_max),
     }
+
+
+def _seconds(delta: timedelta | None) -> float | None:
+    return None if delta is None else delta.total_seconds()
 
 
 def policy_fields(spec: RevisionSpec, locale: str) -> list[tuple[str, str]]:
@@ -37,6 +44,11 @@ def policy_fields(spec: RevisionSpec, locale: str) -> list[tuple[str, str]]:
     budget = _budget_text(spec, locale)
     if budget:
         fields.append((_("Budget", locale), budget))
+    if spec.cooldown is not None:
+        most = format_duration(spec.cooldown_max or DEFAULT_CAP)
+        text = _("{rest} after a failure, doubling up to {most}", locale)
+        fields.append((_("Cooldown", locale), text.format(rest=format_duration(spec.cooldown),
+                                                          most=most)))  # fmt: skip
     return fields
 
 
@@ -82,6 +94,13 @@ def _policy_sentence(reason: str | None, inputs: dict[str, Any], locale: str) ->
         return _("The budget of {day} was used up: {use}.", locale).format(
             day=inputs.get("day", "?"), use=_budget_use(inputs, locale)
         )
+    if reason == "cooldown":
+        text = (
+            "The routine was cooling down after {failures} failed run(s) in a row, until {until}."
+        )
+        return _(text, locale).format(
+            failures=inputs.get("failures", "?"), until=_utc_text(inputs.get("until"))
+        )
     if "budget" in inputs:  # a person's run on a routine with a budget: counted and marked
         text = (
             "A run by a person, counted in the budget of {day} ({use}), over it."
@@ -91,6 +110,10 @@ def _policy_sentence(reason: str | None, inputs: dict[str, Any], locale: str) ->
         budget = inputs["budget"]
         return _(text, locale).format(day=budget.get("day", "?"), use=_budget_use(budget, locale))
     return None
+
+
+def _utc_text(stored: str | None) -> str:
+    return "?" if stored is None else f"{stored[:10]} {stored[11:16]} UTC"
 
 
 def _budget_use(inputs: dict[str, Any], locale: str) -> str:

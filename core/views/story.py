@@ -31,6 +31,7 @@ _SKIPPED = {
     "nonexistent_local_time": "Skipped: this wall time does not exist (a daylight-saving gap)",
     "excluded_date": "Skipped: the date is excluded",
     "budget_exhausted": "Skipped: the day's budget was used up",
+    "cooldown": "Skipped: the routine was cooling down after failures",
 }
 
 _CAUSES = {

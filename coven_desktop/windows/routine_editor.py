@@ -131,6 +131,9 @@ class RoutineEditor(QGroupBox):
         self.max_runs.setRange(0, 10_000)
         self.max_runs.setSpecialValueText(self.tr("no limit"))  # shown for 0
         self.max_runtime = self._duration_edit()
+        self.cooldown = self._duration_edit()
+        self.cooldown_max = self._duration_edit()
+        self.cooldown_max.setPlaceholderText(self.tr("none: one day"))
         rows: list[tuple[str, QWidget, str | None]] = [
             (self.tr("Name"), self.name, "name"),
             (self.tr("Schedule"), self.schedule, "schedule"),
@@ -147,6 +150,8 @@ class RoutineEditor(QGroupBox):
             ("", self.shadow, None),
             (self.tr("Runs a day"), self.max_runs, None),
             (self.tr("Run time a day"), self.max_runtime, "max_runtime_per_day"),
+            (self.tr("Cooldown after a failure"), self.cooldown, "cooldown"),
+            (self.tr("Longest cooldown"), self.cooldown_max, "cooldown_max"),
         ]
         for label, widget, key in rows:
             form.addRow(label, self._with_error(widget, key))
@@ -208,7 +213,7 @@ class RoutineEditor(QGroupBox):
     def _watch(self) -> None:
         """Any change starts (or restarts) the debounce timer."""
         edits = (self.name, self.schedule, self.command, self.grace, self.timeout,
-                 self.except_dates, self.max_runtime)  # fmt: skip
+                 self.except_dates, self.max_runtime, self.cooldown, self.cooldown_max)  # fmt: skip
         for edit in edits:
             edit.textChanged.connect(self._changed)
         self.zone.currentTextChanged.connect(self._changed)
@@ -262,6 +267,8 @@ class RoutineEditor(QGroupBox):
         self.shadow.setChecked(draft.shadow)
         self.max_runs.setValue(draft.max_runs_per_day)
         self.max_runtime.setText(draft.max_runtime_per_day)
+        self.cooldown.setText(draft.cooldown)
+        self.cooldown_max.setText(draft.cooldown_max)
 
     def close_editor(self) -> None:
         self._debounce.stop()
@@ -286,6 +293,8 @@ class RoutineEditor(QGroupBox):
             shadow=self.shadow.isChecked(),
             max_runs_per_day=self.max_runs.value(),
             max_runtime_per_day=self.max_runtime.text(),
+            cooldown=self.cooldown.text(),
+            cooldown_max=self.cooldown_max.text(),
         )
 
     # -- checking and the preview -----------------------------------------------------------

@@ -118,7 +118,10 @@ STARTS = (
 )
 MAX_ROUTINES = 6
 #: The RevisionSpec fields of the policies (DESIGN §14) an edit may change.
-_POLICY_FIELDS = ("except_dates", "shadow", "max_runs_per_day", "max_runtime_per_day")
+_POLICY_FIELDS = (
+    "except_dates", "shadow", "max_runs_per_day", "max_runtime_per_day", "cooldown",
+    "cooldown_max",
+)  # fmt: skip
 MAX_PASSES_PER_STEP = 20_000
 #: Boundaries a pass or an operator command crosses in this process (the runner's and the
 #: delivery's are not reached: simulated commands have no runner and no output).
@@ -932,9 +935,11 @@ class Simulator:
         shadow = rng.random() < 0.2
         runs = rng.choice((None, None, None, 1, 2, 4))
         runtime = rng.choice((None, None, None, timedelta(minutes=30), timedelta(hours=3)))
+        rest = rng.choice((None, None, timedelta(minutes=20), timedelta(hours=1)))
+        rest_max = rng.choice((None, timedelta(hours=2)))
         return replace(
             spec, except_dates=tuple(sorted(excluded)), shadow=shadow, max_runs_per_day=runs,
-            max_runtime_per_day=runtime,
+            max_runtime_per_day=runtime, cooldown=rest, cooldown_max=rest_max,
         )  # fmt: skip
 
     def act_add(self) -> None:
@@ -1145,6 +1150,7 @@ class Simulator:
             problems.append(f"{launch.occurrence_id} of a trial (shadow) revision started")
         if kind != "manual" and launch.attempt_id.endswith(".1"):
             problems.extend(_within_runs_budget(conn, launch))
+            problems.extend(_after_the_cooldown(conn, launch))
         if state == "deleted" or (state == "quarantined" and not probe):
             problems.append(f"{launch.occurrence_id} started although its routine is {state}")
         elif state == "paused" and not by_person:
@@ -1278,6 +1284,30 @@ def _within_runs_budget(conn: apsw.Connection, launch: Launch) -> list[str]:
     return [
         f"{launch.occurrence_id} started as run {before + 1} of {local}, over its budget {most}"
     ]
+
+
+def _after_the_cooldown(conn: apsw.Connection, launch: Launch) -> list[str]:
+    """A scheduled run never starts while its routine rests after failures in a row: the
+    revision's cooldown, doubled per further failure, capped, from the last failure."""
+    rest, cap, failures, claimed = conn.execute(
+        "SELECT v.cooldown_seconds, v.cooldown_max_seconds, r.consecutive_failures, "
+        "a.claimed_at FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id JOIN "
+        "revisions v ON v.routine_id = o.routine_id AND v.number = o.revision JOIN routines r "
+        "ON r.id = o.routine_id WHERE a.id = ?",
+        (launch.attempt_id,),
+    ).fetchone()
+    last = conn.execute(
+        "SELECT max(settled_at) FROM occurrences WHERE routine_id = ? AND probe = 0 "
+        "AND disposition IN ('failed', 'timed_out')",
+        (launch.routine_id,),
+    ).fetchone()[0]
+    if rest is None or not failures or last is None:
+        return []
+    length = min(rest * 2 ** (failures - 1), max(cap or 86_400, rest))
+    until = instant_from(last) + timedelta(seconds=length)
+    if instant_from(claimed) >= until:
+        return []
+    return [f"{launch.occurrence_id} started at {claimed} inside its cooldown until {until}"]
 
 
 def _against_truth(

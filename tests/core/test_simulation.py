@@ -103,8 +103,9 @@ def test_a_success_without_a_clean_exit_is_caught(tmp_path: Path, monkeypatch) -
         (occurrences, "insert_missed", lambda *args, **kwargs: False, "passed with no disposition"),
         (decisions, "_over_budget", lambda *args, **kwargs: False, "over its budget"),
         (decisions, "_trial", lambda revision: False, "of a trial (shadow) revision"),
+        (decisions, "_cooling_down", lambda *args, **kwargs: False, "inside its cooldown"),
     ],
-    ids=["lost-missed-window", "over-budget", "started-trial"],
+    ids=["lost-missed-window", "over-budget", "started-trial", "no-cooldown"],
 )
 def test_a_planted_bug_is_caught(
     tmp_path: Path, monkeypatch, module: object, name: str, planted: object, caught: str
@@ -116,12 +117,12 @@ def test_a_planted_bug_is_caught(
 
 
 def test_a_lost_window_of_a_broken_routine_is_caught(tmp_path: Path, monkeypatch) -> None:
-    """Seed 9 loses zones in use to tz database upgrades; a broken routine's span that is
-    never written down is silent loss."""
+    """Seeds 6 and 9 lose zones in use to tz database upgrades; a broken routine's span that
+    is never written down is silent loss. (Which seed meets it first changes whenever the
+    simulation learns a new move, so one of a few meeting it is enough.)"""
     monkeypatch.setattr(decisions, "record_broken", lambda *args, **kwargs: 0)
-    result = simulate(9, 500, tmp_path / "data")
-    assert result.violation is not None
-    assert "passed with no disposition" in result.violation
+    found = [simulate(seed, 500, tmp_path / f"data{seed}").violation for seed in (6, 9)]
+    assert any(v is not None and "passed with no disposition" in v for v in found), found
 
 
 def test_a_rerun_after_an_ambiguous_attempt_is_caught(tmp_path: Path, monkeypatch) -> None:

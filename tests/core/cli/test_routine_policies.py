@@ -102,3 +102,11 @@ def test_history_says_whose_budget_was_used(on_engine_clock: Engine, coven: Cove
     engine.run_until(T0 + timedelta(hours=1, minutes=5))
     _status, out, _err = coven("history", "hourly")
     assert "budget_exhausted · The budget of 2026-03-01 was used up: 1 of 1 runs." in out
+
+
+def test_cooldown_is_set_and_shown(coven: Coven) -> None:
+    shown = coven.add("c", *DAILY, "--cooldown", "15m", "--cooldown-max", "2h")
+    assert (shown["cooldown_seconds"], shown["cooldown_max_seconds"]) == (900, 7200)
+    _status, out, _err = coven("routine", "show", "c")
+    assert "15m after a failure, doubling up to 2h" in out
+    assert coven.json("routine", "edit", "c", "--cooldown", "none")["cooldown_seconds"] is None

@@ -25,6 +25,12 @@ def outcomes(engine: Engine, rid: str) -> list[tuple[str, str | None, str | None
     return [(local[:16], outcome, reason) for local, outcome, reason in rows]
 
 
+def codes(engine: Engine, rid: str) -> list[tuple[str, str | None]]:
+    """(disposition or state, decision code) per scheduled occurrence: a failure's reason,
+    its message, is left out."""
+    return [(o[1], None if o[1] == "failed" else o[2]) for o in outcomes(engine, rid)]
+
+
 def decision_of(engine: Engine, rid: str, local: str) -> dict[str, object]:
     (stored,) = engine.store.conn.execute(
         "SELECT decision FROM occurrences WHERE routine_id = ? AND local_time LIKE ?",
@@ -243,4 +249,53 @@ def test_the_budget_is_told_in_a_sentence(engine: Engine) -> None:
     assert told.outcome == (
         "It was skipped (the day's budget was used up). The budget of 2026-03-01 was used up: "
         "1 of 1 runs."
+    )
+
+
+# -- cooldown -----------------------------------------------------------------------------------
+
+
+def test_a_failure_starts_a_cooldown_that_doubles_and_a_success_resets(engine: Engine) -> None:
+    rid = engine.add("often", "*/10 * * * *", cooldown=timedelta(minutes=15), quarantine_after=0)
+    engine.runtime.auto_exit = 1  # 12:00 fails: rest until 12:15
+    engine.run_until(T0 + timedelta(minutes=21))  # 12:10 skipped; 12:20 runs and fails
+    engine.runtime.auto_exit = 0  # second failure in a row: rest 30m, until 12:50
+    engine.run_until(T0 + timedelta(minutes=61))  # 12:30, 12:40 skipped; 12:50 runs: success
+    engine.run_until(T0 + timedelta(minutes=71))  # reset: 13:00 runs
+    assert codes(engine, rid) == [
+        ("failed", None), ("skipped", "cooldown"), ("failed", None), ("skipped", "cooldown"),
+        ("skipped", "cooldown"), ("succeeded", None), ("succeeded", None), ("succeeded", None),
+    ]  # fmt: skip
+    inputs = decision_of(engine, rid, "2026-03-01T12:40")
+    assert (inputs["failures"], inputs["seconds"]) == (2, 1800.0)
+    assert inputs["until"].startswith("2026-03-01T12:50")
+
+
+def test_the_cooldown_stops_doubling_at_its_cap(engine: Engine) -> None:
+    spec = {"cooldown": timedelta(minutes=10), "cooldown_max": timedelta(minutes=25)}
+    rid = engine.add("often", "*/5 * * * *", quarantine_after=0, **spec)
+    engine.runtime.auto_exit = 1
+    engine.run_until(T0 + timedelta(hours=2))
+    ran = [o[0][11:] for o in outcomes(engine, rid) if o[1] == "failed"]
+    assert ran == ["12:00", "12:10", "12:30", "12:55", "13:20", "13:45"]  # 10m, 20m, then 25m
+
+
+def test_a_manual_run_is_not_held_back_by_a_cooldown(engine: Engine) -> None:
+    engine.add("daily", "0 12 * * *", cooldown=timedelta(hours=6))
+    engine.runtime.auto_exit = 1
+    engine.run_until(T0 + timedelta(minutes=1))
+    engine.operator.run_now("daily", key="fix")
+    engine.run_until(T0 + timedelta(minutes=2))
+    assert len(engine.runtime.launches) == 2
+
+
+def test_the_cooldown_is_told_in_a_sentence(engine: Engine) -> None:
+    engine.add("often", "*/10 * * * *", cooldown=timedelta(minutes=15))
+    engine.runtime.auto_exit = 1
+    engine.run_until(T0 + timedelta(minutes=11))
+    _view, rows = history(engine.store, "often")
+    told = explain_occurrence(engine.store, rows[0].occurrence_id, "en_US")
+    assert told.outcome == (
+        "It was skipped (cooling down after failures). The routine was cooling down after 1 "
+        "failed run(s) in a row, until 2026-03-01 12:15 UTC."
     )

@@ -75,14 +75,35 @@ def test_budgets_are_typed_and_saved(desktop, qtbot, loop, page) -> None:  # typ
     editor = page.editor
     assert editor.max_runs.text() == "no limit"
 
-    def typing() -> None:
-        editor.max_runs.selectAll()
-        qtbot.keyClicks(editor.max_runs, "4")
-        editor.max_runtime.clear()
-        qtbot.keyClicks(editor.max_runtime, "2h")
+    drive(loop, page, lambda: retype(qtbot, {editor.max_runs: "4", editor.max_runtime: "2h"}))
+    spec = saved_spec(desktop, qtbot, loop, page, "budgeted")
+    assert (spec.max_runs_per_day, spec.max_runtime_per_day) == (4, timedelta(hours=2))
 
-    drive(loop, page, typing)
+
+def test_a_cooldown_is_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    fill(qtbot, loop, page, "resting", "/bin/true")
+    type_schedule(qtbot, loop, page, "*/5 * * * *")
+    editor = page.editor
+
+    drive(loop, page, lambda: retype(qtbot, {editor.cooldown: "15m", editor.cooldown_max: "ever"}))
     press(qtbot, loop, page, editor.save_button)
     drive(loop, page)
-    spec = engine(desktop, loop, lambda e: show(e.store, "budgeted").revision.spec)
-    assert (spec.max_runs_per_day, spec.max_runtime_per_day) == (4, timedelta(hours=2))
+    error = editor.errors["cooldown_max"]
+    assert error.isVisible() and "ever" in error.text()
+    drive(loop, page, lambda: retype(qtbot, {editor.cooldown_max: "3h"}))
+    spec = saved_spec(desktop, qtbot, loop, page, "resting")
+    assert (spec.cooldown, spec.cooldown_max) == (timedelta(minutes=15), timedelta(hours=3))
+
+
+def retype(qtbot, fields: dict) -> None:  # type: ignore[no-untyped-def,type-arg]
+    """Replace what each field (a line edit or a spin box) says, typing like a person."""
+    for field, text in fields.items():
+        field.selectAll()
+        qtbot.keyClicks(field, text)
+
+
+def saved_spec(desktop, qtbot, loop, page, name: str):  # type: ignore[no-untyped-def]
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
+    return engine(desktop, loop, lambda e: show(e.store, name).revision.spec)

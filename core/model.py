@@ -73,6 +73,7 @@ class SkipReason(enum.StrEnum):
     EXCLUDED_DATE = "excluded_date"  # its local date is one of the revision's --except dates
     BUDGET_EXHAUSTED = "budget_exhausted"  # the day's runs or run time were used up (§14)
     COOLDOWN = "cooldown"  # it came due while the routine rested after failures (§14)
+    GROUP_BUSY = "group_busy"  # another routine of its group was running (§14)
 
 
 class MissedCause(enum.StrEnum):
@@ -134,6 +135,7 @@ class RevisionSpec:
     max_runtime_per_day: timedelta | None = None  # run time a local day may use
     cooldown: timedelta | None = None  # rest after a failed occurrence, doubling per failure
     cooldown_max: timedelta | None = None  # the longest rest (None: a day)
+    group: str | None = None  # at most one routine of a group runs at a time (§14)
 
 
 @dataclass(frozen=True)

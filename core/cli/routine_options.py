@@ -22,7 +22,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SPEC_FIELDS = (
     "schedule", "timezone", "misfire", "grace", "overlap", "timeout", "retries", "idempotent",
     "cwd", "env", "argv", "shell", "stop_grace", "quarantine_after", "except_dates",
-    "shadow", "max_runs_per_day", "max_runtime_per_day", "cooldown", "cooldown_max",
+    "shadow", "max_runs_per_day", "max_runtime_per_day", "cooldown", "cooldown_max", "group",
 )  # fmt: skip
 
 
@@ -61,6 +61,8 @@ def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None
            "further failure; a success resets it; none: no cooldown")  # fmt: skip
     option("--cooldown-max", dest="cooldown_max", type=limit_argument, metavar="DURATION",
            help="the longest cooldown (default 1d)")  # fmt: skip
+    option("--group", type=_group_name, metavar="NAME",
+           help="at most one routine of the group runs at a time; none: no group")  # fmt: skip
 
 
 def _suppressed(parser: argparse.ArgumentParser) -> Any:
@@ -118,6 +120,13 @@ def _env_pair(text: str) -> tuple[str, str]:
             f"{key!r} is not a valid variable name (letters, digits and _, not first a digit)"
         )
     return key, value
+
+
+def _group_name(text: str) -> str | None:
+    name = text.strip()
+    if not name:
+        raise argparse.ArgumentTypeError("a group needs a name")
+    return None if name.lower() == "none" else name
 
 
 def _count_or_none(text: str) -> int | None:

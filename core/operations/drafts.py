@@ -58,6 +58,7 @@ class RoutineDraft:
     max_runtime_per_day: str = "none"  # run time a day, as typed
     cooldown: str = "none"  # rest after a failure, as typed
     cooldown_max: str = "none"  # the longest rest (none: a day)
+    group: str = ""  # empty: no group
 
     @classmethod
     def of(cls, name: str, spec: RevisionSpec) -> RoutineDraft:
@@ -68,7 +69,7 @@ class RoutineDraft:
             format_duration(spec.grace), spec.overlap, format_timeout(spec.timeout),
             spec.retries, spec.idempotent, dates_text(spec.except_dates), spec.shadow,
             spec.max_runs_per_day or 0, format_duration(spec.max_runtime_per_day),
-            format_duration(spec.cooldown), format_duration(spec.cooldown_max),
+            format_duration(spec.cooldown), format_duration(spec.cooldown_max), spec.group or "",
         )  # fmt: skip
 
 
@@ -132,7 +133,7 @@ def check(
     policies = {
         "except_dates": dates, "shadow": draft.shadow, "max_runtime_per_day": runtime,
         "max_runs_per_day": draft.max_runs_per_day or None, "cooldown": rest,
-        "cooldown_max": rest_max,
+        "cooldown_max": rest_max, "group": draft.group.strip() or None,
     }  # fmt: skip
     spec = replace(_spec(draft, argv, grace, timeout), **policies)
     checked = found.read("form", lambda: validated(draft.name, spec))
@@ -195,5 +196,5 @@ def edit_to(typed: RevisionSpec) -> Callable[[RevisionSpec], RevisionSpec]:
 _FORM_FIELDS = (
     "schedule", "argv", "shell", "misfire", "grace", "overlap", "timeout", "retries",
     "idempotent", "except_dates", "shadow", "max_runs_per_day", "max_runtime_per_day",
-    "cooldown", "cooldown_max",
+    "cooldown", "cooldown_max", "group",
 )  # fmt: skip

@@ -26,6 +26,7 @@ from coven_core.model import (
     Revision,
     SkipReason,
 )
+from coven_core.operations.settings import MAX_ACTIVE_SQL
 from coven_core.runtime.base import Launch, Started
 from coven_core.scheduling import ids
 from coven_core.scheduling.planner import MissedWindow, Planned
@@ -190,17 +191,19 @@ class Waiting:
     attempts: int = 0  # attempts of it so far
 
 
-def waiting(conn: apsw.Connection, now: datetime, limit: int) -> tuple[list[Waiting], int]:
-    """What may be claimed now, oldest first, and how many occurrences are active (what the
-    claims are bounded by), in one read."""
+def waiting(
+    conn: apsw.Connection, now: datetime, limit: int
+) -> tuple[list[Waiting], int, str | None]:
+    """What may be claimed now, oldest first, how many occurrences are active and the stored
+    ``max-active`` setting (what the claims are bounded by), in one read."""
     items: list[Waiting] = []
-    active = 0  # on every row; with nothing waiting it bounds nothing
+    active, most = 0, None  # on every row; with nothing waiting they bound nothing
     rows = conn.execute(_WAITING, (instant_text(now), limit))
     for row in rows:
-        oid, rid, rev, at, kind, probe, forced, run_id, attempts, active = row
+        oid, rid, rev, at, kind, probe, forced, run_id, attempts, active, most = row
         items.append(Waiting(oid, rid, rev, instant_from(at), OccurrenceKind(kind), bool(probe),
                              bool(forced), run_id, attempts))  # fmt: skip
-    return items, int(active)
+    return items, int(active), most
 
 
 ACTIVE = "occurrences INDEXED BY occurrences_active WHERE state IN ('claimed', 'running')"
@@ -222,7 +225,7 @@ partial index of planned rows: there are few of those, however long the history.
 _WAITING = (
     "SELECT id, routine_id, revision, scheduled_utc, kind, probe, forced, run_id, "
     "(SELECT count(*) FROM attempts a WHERE a.occurrence_id = occurrences.id), "
-    f"(SELECT count(*) FROM {ACTIVE}) FROM occurrences "
+    f"(SELECT count(*) FROM {ACTIVE}), {MAX_ACTIVE_SQL} FROM occurrences "
     "WHERE state = 'planned' AND scheduled_utc <= ?1 "
     "AND (not_before IS NULL OR not_before <= ?1) ORDER BY scheduled_utc, id LIMIT ?2"
 )

@@ -345,6 +345,12 @@ ALTER TABLE revisions ADD COLUMN cooldown_max_seconds REAL
 """
 
 
+# Issue #23: exclusion groups (at most one member runs at a time).
+_GROUPS = """
+ALTER TABLE revisions ADD COLUMN group_name TEXT
+"""
+
+
 def _write_costs(conn: apsw.Connection) -> None:
     constraints.rewrite_checks(conn)  # an IN list in a CHECK costs a b-tree per write
     _statements(_WAITING_ORDER)(conn)
@@ -364,6 +370,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0011_shadow", 1, 10, _statements(_SHADOW)),
     Migration("0012_budgets", 1, 11, _statements(_BUDGETS)),
     Migration("0013_cooldown", 1, 12, _statements(_COOLDOWN)),
+    Migration("0014_groups", 1, 13, _statements(_GROUPS)),
 )
 
 CURRENT = MIGRATIONS[-1]

@@ -311,6 +311,7 @@ _REASONS = {
     "would_run": N_("it would have run"),
     "budget_exhausted": N_("the day's budget was used up"),
     "cooldown": N_("cooling down after failures"),
+    "group_busy": N_("another routine of its group was running"),
 }
 
 

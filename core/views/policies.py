@@ -27,6 +27,7 @@ def policy_json(spec: RevisionSpec) -> dict[str, Any]:
         "max_runtime_per_day_seconds": None if runtime is None else runtime.total_seconds(),
         "cooldown_seconds": _seconds(spec.cooldown),
         "cooldown_max_seconds": _seconds(spec.cooldown_max),
+        "group": spec.group,
     }
 
 
@@ -49,6 +50,9 @@ def policy_fields(spec: RevisionSpec, locale: str) -> list[tuple[str, str]]:
         text = _("{rest} after a failure, doubling up to {most}", locale)
         fields.append((_("Cooldown", locale), text.format(rest=format_duration(spec.cooldown),
                                                           most=most)))  # fmt: skip
+    if spec.group is not None:
+        text = _("{group} (one routine of the group runs at a time)", locale)
+        fields.append((_("Group", locale), text.format(group=spec.group)))
     return fields
 
 
@@ -101,6 +105,12 @@ def _policy_sentence(reason: str | None, inputs: dict[str, Any], locale: str) ->
         return _(text, locale).format(
             failures=inputs.get("failures", "?"), until=_utc_text(inputs.get("until"))
         )
+    if reason == "group_busy":
+        text = "Routine {holder} of group {group} was running (run {run})."
+        return _(text, locale).format(
+            holder=inputs.get("holder", "?"), group=inputs.get("group", "?"),
+            run=inputs.get("holder_run", "?"),
+        )  # fmt: skip
     if "budget" in inputs:  # a person's run on a routine with a budget: counted and marked
         text = (
             "A run by a person, counted in the budget of {day} ({use}), over it."

@@ -32,6 +32,7 @@ _SKIPPED = {
     "excluded_date": "Skipped: the date is excluded",
     "budget_exhausted": "Skipped: the day's budget was used up",
     "cooldown": "Skipped: the routine was cooling down after failures",
+    "group_busy": "Skipped: another routine of its group was running",
 }
 
 _CAUSES = {

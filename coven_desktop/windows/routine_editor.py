@@ -134,6 +134,8 @@ class RoutineEditor(QGroupBox):
         self.cooldown = self._duration_edit()
         self.cooldown_max = self._duration_edit()
         self.cooldown_max.setPlaceholderText(self.tr("none: one day"))
+        self.group = QLineEdit(self)
+        self.group.setPlaceholderText(self.tr("e.g. disk: one routine of a group runs at a time"))
         rows: list[tuple[str, QWidget, str | None]] = [
             (self.tr("Name"), self.name, "name"),
             (self.tr("Schedule"), self.schedule, "schedule"),
@@ -152,6 +154,7 @@ class RoutineEditor(QGroupBox):
             (self.tr("Run time a day"), self.max_runtime, "max_runtime_per_day"),
             (self.tr("Cooldown after a failure"), self.cooldown, "cooldown"),
             (self.tr("Longest cooldown"), self.cooldown_max, "cooldown_max"),
+            (self.tr("Group"), self.group, None),
         ]
         for label, widget, key in rows:
             form.addRow(label, self._with_error(widget, key))
@@ -213,7 +216,8 @@ class RoutineEditor(QGroupBox):
     def _watch(self) -> None:
         """Any change starts (or restarts) the debounce timer."""
         edits = (self.name, self.schedule, self.command, self.grace, self.timeout,
-                 self.except_dates, self.max_runtime, self.cooldown, self.cooldown_max)  # fmt: skip
+                 self.except_dates, self.max_runtime, self.cooldown, self.cooldown_max,
+                 self.group)  # fmt: skip
         for edit in edits:
             edit.textChanged.connect(self._changed)
         self.zone.currentTextChanged.connect(self._changed)
@@ -269,6 +273,7 @@ class RoutineEditor(QGroupBox):
         self.max_runtime.setText(draft.max_runtime_per_day)
         self.cooldown.setText(draft.cooldown)
         self.cooldown_max.setText(draft.cooldown_max)
+        self.group.setText(draft.group)
 
     def close_editor(self) -> None:
         self._debounce.stop()
@@ -295,6 +300,7 @@ class RoutineEditor(QGroupBox):
             max_runtime_per_day=self.max_runtime.text(),
             cooldown=self.cooldown.text(),
             cooldown_max=self.cooldown_max.text(),
+            group=self.group.text(),
         )
 
     # -- checking and the preview -----------------------------------------------------------

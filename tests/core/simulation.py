@@ -120,7 +120,7 @@ MAX_ROUTINES = 6
 #: The RevisionSpec fields of the policies (DESIGN §14) an edit may change.
 _POLICY_FIELDS = (
     "except_dates", "shadow", "max_runs_per_day", "max_runtime_per_day", "cooldown",
-    "cooldown_max",
+    "cooldown_max", "group",
 )  # fmt: skip
 MAX_PASSES_PER_STEP = 20_000
 #: Boundaries a pass or an operator command crosses in this process (the runner's and the
@@ -937,9 +937,10 @@ class Simulator:
         runtime = rng.choice((None, None, None, timedelta(minutes=30), timedelta(hours=3)))
         rest = rng.choice((None, None, timedelta(minutes=20), timedelta(hours=1)))
         rest_max = rng.choice((None, timedelta(hours=2)))
+        group = rng.choice((None, None, "disk", "net"))
         return replace(
             spec, except_dates=tuple(sorted(excluded)), shadow=shadow, max_runs_per_day=runs,
-            max_runtime_per_day=runtime, cooldown=rest, cooldown_max=rest_max,
+            max_runtime_per_day=runtime, cooldown=rest, cooldown_max=rest_max, group=group,
         )  # fmt: skip
 
     def act_add(self) -> None:
@@ -1151,6 +1152,7 @@ class Simulator:
         if kind != "manual" and launch.attempt_id.endswith(".1"):
             problems.extend(_within_runs_budget(conn, launch))
             problems.extend(_after_the_cooldown(conn, launch))
+        problems.extend(self._group_is_free(conn, launch))
         if state == "deleted" or (state == "quarantined" and not probe):
             problems.append(f"{launch.occurrence_id} started although its routine is {state}")
         elif state == "paused" and not by_person:
@@ -1166,6 +1168,19 @@ class Simulator:
                 "awaits a decision"
             )
         return problems
+
+    def _group_is_free(self, conn: apsw.Connection, launch: Launch) -> list[str]:
+        """No command of another routine of the launch's group runs on the machine now."""
+        group = _group_of(conn, launch.occurrence_id)
+        if group is None:
+            return []
+        return [
+            f"{launch.occurrence_id} started while {other.launch.occurrence_id} of its group "
+            f"{group} still runs"
+            for other in self.world.live()
+            if other.launch.routine_id != launch.routine_id
+            and _group_of(conn, other.launch.occurrence_id) == group
+        ]
 
     def violations(self) -> list[str]:
         now = self.clock.now_utc()
@@ -1256,6 +1271,15 @@ class Simulator:
             (instant_text(now),),
         )
         return [f"routine {name}: the moment at {due} is due but undecided" for name, due in rows]
+
+
+def _group_of(conn: apsw.Connection, occurrence_id: str) -> str | None:
+    row = conn.execute(
+        "SELECT v.group_name FROM occurrences o JOIN revisions v ON v.routine_id = o.routine_id "
+        "AND v.number = o.revision WHERE o.id = ?",
+        (occurrence_id,),
+    ).fetchone()
+    return None if row is None else row[0]
 
 
 def _within_runs_budget(conn: apsw.Connection, launch: Launch) -> list[str]:

@@ -98,20 +98,21 @@ def test_a_success_without_a_clean_exit_is_caught(tmp_path: Path, monkeypatch) -
 
 
 @pytest.mark.parametrize(
-    ("module", "name", "planted", "caught"),
+    ("module", "name", "planted", "caught", "seed"),
     [
-        (occurrences, "insert_missed", lambda *args, **kwargs: False, "passed with no disposition"),
-        (decisions, "_over_budget", lambda *args, **kwargs: False, "over its budget"),
-        (decisions, "_trial", lambda revision: False, "of a trial (shadow) revision"),
-        (decisions, "_cooling_down", lambda *args, **kwargs: False, "inside its cooldown"),
+        (occurrences, "insert_missed", lambda *a, **k: False, "passed with no disposition", 1),
+        (decisions, "_over_budget", lambda *args, **kwargs: False, "over its budget", 1),
+        (decisions, "_trial", lambda revision: False, "of a trial (shadow) revision", 1),
+        (decisions, "_cooling_down", lambda *args, **kwargs: False, "inside its cooldown", 1),
+        (decisions, "_group_busy", lambda *args, **kwargs: False, "of its group", 4),
     ],
-    ids=["lost-missed-window", "over-budget", "started-trial", "no-cooldown"],
+    ids=["lost-missed-window", "over-budget", "started-trial", "no-cooldown", "no-group"],
 )
 def test_a_planted_bug_is_caught(
-    tmp_path: Path, monkeypatch, module: object, name: str, planted: object, caught: str
+    tmp_path: Path, monkeypatch, module: object, name: str, planted: object, caught: str, seed: int
 ) -> None:
     monkeypatch.setattr(module, name, planted)
-    result = simulate(1, 150, tmp_path / "data")
+    result = simulate(seed, 150, tmp_path / "data")
     assert result.violation is not None
     assert caught in result.violation
 

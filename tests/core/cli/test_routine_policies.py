@@ -110,3 +110,17 @@ def test_cooldown_is_set_and_shown(coven: Coven) -> None:
     _status, out, _err = coven("routine", "show", "c")
     assert "15m after a failure, doubling up to 2h" in out
     assert coven.json("routine", "edit", "c", "--cooldown", "none")["cooldown_seconds"] is None
+
+
+def test_group_is_set_and_cleared(coven: Coven) -> None:
+    assert coven.add("g", *DAILY, "--group", "disk")["group"] == "disk"
+    _status, out, _err = coven("routine", "show", "g")
+    assert "disk (one routine of the group runs at a time)" in out
+    assert coven.json("routine", "edit", "g", "--group", "none")["group"] is None
+
+
+def test_max_active_is_shown_and_set_in_config(coven: Coven) -> None:
+    shown = {s["name"]: s for s in coven.json("config")["settings"]}
+    assert (shown["max-active"]["value"], shown["max-active"]["default"]) == ("4", True)
+    assert coven.json("config", "set", "max-active", "8")["value"] == "8"
+    coven.refuses("config", "set", "max-active", "0", message="max-active must be at least 1")

@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
+from coven_core.model import OverlapPolicy
 from coven_core.queries import explain, history
 from coven_core.views.explain import explain_occurrence
 from coven_core.views.inspection import inspect
@@ -299,3 +300,78 @@ def test_the_cooldown_is_told_in_a_sentence(engine: Engine) -> None:
         "It was skipped (cooling down after failures). The routine was cooling down after 1 "
         "failed run(s) in a row, until 2026-03-01 12:15 UTC."
     )
+
+
+# -- groups and max-active ----------------------------------------------------------------------
+
+
+def test_a_group_runs_one_member_at_a_time_and_names_the_holder(engine: Engine) -> None:
+    engine.runtime.auto_exit = None  # commands run until the test ends them
+    names = {engine.add("backup", "0 * * * *", group="disk"): "backup",
+             engine.add("scrub", "0 * * * *", group="disk"): "scrub"}  # fmt: skip
+    engine.run_until(T0 + timedelta(minutes=1))
+    [launch] = engine.runtime.launches  # the first by (moment, id) holds the group
+    [other] = set(names) - {launch.routine_id}
+    [(_local, outcome, reason)] = outcomes(engine, other)
+    assert (outcome, reason) == ("skipped", "group_busy")
+    run = engine.store.conn.execute(
+        "SELECT run_id FROM occurrences WHERE id = ?", (launch.occurrence_id,)
+    ).fetchone()[0]
+    assert decision_of(engine, other, "2026-03-01T12:00") == {
+        "group": "disk", "holder": names[launch.routine_id], "holder_run": run,
+    }  # fmt: skip
+
+
+def test_queue_one_waits_for_the_group_and_then_runs(engine: Engine) -> None:
+    engine.runtime.auto_exit = None
+    for name in ("backup", "scrub"):
+        engine.add(name, "0 * * * *", group="disk", overlap=OverlapPolicy.QUEUE_ONE)
+    engine.run_until(T0 + timedelta(minutes=1))
+    [first] = engine.runtime.launches
+    engine.clock.advance(timedelta(minutes=5))
+    engine.runtime.finish(first)
+    engine.run_until(T0 + timedelta(minutes=7))
+    [_first, second] = engine.runtime.launches
+    assert second.routine_id != first.routine_id
+
+
+def test_routines_outside_the_group_are_not_held(engine: Engine) -> None:
+    engine.runtime.auto_exit = None
+    engine.add("backup", "0 * * * *", group="disk")
+    engine.add("scrub", "0 * * * *", group="net")
+    engine.add("report", "0 * * * *")
+    engine.run_until(T0 + timedelta(minutes=1))
+    assert len(engine.runtime.launches) == 3
+
+
+def test_max_active_is_a_setting(engine: Engine) -> None:
+    engine.runtime.auto_exit = None
+    engine.operator.set_setting("max-active", "2")
+    for name in ("a", "b", "c"):
+        engine.add(name, "0 * * * *", overlap=OverlapPolicy.QUEUE_ONE)
+    engine.run_until(T0 + timedelta(minutes=1))
+    assert len(engine.runtime.launches) == 2
+    engine.runtime.finish(engine.runtime.launches[0])
+    engine.run_until(T0 + timedelta(minutes=2))
+    assert len(engine.runtime.launches) == 3
+
+
+def test_the_group_is_told_in_a_sentence(engine: Engine) -> None:
+    engine.runtime.auto_exit = None
+    engine.add("backup", "0 * * * *", group="disk")
+    engine.add("scrub", "0 * * * *", group="disk")
+    engine.run_until(T0 + timedelta(minutes=1))
+    [launch] = engine.runtime.launches
+    holder = _name(engine, launch.routine_id)
+    held = "scrub" if holder == "backup" else "backup"
+    _view, [row] = history(engine.store, held)
+    told = explain_occurrence(engine.store, row.occurrence_id, "en_US")
+    assert told.outcome.startswith(
+        f"It was skipped (another routine of its group was running). Routine {holder} of "
+        "group disk was running (run "
+    )
+
+
+def _name(engine: Engine, routine_id: str) -> str:
+    query = "SELECT name FROM routines WHERE id = ?"
+    return str(engine.store.conn.execute(query, (routine_id,)).fetchone()[0])

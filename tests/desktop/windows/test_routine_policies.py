@@ -107,3 +107,11 @@ def saved_spec(desktop, qtbot, loop, page, name: str):  # type: ignore[no-untype
     press(qtbot, loop, page, page.editor.save_button)
     drive(loop, page)
     return engine(desktop, loop, lambda e: show(e.store, name).revision.spec)
+
+
+def test_a_group_is_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    fill(qtbot, loop, page, "grouped", "/bin/true")
+    type_schedule(qtbot, loop, page, "*/5 * * * *")
+    drive(loop, page, lambda: retype(qtbot, {page.editor.group: " disk "}))
+    assert saved_spec(desktop, qtbot, loop, page, "grouped").group == "disk"

@@ -35,6 +35,7 @@ class OccurrenceKind(enum.StrEnum):
     SCHEDULED = "scheduled"
     MANUAL = "manual"
     COALESCED = "coalesced"  # one row for a whole window of missed moments
+    TRIGGERED = "triggered"  # planned by an upstream routine's outcome (a chain, §14)
 
 
 class OccurrenceState(enum.StrEnum):
@@ -136,6 +137,8 @@ class RevisionSpec:
     cooldown: timedelta | None = None  # rest after a failed occurrence, doubling per failure
     cooldown_max: timedelta | None = None  # the longest rest (None: a day)
     group: str | None = None  # at most one routine of a group runs at a time (§14)
+    after: str | None = None  # the upstream routine whose outcome triggers a run (§14)
+    after_outcome: str = "succeeded"  # or "finished": any end of the upstream's run
 
 
 @dataclass(frozen=True)

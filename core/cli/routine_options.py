@@ -14,6 +14,7 @@ from coven_core.cli.durations import duration_argument, limit_argument, timeout_
 from coven_core.errors import ValidationError
 from coven_core.model import MisfirePolicy, OverlapPolicy
 from coven_core.schedule import exclusions
+from coven_core.scheduling import chains
 from coven_core.tz.local import resolve_zone_key
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -23,6 +24,7 @@ SPEC_FIELDS = (
     "schedule", "timezone", "misfire", "grace", "overlap", "timeout", "retries", "idempotent",
     "cwd", "env", "argv", "shell", "stop_grace", "quarantine_after", "except_dates",
     "shadow", "max_runs_per_day", "max_runtime_per_day", "cooldown", "cooldown_max", "group",
+    "after",
 )  # fmt: skip
 
 
@@ -63,6 +65,9 @@ def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None
            help="the longest cooldown (default 1d)")  # fmt: skip
     option("--group", type=_group_name, metavar="NAME",
            help="at most one routine of the group runs at a time; none: no group")  # fmt: skip
+    option("--after", type=_after, metavar="ROUTINE[:succeeded|:finished]",
+           help="also run when ROUTINE's run succeeds (or, with :finished, ends in any way); "
+           "none: no chain")  # fmt: skip
 
 
 def _suppressed(parser: argparse.ArgumentParser) -> Any:
@@ -76,6 +81,8 @@ def spec_changes(args: argparse.Namespace) -> dict[str, Any]:
     """The RevisionSpec fields the command line gave, converted to their types."""
     given = vars(args)
     changes = {name: given[name] for name in SPEC_FIELDS if name in given}
+    if "after" in changes:  # ROUTINE[:outcome]: two fields of the revision
+        changes["after"], changes["after_outcome"] = changes["after"] or (None, "succeeded")
     if "timezone" in changes:
         changes["timezone"] = changes["timezone"].strip()
         changes["zone_source"] = "explicit"  # the engine records where `local` came from
@@ -120,6 +127,15 @@ def _env_pair(text: str) -> tuple[str, str]:
             f"{key!r} is not a valid variable name (letters, digits and _, not first a digit)"
         )
     return key, value
+
+
+def _after(text: str) -> tuple[str, str] | None:
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return chains.parse_after(text)
+    except ValidationError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _group_name(text: str) -> str | None:

@@ -19,7 +19,7 @@ from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import RevisionSpec, Routine, RoutineState, SkipReason
 from coven_core.schedule.timetable import Timetable
-from coven_core.scheduling import ids, occurrences, routines
+from coven_core.scheduling import chains, ids, occurrences, routines
 from coven_core.scheduling.decisions import close_broken
 from coven_core.scheduling.occurrences import operator_stamp
 from coven_core.scheduling.planner import next_due
@@ -44,6 +44,7 @@ def add(
     table = Timetable.build(spec.schedule, spec.timezone, anchor)
     if _name_taken(conn, name):
         raise DuplicateRoutine(name)
+    chains.check_no_loop(conn, name, spec.after)
     routine_id = ids.new_routine_id()
     routine = Routine(
         routine_id, name, RoutineState.ACTIVE, None, 1, now, first_due(table, now), now
@@ -68,6 +69,7 @@ def edit(
     routine = routines.by_name(conn, name)
     current = routines.current_revision(conn, routine)
     spec = validated(name, change(current.spec))
+    chains.check_no_loop(conn, name, spec.after)
     if anchor is None:
         anchor = current.anchor if spec.schedule == current.spec.schedule else now
     table = Timetable.build(spec.schedule, spec.timezone, anchor)
@@ -109,6 +111,8 @@ def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
         raise ValidationError("with --shell, give the whole command as one argument after --")
     if spec.retries < 0:
         raise ValidationError("--retries must be 0 or more")
+    if spec.after_outcome not in ("succeeded", "finished"):
+        raise ValidationError("--after: the outcome is :succeeded or :finished")
     for key, _ in spec.env:
         if not _ENV_NAME.fullmatch(key):
             raise ValidationError(f"environment name {key!r} is not valid (letters, digits, _)")

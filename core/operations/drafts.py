@@ -28,6 +28,7 @@ from coven_core.notation.i18n import _
 from coven_core.operations.definitions import check_name, validated
 from coven_core.schedule.exclusions import dates_text, normalised, parse_date
 from coven_core.schedule.timetable import Timetable
+from coven_core.scheduling.chains import parse_after
 from coven_core.tz.local import resolve_zone_key
 from coven_core.views.preview import Preview, preview
 
@@ -59,6 +60,7 @@ class RoutineDraft:
     cooldown: str = "none"  # rest after a failure, as typed
     cooldown_max: str = "none"  # the longest rest (none: a day)
     group: str = ""  # empty: no group
+    after: str = ""  # ROUTINE[:succeeded|:finished]; empty: no chain
 
     @classmethod
     def of(cls, name: str, spec: RevisionSpec) -> RoutineDraft:
@@ -70,6 +72,7 @@ class RoutineDraft:
             spec.retries, spec.idempotent, dates_text(spec.except_dates), spec.shadow,
             spec.max_runs_per_day or 0, format_duration(spec.max_runtime_per_day),
             format_duration(spec.cooldown), format_duration(spec.cooldown_max), spec.group or "",
+            _after_text(spec),
         )  # fmt: skip
 
 
@@ -126,6 +129,7 @@ def check(
     runtime = found.read("max_runtime_per_day", lambda: parse_limit(draft.max_runtime_per_day))
     rest = found.read("cooldown", lambda: parse_limit(draft.cooldown))
     rest_max = found.read("cooldown_max", lambda: parse_limit(draft.cooldown_max))
+    after = found.read("after", lambda: _after(draft.after))
     ready = table is not None and zone is not None
     shown = preview(table, now, None, count, dates) if ready else None
     if found.problems:
@@ -134,6 +138,8 @@ def check(
         "except_dates": dates, "shadow": draft.shadow, "max_runtime_per_day": runtime,
         "max_runs_per_day": draft.max_runs_per_day or None, "cooldown": rest,
         "cooldown_max": rest_max, "group": draft.group.strip() or None,
+        "after": None if after is None else after[0],
+        "after_outcome": "succeeded" if after is None else after[1],
     }  # fmt: skip
     spec = replace(_spec(draft, argv, grace, timeout), **policies)
     checked = found.read("form", lambda: validated(draft.name, spec))
@@ -153,6 +159,16 @@ def _argv(draft: RoutineDraft) -> tuple[str, ...]:
         raise ValueError(
             _("the command has an unclosed quote (tick 'run through a shell' for shell syntax)")
         ) from None
+
+
+def _after(text: str) -> tuple[str, str] | None:
+    return parse_after(text) if text.strip() else None
+
+
+def _after_text(spec: RevisionSpec) -> str:
+    if spec.after is None:
+        return ""
+    return spec.after if spec.after_outcome == "succeeded" else f"{spec.after}:finished"
 
 
 def _except_dates(text: str) -> tuple[date, ...]:
@@ -196,5 +212,5 @@ def edit_to(typed: RevisionSpec) -> Callable[[RevisionSpec], RevisionSpec]:
 _FORM_FIELDS = (
     "schedule", "argv", "shell", "misfire", "grace", "overlap", "timeout", "retries",
     "idempotent", "except_dates", "shadow", "max_runs_per_day", "max_runtime_per_day",
-    "cooldown", "cooldown_max", "group",
+    "cooldown", "cooldown_max", "group", "after", "after_outcome",
 )  # fmt: skip

@@ -284,12 +284,13 @@ def skip(
     inputs: dict[str, Any] | None = None,
 ) -> None:
     """Settle a waiting occurrence as skipped — as shadowed if its revision is a trial —
-    with the inputs of the policy that decided it, if one did."""
+    with the inputs of the policy that decided it, if one did (added to what it already
+    records: a triggered occurrence keeps its upstream)."""
     stored = None if inputs is None else json.dumps(inputs, sort_keys=True)
     conn.execute(
         f"UPDATE occurrences SET state = 'settled', disposition = {_SKIPPED_OR_SHADOWED}, "
-        "reason = ?, decision = coalesce(?, decision), settled_at = ? "
-        "WHERE id = ? AND state = 'planned'",
+        f"reason = ?1, decision = {_WITH_INPUTS}, settled_at = ?3 "
+        "WHERE id = ?4 AND state = 'planned'",
         (reason.value, stored, instant_text(stamp.now), item.id),
     )
     events.record(
@@ -307,9 +308,15 @@ _SKIPPED_OR_SHADOWED = (
 def note_decision(conn: apsw.Connection, occurrence_id: str, inputs: dict[str, Any]) -> None:
     """Record what a policy saw when it let an occurrence run (a manual run's budget)."""
     conn.execute(
-        "UPDATE occurrences SET decision = ? WHERE id = ?",
-        (json.dumps(inputs, sort_keys=True), occurrence_id),
+        f"UPDATE occurrences SET decision = {_WITH_INPUTS} WHERE id = ?4",
+        (None, json.dumps(inputs, sort_keys=True), None, occurrence_id),
     )
+
+
+#: The stored decision inputs with those in ?2 (JSON) merged over them; unchanged if NULL.
+_WITH_INPUTS = (
+    "CASE WHEN ?2 IS NULL THEN decision ELSE json_patch(coalesce(decision, '{}'), ?2) END"
+)
 
 
 def shadow_run(
@@ -325,9 +332,9 @@ def shadow_run(
     decided = Decided(Disposition.SHADOWED, WOULD_RUN, inputs)
     state, disposition, code, stored = decided.columns()
     conn.execute(
-        "UPDATE occurrences SET state = ?, disposition = ?, reason = ?, decision = ?, "
-        "settled_at = ? WHERE id = ? AND state = 'planned'",
-        (state, disposition, code, stored, instant_text(stamp.now), item.id),
+        f"UPDATE occurrences SET state = ?1, disposition = ?3, reason = ?4, "
+        f"decision = {_WITH_INPUTS}, settled_at = ?5 WHERE id = ?6 AND state = 'planned'",
+        (state, stored, disposition, code, instant_text(stamp.now), item.id),
     )
     events.record(
         conn, stamp.now, EventKind.SETTLED, routine_id=item.routine_id, occurrence_id=item.id,

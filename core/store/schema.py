@@ -351,6 +351,20 @@ ALTER TABLE revisions ADD COLUMN group_name TEXT
 """
 
 
+# Issue #23: chains. A revision may name its upstream routine (and which of its outcomes
+# triggers it); an occurrence may be triggered by an upstream one.
+_CHAINS = """
+ALTER TABLE revisions ADD COLUMN after_routine TEXT;
+ALTER TABLE revisions ADD COLUMN after_outcome TEXT NOT NULL DEFAULT 'succeeded';
+CREATE INDEX revisions_after ON revisions (after_routine) WHERE after_routine IS NOT NULL
+"""
+
+
+def _chains(conn: apsw.Connection) -> None:
+    _statements(_CHAINS)(conn)
+    constraints.widen_check(conn, "occurrences", "kind", "triggered")
+
+
 def _write_costs(conn: apsw.Connection) -> None:
     constraints.rewrite_checks(conn)  # an IN list in a CHECK costs a b-tree per write
     _statements(_WAITING_ORDER)(conn)
@@ -371,6 +385,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0012_budgets", 1, 11, _statements(_BUDGETS)),
     Migration("0013_cooldown", 1, 12, _statements(_COOLDOWN)),
     Migration("0014_groups", 1, 13, _statements(_GROUPS)),
+    Migration("0015_chains", 1, 14, _chains),
 )
 
 CURRENT = MIGRATIONS[-1]

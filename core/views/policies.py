@@ -28,6 +28,8 @@ def policy_json(spec: RevisionSpec) -> dict[str, Any]:
         "cooldown_seconds": _seconds(spec.cooldown),
         "cooldown_max_seconds": _seconds(spec.cooldown_max),
         "group": spec.group,
+        "after": spec.after,
+        "after_outcome": spec.after_outcome if spec.after else None,
     }
 
 
@@ -53,6 +55,10 @@ def policy_fields(spec: RevisionSpec, locale: str) -> list[tuple[str, str]]:
     if spec.group is not None:
         text = _("{group} (one routine of the group runs at a time)", locale)
         fields.append((_("Group", locale), text.format(group=spec.group)))
+    if spec.after is not None:
+        text = (_("when a run of {routine} succeeds", locale) if spec.after_outcome == "succeeded"
+                else _("when a run of {routine} ends, however it ends", locale))  # fmt: skip
+        fields.append((_("After", locale), text.format(routine=spec.after)))
     return fields
 
 
@@ -110,6 +116,12 @@ def _policy_sentence(reason: str | None, inputs: dict[str, Any], locale: str) ->
         return _(text, locale).format(
             holder=inputs.get("holder", "?"), group=inputs.get("group", "?"),
             run=inputs.get("holder_run", "?"),
+        )  # fmt: skip
+    if "upstream" in inputs:  # planned by a chain
+        text = "Triggered by routine {routine}: its occurrence {upstream} {outcome}."
+        return _(text, locale).format(
+            routine=inputs.get("upstream_routine", "?"), upstream=inputs["upstream"],
+            outcome=inputs.get("outcome", "ended"),
         )  # fmt: skip
     if "budget" in inputs:  # a person's run on a routine with a budget: counted and marked
         text = (

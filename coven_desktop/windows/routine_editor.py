@@ -136,6 +136,8 @@ class RoutineEditor(QGroupBox):
         self.cooldown_max.setPlaceholderText(self.tr("none: one day"))
         self.group = QLineEdit(self)
         self.group.setPlaceholderText(self.tr("e.g. disk: one routine of a group runs at a time"))
+        self.after = QLineEdit(self)
+        self.after.setPlaceholderText(self.tr("e.g. backup, or backup:finished for any end"))
         rows: list[tuple[str, QWidget, str | None]] = [
             (self.tr("Name"), self.name, "name"),
             (self.tr("Schedule"), self.schedule, "schedule"),
@@ -155,6 +157,7 @@ class RoutineEditor(QGroupBox):
             (self.tr("Cooldown after a failure"), self.cooldown, "cooldown"),
             (self.tr("Longest cooldown"), self.cooldown_max, "cooldown_max"),
             (self.tr("Group"), self.group, None),
+            (self.tr("Also run after"), self.after, "after"),
         ]
         for label, widget, key in rows:
             form.addRow(label, self._with_error(widget, key))
@@ -217,7 +220,7 @@ class RoutineEditor(QGroupBox):
         """Any change starts (or restarts) the debounce timer."""
         edits = (self.name, self.schedule, self.command, self.grace, self.timeout,
                  self.except_dates, self.max_runtime, self.cooldown, self.cooldown_max,
-                 self.group)  # fmt: skip
+                 self.group, self.after)  # fmt: skip
         for edit in edits:
             edit.textChanged.connect(self._changed)
         self.zone.currentTextChanged.connect(self._changed)
@@ -274,6 +277,7 @@ class RoutineEditor(QGroupBox):
         self.cooldown.setText(draft.cooldown)
         self.cooldown_max.setText(draft.cooldown_max)
         self.group.setText(draft.group)
+        self.after.setText(draft.after)
 
     def close_editor(self) -> None:
         self._debounce.stop()
@@ -301,6 +305,7 @@ class RoutineEditor(QGroupBox):
             cooldown=self.cooldown.text(),
             cooldown_max=self.cooldown_max.text(),
             group=self.group.text(),
+            after=self.after.text(),
         )
 
     # -- checking and the preview -----------------------------------------------------------

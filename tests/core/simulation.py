@@ -120,7 +120,7 @@ MAX_ROUTINES = 6
 #: The RevisionSpec fields of the policies (DESIGN §14) an edit may change.
 _POLICY_FIELDS = (
     "except_dates", "shadow", "max_runs_per_day", "max_runtime_per_day", "cooldown",
-    "cooldown_max", "group",
+    "cooldown_max", "group", "after",
 )  # fmt: skip
 MAX_PASSES_PER_STEP = 20_000
 #: Boundaries a pass or an operator command crosses in this process (the runner's and the
@@ -255,6 +255,48 @@ def _shadow_starts_nothing(conn: apsw.Connection) -> list[str]:
     return [f"occurrence {oid} of a trial (shadow) revision has an attempt" for (oid,) in rows]
 
 
+_FINISHED = ("succeeded", "failed", "timed_out", "cancelled")
+
+
+def _each_upstream_end_triggers_once(conn: apsw.Connection) -> list[str]:
+    """Every triggered occurrence answers an upstream end its revision asked for; and every
+    upstream end triggers exactly one occurrence of each live routine whose revision — the
+    newest, already in force when the upstream settled — names the upstream (DESIGN §14)."""
+    triggered = {
+        oid: (rid, json.loads(decision)["upstream"], outcome)
+        for oid, rid, decision, outcome in conn.execute(
+            "SELECT o.id, o.routine_id, o.decision, v.after_outcome FROM occurrences o JOIN "
+            "revisions v ON v.routine_id = o.routine_id AND v.number = o.revision "
+            "WHERE o.kind = 'triggered'"
+        )
+    }
+    ends = {
+        oid: (name, disposition, settled)
+        for oid, name, disposition, settled in conn.execute(
+            "SELECT o.id, r.name, o.disposition, o.settled_at FROM occurrences o JOIN routines r "
+            "ON r.id = o.routine_id WHERE o.disposition IN (?, ?, ?, ?)",
+            _FINISHED,
+        )
+    }
+    problems = [
+        f"{oid} was triggered by {upstream}, which did not end as {outcome}"
+        for oid, (_rid, upstream, outcome) in triggered.items()
+        if upstream not in ends or (outcome == "succeeded" and ends[upstream][1] != "succeeded")
+    ]
+    downstream = list(conn.execute(
+        "SELECT r.id, v.after_routine, v.after_outcome, v.created_at FROM routines r JOIN "
+        "revisions v ON v.routine_id = r.id AND v.number = r.revision "
+        "WHERE r.state != 'deleted' AND v.after_routine IS NOT NULL"
+    ))  # fmt: skip
+    for upstream, (name, disposition, settled) in ends.items():
+        for rid, after, outcome, created in downstream:
+            wanted = after == name and created < settled
+            matches = outcome == "finished" or disposition == "succeeded"
+            if wanted and matches and f"{rid}@after:{upstream}" not in triggered:
+                problems.append(f"{upstream} ({disposition}) triggered nothing of {rid}")
+    return problems
+
+
 def _exclusions_hold(conn: apsw.Connection) -> list[str]:
     """A moment on one of its revision's exclusion dates never runs, and a moment skipped
     as excluded is on one of them (the local date decides)."""
@@ -281,6 +323,7 @@ _STORE_CHECKS: tuple[Callable[[apsw.Connection], list[str]], ...] = (
     _no_rerun_after_ambiguity,
     _exclusions_hold,
     _shadow_starts_nothing,
+    _each_upstream_end_triggers_once,
 )
 
 
@@ -380,7 +423,7 @@ class MomentLedger:
     def _read_new_rows(self, conn: apsw.Connection) -> None:
         rows = conn.execute(
             "SELECT rowid, id, routine_id, kind, scheduled_utc, window_first, window_last "
-            "FROM occurrences WHERE rowid > ? AND kind != 'manual' ORDER BY rowid",
+            "FROM occurrences WHERE rowid > ? AND kind NOT IN ('manual', 'triggered') ORDER BY rowid",
             (self._last_rowid,),
         )
         for rowid, oid, rid, kind, at, first, last in list(rows):
@@ -938,9 +981,12 @@ class Simulator:
         rest = rng.choice((None, None, timedelta(minutes=20), timedelta(hours=1)))
         rest_max = rng.choice((None, timedelta(hours=2)))
         group = rng.choice((None, None, "disk", "net"))
+        names = self._names()
+        after = rng.choice(names) if names and rng.random() < 0.25 else None
         return replace(
             spec, except_dates=tuple(sorted(excluded)), shadow=shadow, max_runs_per_day=runs,
             max_runtime_per_day=runtime, cooldown=rest, cooldown_max=rest_max, group=group,
+            after=after, after_outcome=rng.choice(("succeeded", "finished")),
         )  # fmt: skip
 
     def act_add(self) -> None:

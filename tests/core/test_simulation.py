@@ -29,7 +29,7 @@ from coven_core.errors import CovenError
 from coven_core.model import FailureClass
 from coven_core.operations.reconcile import Outcome
 from coven_core.runtime.base import Exit, Launch, LaunchError, Started
-from coven_core.scheduling import decisions, occurrences, retry
+from coven_core.scheduling import chains, decisions, occurrences, retry
 from coven_core.scheduling.lease import LEASE_TTL
 from coven_core.store.codec import instant_text
 from coven_core.store.store import Store
@@ -98,23 +98,37 @@ def test_a_success_without_a_clean_exit_is_caught(tmp_path: Path, monkeypatch) -
 
 
 @pytest.mark.parametrize(
-    ("module", "name", "planted", "caught", "seed"),
+    ("module", "name", "planted", "caught"),
     [
-        (occurrences, "insert_missed", lambda *a, **k: False, "passed with no disposition", 1),
-        (decisions, "_over_budget", lambda *args, **kwargs: False, "over its budget", 1),
-        (decisions, "_trial", lambda revision: False, "of a trial (shadow) revision", 1),
-        (decisions, "_cooling_down", lambda *args, **kwargs: False, "inside its cooldown", 1),
-        (decisions, "_group_busy", lambda *args, **kwargs: False, "of its group", 4),
+        (occurrences, "insert_missed", lambda *args, **kwargs: False, "passed with no disposition"),
+        (decisions, "_over_budget", lambda *args, **kwargs: False, "over its budget"),
+        (decisions, "_trial", lambda revision: False, "of a trial (shadow) revision"),
+        (decisions, "_cooling_down", lambda *args, **kwargs: False, "inside its cooldown"),
+        (decisions, "_group_busy", lambda *args, **kwargs: False, "of its group"),
+        (chains, "trigger", lambda *args, **kwargs: 0, "triggered nothing"),
     ],
-    ids=["lost-missed-window", "over-budget", "started-trial", "no-cooldown", "no-group"],
+    ids=[
+        "lost-missed-window",
+        "over-budget",
+        "started-trial",
+        "no-cooldown",
+        "no-group",
+        "no-chain",
+    ],
 )
 def test_a_planted_bug_is_caught(
-    tmp_path: Path, monkeypatch, module: object, name: str, planted: object, caught: str, seed: int
+    tmp_path: Path, monkeypatch, module: object, name: str, planted: object, caught: str
 ) -> None:
+    """Within a few seeds: which one meets a planted bug first changes whenever the
+    simulation learns a new move."""
     monkeypatch.setattr(module, name, planted)
-    result = simulate(seed, 150, tmp_path / "data")
-    assert result.violation is not None
-    assert caught in result.violation
+    found = []
+    for seed in (1, 2, 3, 4, 5):
+        violation = simulate(seed, 200, tmp_path / f"data{seed}").violation
+        found.append(violation)
+        if violation is not None and caught in violation:
+            return
+    pytest.fail(f"not caught: {found}")
 
 
 def test_a_lost_window_of_a_broken_routine_is_caught(tmp_path: Path, monkeypatch) -> None:

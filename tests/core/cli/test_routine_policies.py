@@ -124,3 +124,14 @@ def test_max_active_is_shown_and_set_in_config(coven: Coven) -> None:
     assert (shown["max-active"]["value"], shown["max-active"]["default"]) == ("4", True)
     assert coven.json("config", "set", "max-active", "8")["value"] == "8"
     coven.refuses("config", "set", "max-active", "0", message="max-active must be at least 1")
+
+
+def test_after_sets_a_chain_and_refuses_a_loop_by_name(coven: Coven) -> None:
+    coven.add("backup", *DAILY)
+    shown = coven.add("verify", *DAILY, "--after", "backup:finished")
+    assert (shown["after"], shown["after_outcome"]) == ("backup", "finished")
+    _status, out, _err = coven("routine", "show", "verify")
+    assert "when a run of backup ends, however it ends" in out
+    coven.refuses("routine", "edit", "backup", "--after", "verify",
+                  message="a chain cannot loop: backup → verify → backup", status=2)  # fmt: skip
+    assert coven.json("routine", "edit", "verify", "--after", "none")["after"] is None

@@ -7,6 +7,9 @@ import json
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
+import pytest
+
+from coven_core.errors import ValidationError
 from coven_core.model import OverlapPolicy
 from coven_core.queries import explain, history
 from coven_core.views.explain import explain_occurrence
@@ -375,3 +378,72 @@ def test_the_group_is_told_in_a_sentence(engine: Engine) -> None:
 def _name(engine: Engine, routine_id: str) -> str:
     query = "SELECT name FROM routines WHERE id = ?"
     return str(engine.store.conn.execute(query, (routine_id,)).fetchone()[0])
+
+
+# -- chains -------------------------------------------------------------------------------------
+
+
+def test_an_upstream_success_triggers_one_downstream_occurrence(engine: Engine) -> None:
+    upstream = engine.add("backup", "0 13 * * *")
+    downstream = engine.add("verify", "once 2030-01-01T00:00", after="backup")
+    engine.run_until(T0 + timedelta(hours=1, minutes=5))
+    up = f"{upstream}@20260301T130000Z"
+    rows = engine.store.conn.execute(
+        "SELECT id, kind, disposition, decision FROM occurrences WHERE routine_id = ?",
+        (downstream,),
+    ).fetchall()
+    assert [(oid, kind, disposition) for oid, kind, disposition, _d in rows] == [
+        (f"{downstream}@after:{up}", "triggered", "succeeded"),
+    ]
+    assert json.loads(rows[0][3]) == {
+        "upstream": up, "upstream_routine": "backup", "outcome": "succeeded",
+    }  # fmt: skip
+    assert [launch.routine_id for launch in engine.runtime.launches] == [upstream, downstream]
+
+
+def test_a_failure_triggers_only_finished_chains(engine: Engine) -> None:
+    engine.add("backup", "0 13 * * *")
+    on_success = engine.add("verify", "once 2030-01-01T00:00", after="backup")
+    on_end = engine.add("notify", "once 2030-01-01T00:00", after="backup", after_outcome="finished")
+    engine.runtime.auto_exit = 1
+    engine.run_until(T0 + timedelta(hours=1, minutes=5))
+    kinds = dict(
+        engine.store.conn.execute(
+            "SELECT routine_id, kind FROM occurrences WHERE kind = 'triggered'"
+        )
+    )
+    assert kinds == {on_end: "triggered"} and on_success not in kinds
+
+
+def test_a_paused_downstream_records_the_trigger_as_skipped(engine: Engine) -> None:
+    engine.add("backup", "0 13 * * *")
+    downstream = engine.add("verify", "once 2030-01-01T00:00", after="backup")
+    engine.operator.pause("verify", "later")
+    engine.run_until(T0 + timedelta(hours=1, minutes=5))
+    assert engine.store.conn.execute(
+        "SELECT kind, disposition, reason FROM occurrences WHERE routine_id = ?", (downstream,)
+    ).fetchall() == [("triggered", "skipped", "paused")]
+
+
+def test_cycles_are_refused_by_name(engine: Engine) -> None:
+    engine.add("a", "0 13 * * *")
+    engine.add("b", "0 13 * * *", after="a")
+    engine.add("c", "0 13 * * *", after="b")
+    with pytest.raises(ValidationError, match="a chain cannot loop: a → c → b → a"):
+        engine.operator.edit_routine("a", lambda spec: replace(spec, after="c"))
+    with pytest.raises(ValidationError, match="a chain cannot loop: a → a"):
+        engine.operator.edit_routine("a", lambda spec: replace(spec, after="a"))
+    with pytest.raises(ValidationError, match="--after: no routine named 'nobody'"):
+        engine.add("d", "0 13 * * *", after="nobody")
+
+
+def test_the_trigger_is_told_in_a_sentence(engine: Engine) -> None:
+    upstream = engine.add("backup", "0 13 * * *")
+    engine.add("verify", "once 2030-01-01T00:00", after="backup")
+    engine.run_until(T0 + timedelta(hours=1, minutes=5))
+    _view, [row] = history(engine.store, "verify")
+    told = explain_occurrence(engine.store, row.occurrence_id, "en_US")
+    assert told.outcome == (
+        f"It succeeded. Triggered by routine backup: its occurrence {upstream}@20260301T130000Z "
+        "succeeded."
+    )

@@ -6,6 +6,7 @@ from datetime import date, timedelta
 
 from PySide6.QtCore import Qt
 
+from coven_core.model import RevisionSpec
 from coven_core.queries import show
 from tests.desktop.windows.test_routines import (
     NEW_YORK,
@@ -115,3 +116,14 @@ def test_a_group_is_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type
     type_schedule(qtbot, loop, page, "*/5 * * * *")
     drive(loop, page, lambda: retype(qtbot, {page.editor.group: " disk "}))
     assert saved_spec(desktop, qtbot, loop, page, "grouped").group == "disk"
+
+
+def test_a_chain_is_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    engine(desktop, loop, lambda e: e.operator.add_routine(
+        "backup", RevisionSpec("@daily", "UTC", ("/bin/true",))))  # fmt: skip
+    page.open_editor()
+    fill(qtbot, loop, page, "verify", "/bin/true")
+    type_schedule(qtbot, loop, page, "@weekly")
+    drive(loop, page, lambda: retype(qtbot, {page.editor.after: "backup:finished"}))
+    spec = saved_spec(desktop, qtbot, loop, page, "verify")
+    assert (spec.after, spec.after_outcome) == ("backup", "finished")

@@ -62,6 +62,16 @@ class RoutineDraft:
     group: str = ""  # empty: no group
     after: str = ""  # ROUTINE[:succeeded|:finished]; empty: no chain
 
+    @property
+    def has_policies(self) -> bool:
+        """Whether any policy of DESIGN §14 is set (the editor then shows them unfolded)."""
+        limits = (self.max_runtime_per_day, self.cooldown, self.cooldown_max)
+        typed = (self.except_dates, self.group, self.after)
+        return (
+            self.shadow or bool(self.max_runs_per_day) or any(t.strip() for t in typed)
+            or any(limit.strip() != "none" for limit in limits)
+        )  # fmt: skip
+
     @classmethod
     def of(cls, name: str, spec: RevisionSpec) -> RoutineDraft:
         """The draft that shows a stored revision (for editing it)."""

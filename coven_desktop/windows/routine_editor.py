@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
 
 #: How long typing must pause before the draft is checked again.
 DEBOUNCE_MS = 250
+#: The policy fields that can have a problem of their own.
+_POLICY_FIELDS = ("except_dates", "max_runtime_per_day", "cooldown", "cooldown_max", "after")
 #: The kind of each preview row (regular, nonexistent, repeated), for tests and styling.
 KindRole = Qt.ItemDataRole.UserRole + 1
 
@@ -86,6 +89,9 @@ class RoutineEditor(QGroupBox):
         form = QFormLayout()
         self._add_fields(form)
         layout.addLayout(form)
+        policies = self._policy_section()
+        layout.addWidget(self.policies_toggle)
+        layout.addWidget(policies)
         self.words = QLabel("", self)  # the schedule in words, as the list will say it
         self.words.setObjectName("words")
         self.words.setWordWrap(True)
@@ -150,6 +156,26 @@ class RoutineEditor(QGroupBox):
             (self.tr("Timeout"), self.timeout, "timeout"),
             (self.tr("Retries"), self.retries, None),
             ("", self.idempotent, None),
+        ]
+        for label, widget, key in rows:
+            form.addRow(label, self._with_error(widget, key))
+        self._watch()
+
+    def _policy_section(self) -> QWidget:
+        """The policies (DESIGN §14), folded away until asked for or set: most routines
+        need none, and the preview keeps its room."""
+        self.policies_toggle = QToolButton(self)
+        self.policies_toggle.setText(self.tr("Policies: exclusions, trial, budgets, cooldown, "
+                                             "group, chain"))  # fmt: skip
+        self.policies_toggle.setCheckable(True)
+        self.policies_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.policies_toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.policies_toggle.setAutoRaise(True)
+        self.policies_toggle.toggled.connect(self._show_policies)
+        self.policies = QWidget(self)
+        form = QFormLayout(self.policies)
+        form.setContentsMargins(0, 0, 0, 0)
+        rows: list[tuple[str, QWidget, str | None]] = [
             (self.tr("Except on"), self.except_dates, "except_dates"),
             ("", self.shadow, None),
             (self.tr("Runs a day"), self.max_runs, None),
@@ -161,7 +187,15 @@ class RoutineEditor(QGroupBox):
         ]
         for label, widget, key in rows:
             form.addRow(label, self._with_error(widget, key))
-        self._watch()
+        self.policies.hide()
+        return self.policies
+
+    def _show_policies(self, shown: bool) -> None:
+        self.policies.setVisible(shown)
+        arrow = Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        self.policies_toggle.setArrowType(arrow)
+        if self.policies_toggle.isChecked() != shown:
+            self.policies_toggle.setChecked(shown)
 
     def _with_error(self, widget: QWidget, key: str | None) -> QWidget:
         if key is None:
@@ -278,6 +312,7 @@ class RoutineEditor(QGroupBox):
         self.cooldown_max.setText(draft.cooldown_max)
         self.group.setText(draft.group)
         self.after.setText(draft.after)
+        self._show_policies(draft.has_policies)
 
     def close_editor(self) -> None:
         self._debounce.stop()
@@ -339,6 +374,8 @@ class RoutineEditor(QGroupBox):
             if key != "form" or message:
                 label.setText(message or "")
                 label.setVisible(bool(message))
+        if any(result.message(key) for key in _POLICY_FIELDS):
+            self._show_policies(True)  # a problem is never folded away
         self.preview.clear()
         self.words.clear()
         if result.preview is not None:

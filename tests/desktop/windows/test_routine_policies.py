@@ -26,6 +26,7 @@ __all__ = ["page"]  # the fixture, shared with the routines window's tests
 
 def test_except_dates_mark_the_preview_and_are_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     page.open_editor()
+    open_policies(qtbot, loop, page)
     fill(qtbot, loop, page, "backup", "/bin/true")
     drive(loop, page, lambda: qtbot.keyClicks(page.editor.except_dates, "2026-03-03, 2026-03-02"))
     type_schedule(qtbot, loop, page, "0 9 * * *")
@@ -42,6 +43,7 @@ def test_except_dates_mark_the_preview_and_are_saved(desktop, qtbot, loop, page)
 
 def test_a_bad_except_date_is_named_inline(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     page.open_editor()
+    open_policies(qtbot, loop, page)
     fill(qtbot, loop, page, "backup", "/bin/true")
     drive(loop, page, lambda: qtbot.keyClicks(page.editor.except_dates, "christmas"))
     result = type_schedule(qtbot, loop, page, "0 9 * * *")
@@ -52,6 +54,7 @@ def test_a_bad_except_date_is_named_inline(qtbot, loop, page) -> None:  # type: 
 
 def test_a_trial_is_ticked_then_made_live_from_the_editor(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     page.open_editor()
+    open_policies(qtbot, loop, page)
     fill(qtbot, loop, page, "trial", "/bin/true")
     type_schedule(qtbot, loop, page, "0 9 * * *")
     qtbot.mouseClick(page.editor.shadow, Qt.MouseButton.LeftButton)
@@ -62,6 +65,7 @@ def test_a_trial_is_ticked_then_made_live_from_the_editor(desktop, qtbot, loop, 
     assert page.select("trial")
     click(qtbot, loop, page, "edit")
     assert page.editor.shadow.isChecked()  # the editor shows the stored trial
+    assert page.editor.policies.isVisible()  # unfolded: a policy is set
     qtbot.mouseClick(page.editor.shadow, Qt.MouseButton.LeftButton)  # make it live
     press(qtbot, loop, page, page.editor.save_button)
     drive(loop, page)
@@ -71,6 +75,7 @@ def test_a_trial_is_ticked_then_made_live_from_the_editor(desktop, qtbot, loop, 
 
 def test_budgets_are_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     page.open_editor()
+    open_policies(qtbot, loop, page)
     fill(qtbot, loop, page, "budgeted", "/bin/true")
     type_schedule(qtbot, loop, page, "*/5 * * * *")
     editor = page.editor
@@ -83,6 +88,7 @@ def test_budgets_are_typed_and_saved(desktop, qtbot, loop, page) -> None:  # typ
 
 def test_a_cooldown_is_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     page.open_editor()
+    open_policies(qtbot, loop, page)
     fill(qtbot, loop, page, "resting", "/bin/true")
     type_schedule(qtbot, loop, page, "*/5 * * * *")
     editor = page.editor
@@ -95,6 +101,14 @@ def test_a_cooldown_is_typed_and_saved(desktop, qtbot, loop, page) -> None:  # t
     drive(loop, page, lambda: retype(qtbot, {editor.cooldown_max: "3h"}))
     spec = saved_spec(desktop, qtbot, loop, page, "resting")
     assert (spec.cooldown, spec.cooldown_max) == (timedelta(minutes=15), timedelta(hours=3))
+
+
+def open_policies(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    """Unfold the editor's policies, as a person does, with a click on their heading."""
+    toggle = page.editor.policies_toggle
+    assert not page.editor.policies.isVisible()
+    drive(loop, page, lambda: qtbot.mouseClick(toggle, Qt.MouseButton.LeftButton))
+    assert page.editor.policies.isVisible()
 
 
 def retype(qtbot, fields: dict) -> None:  # type: ignore[no-untyped-def,type-arg]
@@ -112,6 +126,7 @@ def saved_spec(desktop, qtbot, loop, page, name: str):  # type: ignore[no-untype
 
 def test_a_group_is_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     page.open_editor()
+    open_policies(qtbot, loop, page)
     fill(qtbot, loop, page, "grouped", "/bin/true")
     type_schedule(qtbot, loop, page, "*/5 * * * *")
     drive(loop, page, lambda: retype(qtbot, {page.editor.group: " disk "}))
@@ -122,6 +137,7 @@ def test_a_chain_is_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type
     engine(desktop, loop, lambda e: e.operator.add_routine(
         "backup", RevisionSpec("@daily", "UTC", ("/bin/true",))))  # fmt: skip
     page.open_editor()
+    open_policies(qtbot, loop, page)
     fill(qtbot, loop, page, "verify", "/bin/true")
     type_schedule(qtbot, loop, page, "@weekly")
     drive(loop, page, lambda: retype(qtbot, {page.editor.after: "backup:finished"}))

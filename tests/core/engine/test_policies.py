@@ -447,3 +447,40 @@ def test_the_trigger_is_told_in_a_sentence(engine: Engine) -> None:
         f"It succeeded. Triggered by routine backup: its occurrence {upstream}@20260301T130000Z "
         "succeeded."
     )
+
+
+# -- interplay ----------------------------------------------------------------------------------
+
+
+def test_a_chained_routine_in_a_group_over_its_budget(engine: Engine) -> None:
+    """Each trigger meets the downstream's own rules: the group (another member runs), then
+    the budget (one run a day); the upstream stays on record through both."""
+    engine.runtime.auto_exit = None
+    upstream = engine.add("backup", "0 * * * *")
+    downstream = engine.add("verify", "once 2030-01-01T00:00", after="backup", group="disk",
+                            max_runs_per_day=1)  # fmt: skip
+    engine.add("scrub", "0 12 * * *", group="disk")
+    engine.run_until(T0 + timedelta(minutes=1))  # backup and scrub start at 12:00
+    by_routine = {launch.routine_id: launch for launch in engine.runtime.launches}
+    engine.runtime.finish(by_routine[upstream])  # verify is due while scrub holds the group
+    engine.run_until(T0 + timedelta(minutes=2))
+    engine.runtime.finish(next(iter(engine.runtime.running.values())))  # scrub ends
+    for hour in (1, 2):  # backup 13:00 succeeds: verify runs; 14:00: over its budget
+        engine.run_until(T0 + timedelta(hours=hour, minutes=1))
+        for launch in list(engine.runtime.running.values()):
+            engine.runtime.finish(launch)
+        engine.run_until(T0 + timedelta(hours=hour, minutes=2))
+        for launch in list(engine.runtime.running.values()):
+            engine.runtime.finish(launch)
+    rows = engine.store.conn.execute(
+        "SELECT coalesce(disposition, state), reason, decision FROM occurrences "
+        "WHERE routine_id = ? ORDER BY scheduled_utc",
+        (downstream,),
+    ).fetchall()
+    assert [(outcome, reason) for outcome, reason, _d in rows] == [
+        ("skipped", "group_busy"), ("succeeded", None), ("skipped", "budget_exhausted"),
+    ]  # fmt: skip
+    held, _ran, over = (json.loads(decision) for _o, _r, decision in rows)
+    assert held["upstream"] == f"{upstream}@20260301T120000Z" and held["holder"] == "scrub"
+    assert over["upstream"] == f"{upstream}@20260301T140000Z"
+    assert (over["runs"], over["max_runs"]) == (1, 1)

@@ -28,7 +28,7 @@ from coven_core.model import (
 )
 from coven_core.operations import settings
 from coven_core.runtime.base import Launch
-from coven_core.scheduling import budgets, cooldown, occurrences, overrun, routines
+from coven_core.scheduling import budgets, cooldown, groups, occurrences, overrun, routines
 from coven_core.scheduling.occurrences import Stamp, Waiting
 from coven_core.scheduling.planner import MissedWindow, Planned, Segment, next_due, plan_window
 from coven_core.scheduling.revision_cache import RevisionCache
@@ -231,7 +231,7 @@ def claim_one(
         if item.kind is not OccurrenceKind.MANUAL and not item.attempts:
             _overlap(conn, item, revision, stamp)
         return None
-    if revision.spec.group is not None and _group_busy(conn, item, revision, stamp):
+    if revision.spec.group is not None and groups.busy(conn, item, revision, stamp):
         return None
     if not item.attempts and _held_by_policy(conn, item, revision, stamp):
         return None
@@ -246,49 +246,6 @@ def claim_one(
 
 def _trial(revision: Revision) -> bool:
     return revision.spec.shadow
-
-
-def _group_members(index: str, where: str) -> str:
-    return (
-        f"SELECT o.run_id, r.name FROM occurrences o INDEXED BY {index} JOIN routines r "
-        "ON r.id = o.routine_id JOIN revisions v ON v.routine_id = o.routine_id AND "
-        f"v.number = o.revision WHERE {where} AND o.routine_id != :routine "
-        "AND v.group_name = :group LIMIT 1"
-    )
-
-
-# Another member's run, claimed or running; or between two attempts (a retry not yet claimed).
-_GROUP_RUNNING = _group_members("occurrences_active", "o.state IN ('claimed', 'running')")
-_GROUP_BETWEEN = _group_members(
-    "occurrences_due",
-    "o.state = 'planned' AND EXISTS (SELECT 1 FROM attempts a WHERE a.occurrence_id = o.id)",
-)
-
-
-def _group_busy(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> bool:
-    """Another routine of the group holds it (a run claimed or running; for a first attempt,
-    also a run between two attempts — a retry never waits for another retry): a moment
-    follows its overlap policy (``group_busy``, with the holder), a run already begun or a
-    person's run waits its turn (DESIGN §14)."""
-    holder = _group_holder(conn, item, revision.spec.group or "")
-    if holder is None:
-        return False
-    if item.kind is not OccurrenceKind.MANUAL and not item.attempts:
-        inputs = {"group": revision.spec.group, "holder": holder[1], "holder_run": holder[0]}
-        waits = revision.spec.overlap is OverlapPolicy.QUEUE_ONE
-        if not (waits and occurrences.oldest_waiting_id(conn, item.routine_id) == item.id):
-            occurrences.skip(conn, item, SkipReason.GROUP_BUSY, stamp, inputs)
-    return True
-
-
-def _group_holder(conn: apsw.Connection, item: Waiting, group: str) -> tuple[str, str] | None:
-    """The run and routine holding the group, if another member holds it."""
-    params = {"routine": item.routine_id, "group": group}
-    for sql in (_GROUP_RUNNING,) if item.attempts else (_GROUP_RUNNING, _GROUP_BETWEEN):
-        row = conn.execute(sql, params).fetchone()
-        if row is not None:
-            return str(row[0]), str(row[1])
-    return None
 
 
 def _held_by_policy(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> bool:

@@ -29,7 +29,7 @@ from coven_core.errors import CovenError
 from coven_core.model import FailureClass
 from coven_core.operations.reconcile import Outcome
 from coven_core.runtime.base import Exit, Launch, LaunchError, Started
-from coven_core.scheduling import chains, decisions, occurrences, retry
+from coven_core.scheduling import chains, decisions, groups, occurrences, retry
 from coven_core.scheduling.lease import LEASE_TTL
 from coven_core.store.codec import instant_text
 from coven_core.store.store import Store
@@ -104,7 +104,7 @@ def test_a_success_without_a_clean_exit_is_caught(tmp_path: Path, monkeypatch) -
         (decisions, "_over_budget", lambda *args, **kwargs: False, "over its budget"),
         (decisions, "_trial", lambda revision: False, "of a trial (shadow) revision"),
         (decisions, "_cooling_down", lambda *args, **kwargs: False, "inside its cooldown"),
-        (decisions, "_group_busy", lambda *args, **kwargs: False, "of its group"),
+        (groups, "busy", lambda *args, **kwargs: False, "of its group"),
         (chains, "trigger", lambda *args, **kwargs: 0, "triggered nothing"),
     ],
     ids=[

@@ -259,9 +259,11 @@ _FINISHED = ("succeeded", "failed", "timed_out", "cancelled")
 
 
 def _each_upstream_end_triggers_once(conn: apsw.Connection) -> list[str]:
-    """Every triggered occurrence answers an upstream end its revision asked for; and every
-    upstream end triggers exactly one occurrence of each live routine whose revision — the
-    newest, already in force when the upstream settled — names the upstream (DESIGN §14)."""
+    """Every triggered occurrence answers an upstream end its revision asked for (a settled
+    attempt; a success for ``succeeded``: a person's retry may have reopened the upstream
+    since); and every upstream run that ended — settled as succeeded, failed, timed out or
+    cancelled after an attempt — triggers exactly one occurrence of each live routine whose
+    newest revision, already in force when the upstream settled, names it (DESIGN §14)."""
     triggered = {
         oid: (rid, json.loads(decision)["upstream"], outcome)
         for oid, rid, decision, outcome in conn.execute(
@@ -270,6 +272,10 @@ def _each_upstream_end_triggers_once(conn: apsw.Connection) -> list[str]:
             "WHERE o.kind = 'triggered'"
         )
     }
+    attempts = dict(conn.execute(
+        "SELECT occurrence_id, max(failure_class IS NULL) FROM attempts WHERE state = 'settled' "
+        "GROUP BY occurrence_id"
+    ))  # fmt: skip
     ends = {
         oid: (name, disposition, settled)
         for oid, name, disposition, settled in conn.execute(
@@ -277,11 +283,12 @@ def _each_upstream_end_triggers_once(conn: apsw.Connection) -> list[str]:
             "ON r.id = o.routine_id WHERE o.disposition IN (?, ?, ?, ?)",
             _FINISHED,
         )
+        if oid in attempts
     }
     problems = [
         f"{oid} was triggered by {upstream}, which did not end as {outcome}"
         for oid, (_rid, upstream, outcome) in triggered.items()
-        if upstream not in ends or (outcome == "succeeded" and ends[upstream][1] != "succeeded")
+        if upstream not in attempts or (outcome == "succeeded" and not attempts[upstream])
     ]
     downstream = list(conn.execute(
         "SELECT r.id, v.after_routine, v.after_outcome, v.created_at FROM routines r JOIN "

@@ -222,6 +222,15 @@ def test_fresh_seeds_a_retry_is_not_overtaken_by_the_next_moment(
     assert result.violation is None, describe(result)
 
 
+@pytest.mark.parametrize(("seed", "steps"), [(115, 225), (126, 144), (125, 399)])
+def test_chains_across_a_persons_retry_and_cancel(seed: int, steps: int, tmp_path: Path) -> None:
+    """Strict, on the seeds that found it: a run cancelled while it waited to retry ended
+    without triggering the routine after it (``:finished``); and an upstream that a person's
+    retry reopened had already triggered once, which stays its one trigger."""
+    result = run_simulation(seed, steps, tmp_path / "data")
+    assert result.violation is None, describe(result)
+
+
 def test_fresh_seed_a_broken_routine_through_two_resumes_loses_no_moment(tmp_path: Path) -> None:
     """Strict, on the fresh seed that found it (make soak): New York lost to a tz upgrade,
     everything resumed twice, the routine's second broken window shared the first one's name

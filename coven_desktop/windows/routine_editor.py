@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -39,7 +40,7 @@ from PySide6.QtWidgets import (
 from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.model import MisfirePolicy, OverlapPolicy
+from coven_core.model import MisfirePolicy, OverlapPolicy, SkipReason
 from coven_core.queries import (
     BoundTime,
     DraftCheck,
@@ -59,6 +60,8 @@ if TYPE_CHECKING:
 
 #: How long typing must pause before the draft is checked again.
 DEBOUNCE_MS = 250
+#: The policy fields that can have a problem of their own.
+_POLICY_FIELDS = ("except_dates", "max_runtime_per_day", "cooldown", "cooldown_max", "after")
 #: The kind of each preview row (regular, nonexistent, repeated), for tests and styling.
 KindRole = Qt.ItemDataRole.UserRole + 1
 
@@ -87,6 +90,9 @@ class RoutineEditor(QGroupBox):
         form = QFormLayout()
         self._add_fields(form)
         layout.addLayout(form)
+        policies = self._policy_section()
+        layout.addWidget(self.policies_toggle)
+        layout.addWidget(policies)
         self.words = QLabel("", self)  # the schedule in words, as the list will say it
         self.words.setObjectName("words")
         self.words.setWordWrap(True)
@@ -124,6 +130,22 @@ class RoutineEditor(QGroupBox):
         self.retries = QSpinBox(self)
         self.retries.setRange(0, 100)
         self.idempotent = QCheckBox(self.tr("Safe to run twice (idempotent)"), self)
+        self.except_dates = QLineEdit(self)
+        self.except_dates.setPlaceholderText(self.tr("e.g. 2026-12-24, 2026-12-31"))
+        self.shadow = QCheckBox(self.tr("Trial run: decide each moment, never start the command"),
+                                self)  # fmt: skip
+        self.shadow.setToolTip(self.tr("Untick to make it live: a new revision from now on"))
+        self.max_runs = QSpinBox(self)
+        self.max_runs.setRange(0, 10_000)
+        self.max_runs.setSpecialValueText(self.tr("no limit"))  # shown for 0
+        self.max_runtime = self._duration_edit()
+        self.cooldown = self._duration_edit()
+        self.cooldown_max = self._duration_edit()
+        self.cooldown_max.setPlaceholderText(self.tr("none: one day"))
+        self.group = QLineEdit(self)
+        self.group.setPlaceholderText(self.tr("e.g. disk: one routine of a group runs at a time"))
+        self.after = QLineEdit(self)
+        self.after.setPlaceholderText(self.tr("e.g. backup, or backup:finished for any end"))
         rows: list[tuple[str, QWidget, str | None]] = [
             (self.tr("Name"), self.name, "name"),
             (self.tr("Schedule"), self.schedule, "schedule"),
@@ -146,6 +168,42 @@ class RoutineEditor(QGroupBox):
                 widget.setAccessibleName(label)
             form.addRow(label, self._with_error(widget, key))
         self._watch()
+
+    def _policy_section(self) -> QWidget:
+        """The policies (DESIGN §14), folded away until asked for or set: most routines
+        need none, and the preview keeps its room."""
+        self.policies_toggle = QToolButton(self)
+        self.policies_toggle.setText(self.tr("Policies: exclusions, trial, budgets, cooldown, "
+                                             "group, chain"))  # fmt: skip
+        self.policies_toggle.setCheckable(True)
+        self.policies_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.policies_toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.policies_toggle.setAutoRaise(True)
+        self.policies_toggle.toggled.connect(self._show_policies)
+        self.policies = QWidget(self)
+        form = QFormLayout(self.policies)
+        form.setContentsMargins(0, 0, 0, 0)
+        rows: list[tuple[str, QWidget, str | None]] = [
+            (self.tr("Except on"), self.except_dates, "except_dates"),
+            ("", self.shadow, None),
+            (self.tr("Runs a day"), self.max_runs, None),
+            (self.tr("Run time a day"), self.max_runtime, "max_runtime_per_day"),
+            (self.tr("Cooldown after a failure"), self.cooldown, "cooldown"),
+            (self.tr("Longest cooldown"), self.cooldown_max, "cooldown_max"),
+            (self.tr("Group"), self.group, None),
+            (self.tr("Also run after"), self.after, "after"),
+        ]
+        for label, widget, key in rows:
+            form.addRow(label, self._with_error(widget, key))
+        self.policies.hide()
+        return self.policies
+
+    def _show_policies(self, shown: bool) -> None:
+        self.policies.setVisible(shown)
+        arrow = Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        self.policies_toggle.setArrowType(arrow)
+        if self.policies_toggle.isChecked() != shown:
+            self.policies_toggle.setChecked(shown)
 
     def _with_error(self, widget: QWidget, key: str | None) -> QWidget:
         if key is None:
@@ -226,14 +284,18 @@ class RoutineEditor(QGroupBox):
 
     def _watch(self) -> None:
         """Any change starts (or restarts) the debounce timer."""
-        for edit in (self.name, self.schedule, self.command, self.grace, self.timeout):
+        edits = (self.name, self.schedule, self.command, self.grace, self.timeout,
+                 self.except_dates, self.max_runtime, self.cooldown, self.cooldown_max,
+                 self.group, self.after)  # fmt: skip
+        for edit in edits:
             edit.textChanged.connect(self._changed)
         self.zone.currentTextChanged.connect(self._changed)
         for box in (self.misfire, self.overlap):
             box.currentIndexChanged.connect(self._changed)
-        for check in (self.shell, self.idempotent):
+        for check in (self.shell, self.idempotent, self.shadow):
             check.toggled.connect(self._changed)
         self.retries.valueChanged.connect(self._changed)
+        self.max_runs.valueChanged.connect(self._changed)
 
     def _changed(self, *_args: object) -> None:
         self.status.hide()  # a refusal was about what the form said before this change
@@ -276,6 +338,15 @@ class RoutineEditor(QGroupBox):
         self.timeout.setText(draft.timeout)
         self.retries.setValue(draft.retries)
         self.idempotent.setChecked(draft.idempotent)
+        self.except_dates.setText(draft.except_dates)
+        self.shadow.setChecked(draft.shadow)
+        self.max_runs.setValue(draft.max_runs_per_day)
+        self.max_runtime.setText(draft.max_runtime_per_day)
+        self.cooldown.setText(draft.cooldown)
+        self.cooldown_max.setText(draft.cooldown_max)
+        self.group.setText(draft.group)
+        self.after.setText(draft.after)
+        self._show_policies(draft.has_policies)
 
     def close_editor(self) -> None:
         self._debounce.stop()
@@ -296,6 +367,14 @@ class RoutineEditor(QGroupBox):
             timeout=self.timeout.text(),
             retries=self.retries.value(),
             idempotent=self.idempotent.isChecked(),
+            except_dates=self.except_dates.text(),
+            shadow=self.shadow.isChecked(),
+            max_runs_per_day=self.max_runs.value(),
+            max_runtime_per_day=self.max_runtime.text(),
+            cooldown=self.cooldown.text(),
+            cooldown_max=self.cooldown_max.text(),
+            group=self.group.text(),
+            after=self.after.text(),
         )
 
     # -- checking and the preview -----------------------------------------------------------
@@ -331,6 +410,8 @@ class RoutineEditor(QGroupBox):
             shown = key == "form" or self.show_all or key in self.touched
             label.setText(message or "")
             label.setVisible(bool(message) and shown)
+        if any(result.message(key) for key in _POLICY_FIELDS):
+            self._show_policies(True)  # a problem is never folded away
         self.preview.clear()
         self.words.clear()
         if result.preview is not None:
@@ -351,18 +432,21 @@ class RoutineEditor(QGroupBox):
         locale = self.desktop.locale
         wall = format_datetime(moment.local, format="medium", locale=locale)
         note = preview.note(moment, locale) or ""
-        cells = [wall, "UTC" + format_offset(moment.offset), self._status(moment, interval)]
+        skip = preview.skip_reason(moment)
+        cells = [wall, "UTC" + format_offset(moment.offset), self._status(moment, interval, skip)]
         item = QTreeWidgetItem([*cells, note])
         item.setData(0, KindRole, moment.kind.value)
         for column in range(4):
             item.setToolTip(column, note)
-        if moment.skipped:
+        if skip is not None:
             font = item.font(0)
             font.setStrikeOut(True)
             item.setFont(0, font)
         self.preview.addTopLevelItem(item)
 
-    def _status(self, moment: BoundTime, interval: bool) -> str:
+    def _status(self, moment: BoundTime, interval: bool, skip: str | None) -> str:
+        if skip == SkipReason.EXCLUDED_DATE:
+            return self.tr("Skipped: an excluded date")
         if moment.kind is LocalTimeKind.NONEXISTENT:
             return self.tr("Skipped: this time does not exist")
         if moment.kind is LocalTimeKind.REPEATED and not interval:

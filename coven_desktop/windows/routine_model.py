@@ -64,6 +64,7 @@ class RoutinesModel(QAbstractTableModel):
             "skipped": self.tr("Skipped"),
             "recovery_required": self.tr("Needs your decision"),
             "reconciled": self.tr("Decided by a person"),
+            "shadowed": self.tr("Trial (not started)"),
         }
 
     # -- content ----------------------------------------------------------------------------

@@ -190,6 +190,7 @@ class Legend(QLabel):
             (mark["skipped"], tr("Skipped")),
             (mark["recovery_required"], tr("Recovery required")),
             (mark["reconciled"], tr("Reconciled")), (mark["in_progress"], tr("Running")),
+            (mark["shadowed"], tr("Trial: decided, not started")),
             (mark["planned"], tr("Planned")),
             (mark["planned_skipped"], tr("Will be skipped (time does not exist)")),
             (colours.window, tr("Missed or paused window (×count)")),

@@ -120,6 +120,7 @@ def test_group_is_set_and_cleared(coven: Coven) -> None:
 
 
 def test_max_active_is_shown_and_set_in_config(coven: Coven) -> None:
+    coven.add("backup", *DAILY)  # a read on a missing store refuses (issue 19): make one
     shown = {s["name"]: s for s in coven.json("config")["settings"]}
     assert (shown["max-active"]["value"], shown["max-active"]["default"]) == ("4", True)
     assert coven.json("config", "set", "max-active", "8")["value"] == "8"

@@ -194,6 +194,8 @@ class RoutineEditor(QGroupBox):
             (self.tr("Also run after"), self.after, "after"),
         ]
         for label, widget, key in rows:
+            if label:  # named by its label (wrapped with its error line: no buddy)
+                widget.setAccessibleName(label)
             form.addRow(label, self._with_error(widget, key))
         self.policies.hide()
         return self.policies
@@ -271,7 +273,10 @@ class RoutineEditor(QGroupBox):
         """A field's problem shows once the person has typed in it (or tried to save): an
         empty form says nothing yet."""
         fields = {"name": self.name, "schedule": self.schedule, "command": self.command,
-                  "grace": self.grace, "timeout": self.timeout}  # fmt: skip
+                  "grace": self.grace, "timeout": self.timeout,
+                  "except_dates": self.except_dates, "max_runtime_per_day": self.max_runtime,
+                  "cooldown": self.cooldown, "cooldown_max": self.cooldown_max,
+                  "after": self.after}  # fmt: skip
         for key, edit in fields.items():
             edit.textEdited.connect(lambda _text, key=key: self._touch(key))
         zone_line = self.zone.lineEdit()

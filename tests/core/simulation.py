@@ -55,7 +55,7 @@ from zoneinfo import ZoneInfo
 import apsw
 import psutil
 
-from coven_core.clock import VirtualClock, WakeReason, WakeSignal
+from coven_core.clock import SAFETY_CAP, VirtualClock, WakeReason, WakeSignal
 from coven_core.errors import CovenError, ZoneError
 from coven_core.integrity import audit, doctor
 from coven_core.integrity.doctor import record_checks
@@ -853,6 +853,8 @@ class Simulator:
         self.retried: set[str] = set()  # runs a person asked to retry
         self.incarnations = itertools.count(1)
         self.identities = Identities()
+        self.looked_at = self.clock.monotonic()  # the last pass's start, on the monotonic clock
+        self.blind = False  # the wall clock was set and nothing told the engine
         self.node = self._boot()
 
     # -- incarnations ---------------------------------------------------------------------------
@@ -887,6 +889,7 @@ class Simulator:
 
     # -- driving time -----------------------------------------------------------------------------
     def _pass(self, trigger: str) -> None:
+        self.looked_at, self.blind = self.clock.monotonic(), False
         report = self.node.scheduler.pass_once(trigger)
         if report.error_class is not None:
             raise SimulationFailure(f"a pass failed: {report.error_class}: {report.error}")
@@ -902,7 +905,7 @@ class Simulator:
             if wake is not None:
                 self._pass(wake.value)
                 continue
-            due = [t for t in (self.node.scheduler.deadline, self.world.next_end()) if t]
+            due = [t for t in (self.next_look(), self.world.next_end()) if t]
             next_at = min(due, default=None)
             if next_at is None or next_at > target:
                 self.clock.advance_to(max(target, self.clock.now_utc()))
@@ -911,11 +914,22 @@ class Simulator:
                     return
                 continue
             self.clock.advance_to(max(next_at, self.clock.now_utc()))
-            if self.node.scheduler.deadline is not None and self.node.scheduler.deadline <= (
-                self.clock.now_utc()
-            ):
-                self._pass("deadline")
+            look = self.next_look()
+            if look is not None and look <= self.clock.now_utc():
+                self._pass("safety_cap" if self.blind else "deadline")
         raise SimulationFailure(f"more than {MAX_PASSES_PER_STEP} passes in one step (livelock)")
+
+    def next_look(self) -> datetime | None:
+        """When the engine's loop looks next: at its deadline, or — once the wall clock was set
+        without a word — at the latest a safety cap of monotonic time after its last look (the
+        production loop waits on the monotonic clock, capped). Only then: a cap's look that
+        finds the deadline right changes nothing, and modelling every one slows each step."""
+        deadline = self.node.scheduler.deadline
+        if not self.blind:
+            return deadline
+        waited = timedelta(seconds=self.clock.monotonic() - self.looked_at)
+        capped = self.clock.now_utc() + max(SAFETY_CAP - waited, timedelta(0))
+        return capped if deadline is None else min(deadline, capped)
 
     # -- one step ---------------------------------------------------------------------------------
     def step(self) -> None:
@@ -1122,6 +1136,8 @@ class Simulator:
         self.clock.jump_wall(size, notify=False)
         if notify:
             self.node.wake.set(WakeReason.CLOCK_JUMPED)
+        else:
+            self.blind = True
 
     def act_crash(self) -> None:
         self._note(f"engine {self.node.number} crashes")
@@ -1306,10 +1322,10 @@ class Simulator:
         return problems
 
     def _retries_wake_in_time(self, now: datetime) -> list[str]:
-        """A retry waiting out its backoff is a deadline: the scheduler must wake for it
-        (a production loop would at worst come by at its 5-minute safety cap)."""
+        """A retry waiting out its backoff is a deadline: the scheduler must wake for it (after
+        a wall-clock step nobody announced, at the latest at its safety cap: see next_look)."""
         retry_at = occurrences.earliest_retry(self.node.store.conn, now)
-        deadline = self.node.scheduler.deadline
+        deadline = self.next_look()
         if retry_at is None or (deadline is not None and deadline <= retry_at):
             return []
         return [

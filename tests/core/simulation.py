@@ -258,6 +258,27 @@ def _shadow_starts_nothing(conn: apsw.Connection) -> list[str]:
 
 _FINISHED = ("succeeded", "failed", "timed_out", "cancelled")
 
+# "Before" in the order things happened: the events' sequence, not their wall-clock stamps,
+# which a wall clock set back puts out of order (seed 1477702067: a revision made after an
+# upstream settled, stamped before it).
+# Retention may have swept an old event: then the stamps are all there is.
+_SETTLED_EVENT = (
+    "(SELECT max(e.seq) FROM events e WHERE e.kind = 'settled' AND e.occurrence_id = o.id), "
+    "o.settled_at"
+)
+_REVISION_EVENT = (
+    "(SELECT max(e.seq) FROM events e WHERE e.routine_id = r.id AND (e.kind = 'routine_edited' "
+    "AND e.data ->> '$.revision' = v.number OR e.kind = 'routine_added' AND v.number = 1)), "
+    "v.created_at"
+)
+
+
+def _happened_before(first: tuple[int | None, str], then: tuple[int | None, str]) -> bool:
+    """By event sequence where both events are kept, else by the stamps."""
+    if first[0] is not None and then[0] is not None:
+        return first[0] < then[0]
+    return first[1] < then[1]
+
 
 def _each_upstream_end_triggers_once(conn: apsw.Connection) -> list[str]:
     """Every triggered occurrence answers an upstream end its revision asked for (a settled
@@ -278,10 +299,10 @@ def _each_upstream_end_triggers_once(conn: apsw.Connection) -> list[str]:
         "GROUP BY occurrence_id"
     ))  # fmt: skip
     ends = {
-        oid: (name, disposition, settled)
-        for oid, name, disposition, settled in conn.execute(
-            "SELECT o.id, r.name, o.disposition, o.settled_at FROM occurrences o JOIN routines r "
-            "ON r.id = o.routine_id WHERE o.disposition IN (?, ?, ?, ?)",
+        oid: (name, disposition, (seq, settled))
+        for oid, name, disposition, seq, settled in conn.execute(
+            f"SELECT o.id, r.name, o.disposition, {_SETTLED_EVENT} FROM occurrences o "
+            "JOIN routines r ON r.id = o.routine_id WHERE o.disposition IN (?, ?, ?, ?)",
             _FINISHED,
         )
         if oid in attempts
@@ -292,13 +313,13 @@ def _each_upstream_end_triggers_once(conn: apsw.Connection) -> list[str]:
         if upstream not in attempts or (outcome == "succeeded" and not attempts[upstream])
     ]
     downstream = list(conn.execute(
-        "SELECT r.id, v.after_routine, v.after_outcome, v.created_at FROM routines r JOIN "
-        "revisions v ON v.routine_id = r.id AND v.number = r.revision "
+        f"SELECT r.id, v.after_routine, v.after_outcome, {_REVISION_EVENT} FROM routines r "
+        "JOIN revisions v ON v.routine_id = r.id AND v.number = r.revision "
         "WHERE r.state != 'deleted' AND v.after_routine IS NOT NULL"
     ))  # fmt: skip
     for upstream, (name, disposition, settled) in ends.items():
-        for rid, after, outcome, created in downstream:
-            wanted = after == name and created < settled
+        for rid, after, outcome, seq, created in downstream:
+            wanted = after == name and _happened_before((seq, created), settled)
             matches = outcome == "finished" or disposition == "succeeded"
             if wanted and matches and f"{rid}@after:{upstream}" not in triggered:
                 problems.append(f"{upstream} ({disposition}) triggered nothing of {rid}")

@@ -262,10 +262,6 @@ _FINISHED = ("succeeded", "failed", "timed_out", "cancelled")
 # which a wall clock set back puts out of order (seed 1477702067: a revision made after an
 # upstream settled, stamped before it).
 # Retention may have swept an old event: then the stamps are all there is.
-_SETTLED_EVENT = (
-    "(SELECT max(e.seq) FROM events e WHERE e.kind = 'settled' AND e.occurrence_id = o.id), "
-    "o.settled_at"
-)
 _REVISION_EVENT = (
     "(SELECT max(e.seq) FROM events e WHERE e.routine_id = r.id AND (e.kind = 'routine_edited' "
     "AND e.data ->> '$.revision' = v.number OR e.kind = 'routine_added' AND v.number = 1)), "
@@ -298,15 +294,6 @@ def _each_upstream_end_triggers_once(conn: apsw.Connection) -> list[str]:
         "SELECT occurrence_id, max(failure_class IS NULL) FROM attempts WHERE state = 'settled' "
         "GROUP BY occurrence_id"
     ))  # fmt: skip
-    ends = {
-        oid: (name, disposition, (seq, settled))
-        for oid, name, disposition, seq, settled in conn.execute(
-            f"SELECT o.id, r.name, o.disposition, {_SETTLED_EVENT} FROM occurrences o "
-            "JOIN routines r ON r.id = o.routine_id WHERE o.disposition IN (?, ?, ?, ?)",
-            _FINISHED,
-        )
-        if oid in attempts
-    }
     problems = [
         f"{oid} was triggered by {upstream}, which did not end as {outcome}"
         for oid, (_rid, upstream, outcome) in triggered.items()
@@ -317,6 +304,21 @@ def _each_upstream_end_triggers_once(conn: apsw.Connection) -> list[str]:
         "JOIN revisions v ON v.routine_id = r.id AND v.number = r.revision "
         "WHERE r.state != 'deleted' AND v.after_routine IS NOT NULL"
     ))  # fmt: skip
+    upstreams = sorted({after for _rid, after, *_rest in downstream})
+    marks = f"({', '.join('?' * len(upstreams))})"
+    settled_seq = dict(conn.execute(
+        "SELECT e.occurrence_id, max(e.seq) FROM events e JOIN routines r ON r.id = e.routine_id "
+        f"WHERE r.name IN {marks} AND e.kind = 'settled' GROUP BY e.occurrence_id", upstreams,
+    ))  # fmt: skip
+    ends = {
+        oid: (name, disposition, (settled_seq.get(oid), settled))
+        for oid, name, disposition, settled in conn.execute(
+            "SELECT o.id, r.name, o.disposition, o.settled_at FROM occurrences o JOIN routines r "
+            f"ON r.id = o.routine_id WHERE o.disposition IN (?, ?, ?, ?) AND r.name IN {marks}",
+            (*_FINISHED, *upstreams),
+        )
+        if oid in attempts
+    }
     for upstream, (name, disposition, settled) in ends.items():
         for rid, after, outcome, seq, created in downstream:
             wanted = after == name and _happened_before((seq, created), settled)

@@ -41,7 +41,10 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.moving.plan import PlannedRoutine as PlannedRoutine
     from coven_core.moving.plan import import_preview as import_preview
     from coven_core.moving.sources import users_crontab as users_crontab
+    from coven_core.notation.i18n import N_ as N_
     from coven_core.notation.i18n import _ as _
+    from coven_core.notation.i18n import ngettext as ngettext
+    from coven_core.notation.i18n import use_locale as use_locale
     from coven_core.notation.i18n import user_locale as user_locale
     from coven_core.operations.drafts import DraftCheck as DraftCheck
     from coven_core.operations.drafts import RoutineDraft as RoutineDraft
@@ -100,6 +103,7 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.views.timeline import RecordedOccurrence as RecordedOccurrence
     from coven_core.views.timeline import Timeline as Timeline
     from coven_core.views.timeline import timeline as timeline
+    from coven_core.views.tooltip import state_word as state_word
     from coven_core.views.tooltip import tooltip as tooltip
 
 #: Read views and words computed elsewhere in the engine, by the module that computes them:
@@ -110,7 +114,7 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
     "coven_core.moving.dst_differences": ("ForeignScheduler",),
     "coven_core.moving.plan": ("ImportPlan", "PlannedRoutine", "import_preview"),
     "coven_core.moving.sources": ("users_crontab",),
-    "coven_core.notation.i18n": ("_", "user_locale"),
+    "coven_core.notation.i18n": ("_", "N_", "ngettext", "use_locale", "user_locale"),
     "coven_core.operations.drafts": ("DraftCheck", "RoutineDraft"),
     "coven_core.schedule.timetable": ("ScheduleKind",),
     "coven_core.schedule.words": ("describe_timetable",),
@@ -141,7 +145,7 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
         "BAND_ASLEEP", "MAX_RANGE", "CoalescedWindow", "Lane", "PlannedMoment",
         "RecordedOccurrence", "Timeline", "timeline",
     ),
-    "coven_core.views.tooltip": ("tooltip",),
+    "coven_core.views.tooltip": ("state_word", "tooltip"),
 }  # fmt: skip
 _HOME = {name: module for module, names in _ELSEWHERE.items() for name in names}
 

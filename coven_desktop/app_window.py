@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 import coven_core
 from coven_core import queries
-from coven_core.queries import Overview
+from coven_core.queries import Overview, _, ngettext
 from coven_desktop.resources import icon
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows import PAGES, page_info
@@ -59,7 +59,7 @@ class MainWindow(QMainWindow):
         outer = QVBoxLayout(body)
         row = QHBoxLayout()
         self.sidebar = QListWidget(body)
-        self.sidebar.addItems([self.tr(info.title) for info in PAGES])
+        self.sidebar.addItems([_(info.title) for info in PAGES])
         self.sidebar.setFixedWidth(170)
         self.stack = QStackedWidget(body)
         self._placeholders = [QWidget(self.stack) for _ in PAGES]
@@ -74,10 +74,10 @@ class MainWindow(QMainWindow):
 
     def _status_line(self, body: QWidget) -> QHBoxLayout:
         line = QHBoxLayout()
-        self.headline = QLabel(self.tr("Coven keeps your routines running on time."), body)
+        self.headline = QLabel(_("Coven keeps your routines running on time."), body)
         self.summary = QLabel("", body)
         self.engine_info = QLabel(
-            self.tr("Engine {version} · tz database {tzdb}").format(
+            _("Engine {version} · tz database {tzdb}").format(
                 version=coven_core.__version__, tzdb=queries.tz_database()
             ),
             body,
@@ -159,9 +159,11 @@ class MainWindow(QMainWindow):
 
     # -- the status line --------------------------------------------------------------------
     def show_overview(self, overview: Overview) -> None:
-        parts = [self.tr("State: {state}").format(state=overview.state.value)]
+        state = queries.state_word(overview.state)
+        parts = [_("State: {state}").format(state=state)]
         if overview.standby:
-            parts.append(self.tr("standby — another Coven process is scheduling"))
-        parts.append(self.tr("{count} routine(s)").format(count=len(overview.routines)))
+            parts.append(_("standby — another Coven process is scheduling"))
+        count = len(overview.routines)
+        parts.append(ngettext("{count} routine", "{count} routines", count).format(count=count))
         self.summary.setText(" · ".join(parts))
         self.summary.setToolTip(self.summary.text())  # the line may be too narrow for it

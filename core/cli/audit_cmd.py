@@ -24,7 +24,7 @@ from coven_core.cli.output import print_json, print_table
 from coven_core.errors import Conflict
 from coven_core.integrity import audit
 from coven_core.integrity.audit import AuditEntry, AuditKind, ChainReport
-from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.i18n import N_, _, user_locale
 from coven_core.notation.utc import utc_text
 
 DEFAULT_LIMIT = 20
@@ -79,7 +79,7 @@ def _print_entries(found: Sequence[AuditEntry]) -> None:
     if not found:
         print(_("The audit log has no entries yet.", locale))
         return
-    headers = ["Seq", "UTC", "Who", "Action", "Target", "Why", "Result"]
+    headers = [N_("Seq"), N_("UTC"), N_("Who"), N_("Action"), N_("Target"), N_("Why"), N_("Result")]
     print_table([_(h, locale) for h in headers], [_row(entry, locale) for entry in found])
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from coven_core.cli.arguments import EXIT_CONFLICT, add_store_options, opened_engine
 from coven_core.cli.output import print_json
 from coven_core.integrity.doctor import CHECKS, ERROR, INFO, WARNING, Finding, Report, doctor
-from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.i18n import _, ngettext, user_locale
 
 _MARKS = {INFO: "✓", WARNING: "!", ERROR: "✗"}
 _QUICK_HELP = "SQLite's quick_check instead of the full integrity check; no growth figures"
@@ -66,8 +66,11 @@ def _line(finding: Finding, width: int) -> str:
 def _verdict_text(report: Report) -> str:
     locale = user_locale()
     errors, warnings = report.count(ERROR), report.count(WARNING)
-    counts = _("{errors} error(s), {warnings} warning(s)", locale).format(
-        errors=errors, warnings=warnings
+    counts = _("{errors}, {warnings}", locale).format(
+        errors=ngettext("{count} error", "{count} errors", errors, locale).format(count=errors),
+        warnings=ngettext("{count} warning", "{count} warnings", warnings, locale).format(
+            count=warnings
+        ),
     )
     if errors:
         return counts + _(": the store contradicts its promises", locale)

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from coven_core.engine import Engine
 from coven_core.model import RoutineState
+from coven_core.queries import _
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.cancelling import ask_to_cancel
 from coven_desktop.windows.fitting import FittingTable
@@ -105,15 +106,15 @@ class Page(QWidget):
         bar = QToolBar(self)
         self.action: dict[str, QAction] = {}
         entries: list[tuple[str, str, Callable[[], object]]] = [
-            ("add", self.tr("Add…"), self.open_editor),
-            ("edit", self.tr("Edit…"), self.edit_selected),
-            ("pause", self.tr("Pause"), self.pause_selected),
-            ("resume", self.tr("Resume"), self.resume_selected),
-            ("run_now", self.tr("Run now"), self.run_selected),
-            ("cancel", self.tr("Cancel run…"), self.cancel_selected),
-            ("runs", self.tr("Runs"), self.show_runs_of_selected),
-            ("delete", self.tr("Delete…"), self.delete_selected),
-            ("explain", self.tr("Explain…"), self.explain_selected),
+            ("add", _("Add…"), self.open_editor),
+            ("edit", _("Edit…"), self.edit_selected),
+            ("pause", _("Pause"), self.pause_selected),
+            ("resume", _("Resume"), self.resume_selected),
+            ("run_now", _("Run now"), self.run_selected),
+            ("cancel", _("Cancel run…"), self.cancel_selected),
+            ("runs", _("Runs"), self.show_runs_of_selected),
+            ("delete", _("Delete…"), self.delete_selected),
+            ("explain", _("Explain…"), self.explain_selected),
         ]
         shortcuts = {
             "edit": QKeySequence(Qt.Key.Key_Return),
@@ -240,15 +241,15 @@ class Page(QWidget):
             return
         box = QMessageBox(
             QMessageBox.Icon.Question,
-            self.tr("Delete routine"),
-            self.tr(
-                "Delete the routine {name}? It will not run again; its history is kept."
-            ).format(name=row.name),
+            _("Delete routine"),
+            _("Delete the routine {name}? It will not run again; its history is kept.").format(
+                name=row.name
+            ),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             self,
         )
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.button(QMessageBox.StandardButton.Yes).setText(self.tr("Delete"))
+        box.button(QMessageBox.StandardButton.Yes).setText(_("Delete"))
         box.finished.connect(lambda answer, name=row.name: self._confirmed(box, answer, name))
         self.confirmation = box
         box.open()

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.queries import MAX_RANGE, Timeline, timeline
+from coven_core.queries import MAX_RANGE, Timeline, _, timeline
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.explanation import open_explanation
 from coven_desktop.windows.timeline_canvas import (
@@ -86,9 +86,9 @@ class Page(QWidget):
     def _build(self) -> None:
         layout = QVBoxLayout(self)
         bar = QHBoxLayout()
-        for text, action in ((self.tr("Zoom in"), lambda: self.canvas.zoom(1 / ZOOM_STEP)),
-                             (self.tr("Zoom out"), lambda: self.canvas.zoom(ZOOM_STEP)),
-                             (self.tr("Now"), self.canvas.centre_on_now)):  # fmt: skip
+        for text, action in ((_("Zoom in"), lambda: self.canvas.zoom(1 / ZOOM_STEP)),
+                             (_("Zoom out"), lambda: self.canvas.zoom(ZOOM_STEP)),
+                             (_("Now"), self.canvas.centre_on_now)):  # fmt: skip
             button = QPushButton(text, self)
             button.clicked.connect(action)
             bar.addWidget(button)
@@ -142,7 +142,7 @@ class Page(QWidget):
         await self._tasks.settle()  # a follow-up reload starts as the one before ends
 
     def _on_view(self, start: float, end: float) -> None:
-        self.range_label.setText(self.tr("{start} – {end}").format(
+        self.range_label.setText(_("{start} – {end}").format(
             start=self._when(start), end=self._when(end)))  # fmt: skip
         loaded = self._loaded
         if loaded is not None and not (loaded[0] <= start and end <= loaded[1]):
@@ -178,7 +178,7 @@ class Legend(QLabel):
         behind = self.palette().color(QPalette.ColorRole.Window)
         entries = [_entry(_opaque(colour, behind), text) for colour, text in self._entries()]
         self.setText(" &nbsp; ".join(entries))  # a break may fall only between entries
-        self.setAccessibleName(self.tr("Legend"))
+        self.setAccessibleName(_("Legend"))
 
     def _entries(self) -> list[tuple[QColor, str]]:
         tr = self.tr

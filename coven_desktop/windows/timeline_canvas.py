@@ -39,6 +39,7 @@ from coven_core.queries import (
     PlannedMoment,
     RecordedOccurrence,
     Timeline,
+    _,
     cause_text,
     change_sentence,
     outcome_sentence,
@@ -276,11 +277,11 @@ class TimelineCanvas(QWidget):
     def _band_text(self, instant: float) -> str | None:
         for first, last, kind in self.bands:
             if first <= instant <= last:
-                text = self.tr("Computer asleep") if kind == BAND_ASLEEP else self.tr(
+                text = _("Computer asleep") if kind == BAND_ASLEEP else _(
                     "Coven not running")  # fmt: skip
                 span = (datetime.fromtimestamp(t, UTC) for t in (first, last))
                 start, end = (_when(t, self.zone, self.locale_name) for t in span)
-                return self.tr("{what} from {start} to {end}").format(
+                return _("{what} from {start} to {end}").format(
                     what=text, start=start, end=end)  # fmt: skip
         return None
 

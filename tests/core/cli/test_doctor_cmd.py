@@ -39,7 +39,7 @@ def test_a_healthy_store_exits_0_with_a_check_mark_on_every_line(
     status, out, err = coven("doctor")
     assert (status, err) == (0, "")
     *findings, blank, verdict = out.splitlines()
-    assert blank == "" and verdict == "0 error(s), 0 warning(s): the store keeps its promises"
+    assert blank == "" and verdict == "0 errors, 0 warnings: the store keeps its promises"
     assert all(line.startswith("✓ ") for line in findings)
     checks = [line.split()[1] for line in findings]
     assert checks == sorted(checks, key=CHECKS.index) and set(checks) == set(CHECKS)
@@ -74,13 +74,13 @@ def test_a_broken_promise_exits_3_naming_it_on_one_line(
     inject(data_dir, "UPDATE audit_log SET who = 'mallory' WHERE seq = 1")
     status, out, err = coven("doctor")
     assert status == 3
-    assert err == "coven doctor: 1 error(s), 0 warning(s): the store contradicts its promises\n"
+    assert err == "coven doctor: 1 error, 0 warnings: the store contradicts its promises\n"
     (line,) = [line for line in out.splitlines() if line.startswith("✗")]
     assert line == (
         "✗ audit        the audit log does not verify at entry 1: entry 1 was changed: its hash "
         "does not match its contents"
     )
-    assert out.splitlines()[-1] == "1 error(s), 0 warning(s): the store contradicts its promises"
+    assert out.splitlines()[-1] == "1 error, 0 warnings: the store contradicts its promises"
 
 
 def test_json_still_prints_the_document_when_a_promise_is_broken(
@@ -104,7 +104,7 @@ def test_warnings_alone_exit_0(coven: Coven, on_engine_clock: Engine, data_dir: 
     assert (status, err) == (0, "")
     (line,) = [line for line in out.splitlines() if not line.startswith("✓")][:1]
     assert line.startswith("! counters     routine 'backup' counts 5 consecutive failure(s)")
-    assert out.splitlines()[-1] == "0 error(s), 1 warning(s): the store keeps its promises"
+    assert out.splitlines()[-1] == "0 errors, 1 warning: the store keeps its promises"
 
 
 def test_an_unknown_option_is_bad_input(coven: Coven) -> None:

@@ -47,6 +47,7 @@ from coven_core.queries import (
     RoutineDraft,
     RoutineView,
     ScheduleKind,
+    _,
     check_draft,
     describe_timetable,
     format_offset,
@@ -90,11 +91,9 @@ class RoutineEditor(QGroupBox):
         self.words.setObjectName("words")
         self.words.setWordWrap(True)
         layout.addWidget(self.words)
-        layout.addWidget(QLabel(self.tr("Next occurrences"), self))
+        layout.addWidget(QLabel(_("Next occurrences"), self))
         self.preview = QTreeWidget(self)
-        self.preview.setHeaderLabels(
-            [self.tr("Local time"), self.tr("Offset"), self.tr("Status"), self.tr("Note")]
-        )
+        self.preview.setHeaderLabels([_("Local time"), _("Offset"), _("Status"), _("Note")])
         self.preview.setRootIsDecorated(False)
         layout.addWidget(self.preview, 1)
         self.status = self._error_label("form")
@@ -104,35 +103,35 @@ class RoutineEditor(QGroupBox):
     def _add_fields(self, form: QFormLayout) -> None:
         self.name = QLineEdit(self)
         self.schedule = QLineEdit(self)
-        self.schedule.setPlaceholderText(self.tr("30 2 * * *, every 15m, rrule:FREQ=…, once …"))
+        self.schedule.setPlaceholderText(_("30 2 * * *, every 15m, rrule:FREQ=…, once …"))
         self.zone = self._zone_box()
         self.command = QLineEdit(self)
-        self.command.setPlaceholderText(self.tr("/usr/bin/rsync -a ~/docs /mnt/backup"))
-        self.shell = QCheckBox(self.tr("Run through a shell (/bin/sh -c)"), self)
+        self.command.setPlaceholderText(_("/usr/bin/rsync -a ~/docs /mnt/backup"))
+        self.shell = QCheckBox(_("Run through a shell (/bin/sh -c)"), self)
         self.misfire = self._choices(
-            (MisfirePolicy.LATEST_ONLY, self.tr("Run the latest missed one, once")),
-            (MisfirePolicy.SKIP_MISSED, self.tr("Skip every missed one")),
+            (MisfirePolicy.LATEST_ONLY, _("Run the latest missed one, once")),
+            (MisfirePolicy.SKIP_MISSED, _("Skip every missed one")),
         )
         self.grace = self._duration_edit()
         self.overlap = self._choices(
-            (OverlapPolicy.SKIP, self.tr("Skip it")),
-            (OverlapPolicy.QUEUE_ONE, self.tr("Let one wait")),
+            (OverlapPolicy.SKIP, _("Skip it")),
+            (OverlapPolicy.QUEUE_ONE, _("Let one wait")),
         )
         self.timeout = self._duration_edit()
         self.retries = QSpinBox(self)
         self.retries.setRange(0, 100)
-        self.idempotent = QCheckBox(self.tr("Safe to run twice (idempotent)"), self)
+        self.idempotent = QCheckBox(_("Safe to run twice (idempotent)"), self)
         rows: list[tuple[str, QWidget, str | None]] = [
-            (self.tr("Name"), self.name, "name"),
-            (self.tr("Schedule"), self.schedule, "schedule"),
-            (self.tr("Time zone"), self.zone, "timezone"),
-            (self.tr("Command"), self.command, "command"),
+            (_("Name"), self.name, "name"),
+            (_("Schedule"), self.schedule, "schedule"),
+            (_("Time zone"), self.zone, "timezone"),
+            (_("Command"), self.command, "command"),
             ("", self.shell, None),
-            (self.tr("Missed runs"), self.misfire, None),
-            (self.tr("Grace"), self.grace, "grace"),
-            (self.tr("While still running"), self.overlap, None),
-            (self.tr("Timeout"), self.timeout, "timeout"),
-            (self.tr("Retries"), self.retries, None),
+            (_("Missed runs"), self.misfire, None),
+            (_("Grace"), self.grace, "grace"),
+            (_("While still running"), self.overlap, None),
+            (_("Timeout"), self.timeout, "timeout"),
+            (_("Retries"), self.retries, None),
             ("", self.idempotent, None),
         ]
         for label, widget, key in rows:
@@ -177,15 +176,15 @@ class RoutineEditor(QGroupBox):
 
     def _duration_edit(self) -> QLineEdit:
         edit = QLineEdit("none", self)
-        edit.setPlaceholderText(self.tr("e.g. 90s, 15m, 2h, 1d; none: no limit"))
+        edit.setPlaceholderText(_("e.g. 90s, 15m, 2h, 1d; none: no limit"))
         return edit
 
     def _buttons(self) -> QHBoxLayout:
         row = QHBoxLayout()
         row.addStretch(1)
-        self.cancel_button = QPushButton(self.tr("Cancel"), self)
+        self.cancel_button = QPushButton(_("Cancel"), self)
         self.cancel_button.clicked.connect(self.close_editor)
-        self.save_button = QPushButton(self.tr("Save"), self)
+        self.save_button = QPushButton(_("Save"), self)
         self.save_button.setDefault(True)
         self.save_button.clicked.connect(self.save)
         row.addWidget(self.cancel_button)
@@ -210,7 +209,7 @@ class RoutineEditor(QGroupBox):
     # -- opening and closing ----------------------------------------------------------------
     def open_for_add(self, name: str = "", schedule: str = "", command: str = "") -> None:
         self.editing = None
-        self.setTitle(self.tr("New routine"))
+        self.setTitle(_("New routine"))
         self._fill(RoutineDraft(name, schedule, "local", command))
         self.name.setReadOnly(False)
         self._open()
@@ -218,7 +217,7 @@ class RoutineEditor(QGroupBox):
     def open_for_edit(self, view: RoutineView) -> None:
         self.editing = view
         name = view.routine.name
-        self.setTitle(self.tr("Edit {name}").format(name=name))
+        self.setTitle(_("Edit {name}").format(name=name))
         assert view.revision is not None, "a routine with no readable revision is not edited"
         self._fill(RoutineDraft.of(name, view.revision.spec))
         self.name.setReadOnly(True)  # the operator API has no rename
@@ -318,16 +317,16 @@ class RoutineEditor(QGroupBox):
                 item.setFont(0, font)
             self.preview.addTopLevelItem(item)
         if not preview.moments:
-            self.preview.addTopLevelItem(QTreeWidgetItem([self.tr("No further occurrences")]))
+            self.preview.addTopLevelItem(QTreeWidgetItem([_("No further occurrences")]))
 
     def _status(self, moment: BoundTime, interval: bool) -> str:
         if moment.kind is LocalTimeKind.NONEXISTENT:
-            return self.tr("Skipped: this time does not exist")
+            return _("Skipped: this time does not exist")
         if moment.kind is LocalTimeKind.REPEATED and not interval:
-            return self.tr("Happens twice: runs at the first")
+            return _("Happens twice: runs at the first")
         if moment.kind is LocalTimeKind.REPEATED:
-            return self.tr("First pass") if moment.fold == 0 else self.tr("Second pass")
-        return self.tr("Planned")
+            return _("First pass") if moment.fold == 0 else _("Second pass")
+        return _("Planned")
 
     # -- saving -----------------------------------------------------------------------------
     def save(self) -> None:
@@ -338,7 +337,7 @@ class RoutineEditor(QGroupBox):
         self._debounce.stop()
         result = await self.check()
         if result.spec is None:
-            self._say(self.tr("Fix the problems shown above to save."))
+            self._say(_("Fix the problems shown above to save."))
             return False
         name, spec, editing = self.draft().name, result.spec, self.editing is not None
         work: Callable[[Engine], object] = (

@@ -34,7 +34,8 @@ def print_items(items: Sequence[Item], zones: Mapping[str, str], broken: Mapping
 
 
 def _print_item(item: Item, zone: str, locale: str) -> None:
-    print(f"{item.kind} · {_('run', locale)} {item.run_id or '—'} · {item.routine}")
+    run = _("run {run}", locale).format(run=item.run_id or "—")
+    print(f"{item.kind} · {run} · {item.routine}")
     print_fields(_summary(item, zone, locale), indent=_FIELD)
     for attempt in item.attempts:
         _print_attempt(attempt, zone, locale)
@@ -62,7 +63,8 @@ def _summary(item: Item, zone: str, locale: str) -> list[tuple[str, str]]:
 def _print_attempt(attempt: AttemptEvidence, zone: str, locale: str) -> None:
     outcome = attempt.failure_class or attempt.state
     message = f" — {attempt.message}" if attempt.message else ""
-    print(f"{_FIELD}{_('Attempt', locale)} {attempt.number}: {outcome}{message}")
+    heading = _("Attempt {number}", locale).format(number=attempt.number)
+    print(f"{_FIELD}{heading}: {outcome}{message}")
     print_fields(_attempt_fields(attempt, zone, locale), indent=_NESTED)
     _print_block(_("Journal", locale), _journal_lines(attempt, zone, locale), locale)
     _print_block("stdout", _tail_lines(attempt.stdout_tail), locale)
@@ -110,7 +112,8 @@ def _tail_lines(tail: str) -> list[str]:
 
 def _print_block(label: str, lines: Sequence[str], locale: str) -> None:
     if not lines:
-        print(f"{_NESTED}{label}: {_('(none)', locale)}")
+        none = _("(none)", locale)
+        print(f"{_NESTED}{label}: {none}")
         return
     print(f"{_NESTED}{label}:")
     print_lines(lines, indent=_LINE)

@@ -97,7 +97,7 @@ def _print_inspected(found: Mapping[str, Any]) -> None:
     for index, (heading, row) in enumerate(_sections(found, locale)):
         if index:
             print()
-        print(f"{heading}:" if row else f"{heading}: {_('none', locale)}")
+        print(f"{heading}:" if row else f"{heading}: " + _("none", locale))
         if row:
             print_fields([(key, _value(value)) for key, value in row.items()], indent="  ")
 

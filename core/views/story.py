@@ -191,8 +191,11 @@ def _retry(data: Mapping[str, Any], zone: str, allowed: int | None, locale: str 
     at = maybe_instant_from(data.get("not_before"))
     number = int(data.get("attempt") or 0) + 1
     when = _("retried at {time}", locale).format(time=clock_time(at, zone, locale)) if at else ""
-    of = f" of {allowed}" if allowed else ""
-    return f"{failed}; {when} ({_('attempt', locale)} {number}{of})"
+    if allowed:
+        attempt = _("attempt {number} of {allowed}", locale).format(number=number, allowed=allowed)
+    else:
+        attempt = _("attempt {number}", locale).format(number=number)
+    return f"{failed}; {when} ({attempt})"
 
 
 def clock_time(at: datetime, zone: str, locale: str | None = None) -> str:

@@ -47,14 +47,13 @@ class Evidence(QTabWidget):
 
     # -- building ---------------------------------------------------------------------------
     def _models(self) -> None:
-        tr = self.tr
-        self.attempt_model = RowsModel([tr("#"), tr("State"), tr("Failure"), tr("Started"),
-                                        tr("Ended")], self)  # fmt: skip
-        self.process_model = RowsModel([tr("Attempt"), tr("Process"), tr("PID"), tr("Started"),
-                                        tr("Running now"), tr("Command line")], self)  # fmt: skip
-        self.journal_model = RowsModel([tr("Attempt"), tr("Time"), tr("Record"), tr("Details")],
+        self.attempt_model = RowsModel([_("#"), _("State"), _("Failure"), _("Started"),
+                                        _("Ended")], self)  # fmt: skip
+        self.process_model = RowsModel([_("Attempt"), _("Process"), _("PID"), _("Started"),
+                                        _("Running now"), _("Command line")], self)  # fmt: skip
+        self.journal_model = RowsModel([_("Attempt"), _("Time"), _("Record"), _("Details")],
                                        self)  # fmt: skip
-        self.tried_model = RowsModel([tr("What Coven did, oldest first")], self)
+        self.tried_model = RowsModel([_("What Coven did, oldest first")], self)
 
     def _table(self, model: RowsModel, name: str, *, stretch: int) -> QTableView:
         view = table(model, self, stretch=stretch, wrap=model is not self.process_model)

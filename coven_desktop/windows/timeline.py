@@ -181,19 +181,18 @@ class Legend(QLabel):
         self.setAccessibleName(_("Legend"))
 
     def _entries(self) -> list[tuple[QColor, str]]:
-        tr = self.tr
         return [
-            (COLOURS["succeeded"], tr("Succeeded")), (COLOURS["failed"], tr("Failed")),
-            (COLOURS["cancelled"], tr("Cancelled")), (COLOURS["timed_out"], tr("Timed out")),
-            (COLOURS["skipped"], tr("Skipped")),
-            (COLOURS["recovery_required"], tr("Recovery required")),
-            (COLOURS["reconciled"], tr("Reconciled")), (COLOURS["in_progress"], tr("Running")),
-            (COLOURS["planned"], tr("Planned")),
-            (COLOURS["planned_skipped"], tr("Will be skipped (time does not exist)")),
-            (WINDOW_COLOUR, tr("Missed or paused window (×count)")),
-            (BAND_COLOURS["asleep"], tr("Computer asleep")),
-            (BAND_COLOURS["app_not_running"], tr("Coven not running")),
-            (TRANSITION_COLOUR, tr("Daylight-saving change")), (NOW_COLOUR, tr("Now")),
+            (COLOURS["succeeded"], _("Succeeded")), (COLOURS["failed"], _("Failed")),
+            (COLOURS["cancelled"], _("Cancelled")), (COLOURS["timed_out"], _("Timed out")),
+            (COLOURS["skipped"], _("Skipped")),
+            (COLOURS["recovery_required"], _("Recovery required")),
+            (COLOURS["reconciled"], _("Reconciled")), (COLOURS["in_progress"], _("Running")),
+            (COLOURS["planned"], _("Planned")),
+            (COLOURS["planned_skipped"], _("Will be skipped (time does not exist)")),
+            (WINDOW_COLOUR, _("Missed or paused window (×count)")),
+            (BAND_COLOURS["asleep"], _("Computer asleep")),
+            (BAND_COLOURS["app_not_running"], _("Coven not running")),
+            (TRANSITION_COLOUR, _("Daylight-saving change")), (NOW_COLOUR, _("Now")),
         ]  # fmt: skip
 
 

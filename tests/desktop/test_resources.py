@@ -1,4 +1,5 @@
-"""coven_desktop.resources: icons load through one helper, here and from an installed wheel."""
+"""coven_desktop.resources: icons load through one helper, here and from an installed wheel
+(which also carries the compiled translation catalogues)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,11 @@ _CHECK = textwrap.dedent("""
     names = resources.icon_names()
     paths = {n: str(resources.icon(n)) for n in names}
     renders = {n: not QIcon(p).pixmap(22, 22).isNull() for n, p in paths.items()}
-    print(json.dumps({"package": coven_desktop.__file__, "paths": paths, "renders": renders}))
+    from coven_core.notation import i18n
+    catalogues = [str(p) for p in __import__("pathlib").Path(i18n.CATALOG_DIRS[0]).rglob("*.mo")]
+    german = i18n._("Needs attention", "de_DE")
+    print(json.dumps({"package": coven_desktop.__file__, "paths": paths, "renders": renders,
+                      "catalogues": catalogues, "german": german}))
 """)
 
 
@@ -68,3 +73,6 @@ def test_every_icon_loads_from_an_installed_wheel(tmp_path: Path) -> None:
     assert set(report["paths"]) == EXPECTED
     assert all(path.startswith(str(site)) for path in report["paths"].values())
     assert all(report["renders"].values()), report["renders"]
+    # The build compiled resources/locale into the package (setup.py), and it is read.
+    assert report["catalogues"] and all(p.startswith(str(site)) for p in report["catalogues"])
+    assert report["german"] == "Handlungsbedarf"

@@ -79,11 +79,20 @@ def test_the_bundle_holds_both_programs_and_every_icon(bundle: Path) -> None:
 
 
 def test_the_translation_catalogues_are_inside(bundle: Path) -> None:
-    """Whatever catalogues the tree has (``core/locale``), where ``coven_core.notation.i18n`` looks."""
-    catalogues = ROOT / "core" / "locale"
-    for source in catalogues.rglob("*.[pm]o") if catalogues.is_dir() else ():
-        relative = source.relative_to(catalogues)
-        assert (bundle / "_internal" / "coven_core" / "locale" / relative).is_file(), relative
+    """Every language of ``resources/locale``, compiled, where ``coven_core.notation.i18n`` looks."""
+    catalogues = ROOT / "resources" / "locale"
+    sources = sorted(catalogues.glob("*/LC_MESSAGES/coven.po"))
+    assert sources
+    for source in sources:
+        compiled = source.relative_to(catalogues).with_suffix(".mo")
+        assert (bundle / "_internal" / "coven_core" / "locale" / compiled).is_file(), compiled
+
+
+def test_the_command_line_speaks_german(bundle: Path, data: Path) -> None:
+    """The compiled catalogue is read: ``coven routine list`` in de_DE."""
+    listed = run(bundle, "coven", "--data-dir", str(data), "routine", "list", LC_ALL="de_DE.UTF-8")
+    assert listed.returncode == 0, listed.stderr
+    assert "Noch keine Routinen" in listed.stdout, listed.stdout
 
 
 def test_the_tray_app_reaches_ready_and_quits(bundle: Path, data: Path) -> None:

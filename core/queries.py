@@ -46,6 +46,9 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.notation.i18n import ngettext as ngettext
     from coven_core.notation.i18n import use_locale as use_locale
     from coven_core.notation.i18n import user_locale as user_locale
+    from coven_core.notation.reasons import failure_text as failure_text
+    from coven_core.notation.reasons import reason_text as reason_text
+    from coven_core.notation.sizes import size_text as size_text
     from coven_core.operations.drafts import DraftCheck as DraftCheck
     from coven_core.operations.drafts import RoutineDraft as RoutineDraft
     from coven_core.schedule.timetable import ScheduleKind as ScheduleKind
@@ -115,6 +118,8 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
     "coven_core.moving.plan": ("ImportPlan", "PlannedRoutine", "import_preview"),
     "coven_core.moving.sources": ("users_crontab",),
     "coven_core.notation.i18n": ("_", "N_", "ngettext", "use_locale", "user_locale"),
+    "coven_core.notation.reasons": ("failure_text", "reason_text"),
+    "coven_core.notation.sizes": ("size_text",),
     "coven_core.operations.drafts": ("DraftCheck", "RoutineDraft"),
     "coven_core.schedule.timetable": ("ScheduleKind",),
     "coven_core.schedule.words": ("describe_timetable",),

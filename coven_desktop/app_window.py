@@ -78,7 +78,7 @@ class MainWindow(QMainWindow):
         self.summary = QLabel("", body)
         self.engine_info = QLabel(
             _("Engine {version} · tz database {tzdb}").format(
-                version=coven_core.__version__, tzdb=queries.tz_database()
+                version=coven_core.__version__, tzdb=queries.tz_database().version
             ),
             body,
         )

@@ -18,6 +18,7 @@ from coven_core import events
 from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import RevisionSpec, Routine, RoutineState, SkipReason
+from coven_core.notation import reasons
 from coven_core.schedule.timetable import Timetable
 from coven_core.scheduling import ids, occurrences, routines
 from coven_core.scheduling.decisions import close_broken
@@ -94,7 +95,7 @@ def delete(conn: apsw.Connection, now: datetime, name: str) -> str:
     """No future planning; history is kept; a run in flight is not touched."""
     routine = routines.by_name(conn, name)
     close_broken(conn, routine, now, operator_stamp(conn, now))
-    routines.set_state(conn, routine.id, RoutineState.DELETED, "deleted by a person", now)
+    routines.set_state(conn, routine.id, RoutineState.DELETED, reasons.DELETED_BY_A_PERSON, now)
     _skip_waiting(conn, routine.id, SkipReason.DELETED, now)
     events.record(conn, now, EventKind.ROUTINE_DELETED, routine_id=routine.id, name=name)
     return routine.id

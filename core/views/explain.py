@@ -32,6 +32,7 @@ from babel.dates import (
 
 from coven_core.model import Disposition, OccurrenceKind, Revision
 from coven_core.notation.i18n import N_, _
+from coven_core.notation.reasons import reason_text
 from coven_core.queries import Explanation, explain, usable
 from coven_core.schedule.timetable import ScheduleKind, Timetable
 from coven_core.scheduling import routines
@@ -363,8 +364,9 @@ def verdict(found: Explanation, locale: str) -> str:
     routine = found.view.routine
     if routine.state.value != "active":
         text = _("It will not run: the routine is {state}.", locale)
-        state = _(_ROUTINE_STATES[routine.state.value], locale) + (
-            f" ({routine.state_reason})" if routine.state_reason else "")  # fmt: skip
+        state = _(_ROUTINE_STATES[routine.state.value], locale)
+        if routine.state_reason:
+            state += f" ({reason_text(routine.state_reason, locale)})"
         return text.format(state=state)
     if found.paused_all:
         return _("It will not run: all scheduling is paused.", locale)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -20,6 +20,7 @@ import apsw
 from babel.dates import format_time
 
 from coven_core.notation.i18n import N_, _, ngettext, user_locale
+from coven_core.notation.reasons import reason_text
 from coven_core.store.codec import instant_from, maybe_instant_from
 
 _SKIPPED = {
@@ -92,6 +93,8 @@ def ending(end: Ending, locale: str | None = None) -> str:
     if disposition == "skipped":
         text = _SKIPPED.get(end.reason or "")
         return _(text, locale) if text else _("Skipped: {reason}", locale).format(reason=end.reason)
+    if end.reason:  # the engine's own words ("timed_out: stopped after its timeout") translated
+        end = replace(end, reason=reason_text(end.reason, locale))
     return _ENDINGS.get(disposition or "", _other)(end, locale)
 
 

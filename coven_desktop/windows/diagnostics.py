@@ -28,9 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from coven_core import queries
 from coven_core.engine import log_path
 from coven_core.events import EventKind
 from coven_core.queries import (
+    N_,
     DataDirectory,
     Diagnostics,
     HostEvent,
@@ -43,6 +45,7 @@ from coven_core.queries import (
     ngettext,
     recent_log_lines,
 )
+from coven_desktop import texts
 from coven_desktop.windows.common import (
     ERROR_COLOUR,
     LivePage,
@@ -133,7 +136,8 @@ class Page(LivePage):
         self.finding_model = RowsModel([_("Check"), _("Severity"), _("Finding")], self)
         tabs.addTab(table(self.pass_model, tabs, stretch=10), _("Recent passes"))
         tabs.addTab(table(self.event_model, tabs, stretch=2), _("Sleep, clock and zones"))
-        tabs.addTab(self._doctor_tab(tabs), _("Doctor"))
+        self.doctor_tab = self._doctor_tab(tabs)
+        tabs.addTab(self.doctor_tab, _("Doctor"))
         tabs.addTab(self._log_tab(tabs), _("Log"))
 
     def _log_tab(self, parent: QWidget) -> QWidget:
@@ -259,11 +263,10 @@ class Page(LivePage):
         self.values["data_dir"].setToolTip(_("Filesystem: {fs}").format(fs=place.filesystem or "?"))
         self.values["permissions"].setText(self._permissions(place))
         self.values["permissions"].setStyleSheet("" if place.safe else f"color: {ERROR_COLOUR};")
-        self.values["size"].setText(_size(found.status.store_bytes, self.locale_name))
+        self.values["size"].setText(queries.size_text(found.status.store_bytes, self.locale_name))
         db = found.tzdb
-        source = _("the system's") if db.source == "system" else _("bundled (tzdata)")
         self.values["tzdb"].setText(
-            _("tz database {version}, {source}").format(version=db.version, source=source)
+            _("tz database {version}").format(version=texts.tz_database(db.version, db.source))
         )
 
     def _permissions(self, place: DataDirectory) -> str:
@@ -285,7 +288,7 @@ class Page(LivePage):
             [
                 moment(line.started_at, locale),
                 self._trigger(line.trigger),
-                line.role,
+                _(_ROLES[line.role]) if line.role in _ROLES else line.role,
                 _milliseconds(line.duration_ms, locale),
                 late or "—",
                 *[str(n) for n in counts],
@@ -355,6 +358,12 @@ class Page(LivePage):
                 "{count} commands left running for the next start to adopt",
                 left,
             ).format(count=left)
+        if event.kind is EventKind.LEADER_CHANGED and "holder" in data:
+            return _("{holder}, generation {generation}").format(
+                holder=data["holder"], generation=data.get("generation", "?")
+            )
+        if event.kind is EventKind.REPLANNED and isinstance(data.get("why"), str):
+            return queries.reason_text(data["why"])
         return ", ".join(f"{key}: {value}" for key, value in data.items())
 
     # -- the doctor -------------------------------------------------------------------------
@@ -407,15 +416,12 @@ class Page(LivePage):
                 for f in report.findings
             ]
         )
-        self.tabs.setCurrentIndex(self.tabs.count() - 1)
+        self.tabs.setCurrentWidget(self.doctor_tab)
+
+
+#: A pass's role in words: which process made it.
+_ROLES = {"leader": N_("leader"), "standby": N_("standby")}
 
 
 def _milliseconds(value: float, locale: str) -> str:
     return f"{format_decimal(round(value, 1), locale=locale)} ms"
-
-
-def _size(size: int, locale: str) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            return f"{format_decimal(round(size / scale, 1), locale=locale)} {unit}"
-    return f"{format_decimal(size, locale=locale)} B"

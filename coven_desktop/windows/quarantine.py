@@ -25,10 +25,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.operator import RunRef
-from coven_core.queries import Failure, HistoryRow, Quarantined, _, history, ngettext, quarantined
+from coven_core.queries import (
+    N_,
+    Failure,
+    HistoryRow,
+    Quarantined,
+    _,
+    history,
+    ngettext,
+    quarantined,
+)
 from coven_desktop.windows.common import (
     LivePage,
     Row,
@@ -48,6 +58,18 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 #: How far back in a routine's history its probe is looked for (it is among the newest).
 PROBE_LOOKBACK = 20
+
+
+#: How a probe ended, in words ("The probe … ended {outcome}").
+_DISPOSITIONS = {
+    "succeeded": N_("succeeded"),
+    "failed": N_("failed"),
+    "timed_out": N_("timed out"),
+    "cancelled": N_("cancelled"),
+    "skipped": N_("skipped"),
+    "recovery_required": N_("awaiting your decision"),
+    "reconciled": N_("decided by a person"),
+}
 
 
 @dataclass(frozen=True)
@@ -183,7 +205,8 @@ class Page(LivePage):
         count = ngettext("{count} failure in a row", "{count} failures in a row", failures).format(
             count=failures
         )
-        return "\n".join(part for part in (routine.reason, count) if part)
+        reason = queries.reason_text(routine.reason) if routine.reason else None
+        return "\n".join(part for part in (reason, count) if part)
 
     def _since(self, routine: Quarantined, now: datetime) -> str:
         if abs((now - routine.since).total_seconds()) < 60:
@@ -217,7 +240,9 @@ class Page(LivePage):
             ).format(
                 routine=routine.name,
                 since=moment(routine.since, self.locale_name),
-                reason=routine.reason or _("no reason given"),
+                reason=queries.reason_text(routine.reason)
+                if routine.reason
+                else _("no reason given"),
             )
         )
         self.failure_model.set_rows([self._failure_row(f) for f in routine.failures])
@@ -226,7 +251,8 @@ class Page(LivePage):
         self._show_failure(0 if routine.failures else -1)
 
     def _failure_row(self, failure: Failure) -> Row:
-        said = [part for part in (failure.message, _last_line(failure.output)) if part]
+        message = queries.reason_text(failure.message) if failure.message else None
+        said = [part for part in (message, _last_line(failure.output)) if part]
         return Row(
             [
                 moment(failure.scheduled_utc, self.locale_name, seconds=False),
@@ -239,7 +265,9 @@ class Page(LivePage):
     def _outcome(self, failure: Failure) -> str:
         words = {"failed": _("failed"), "timed_out": _("timed out")}
         outcome = words.get(failure.disposition, failure.disposition)
-        return f"{outcome} ({failure.failure_class})" if failure.failure_class else outcome
+        if not failure.failure_class:
+            return outcome
+        return f"{outcome} ({queries.failure_text(failure.failure_class)})"
 
     def _show_failure(self, row: int) -> None:
         failures = self.shown.failures if self.shown else []
@@ -255,7 +283,8 @@ class Page(LivePage):
         )
         when = moment(failure.settled_at, self.locale_name)
         lines = [ended.format(when=when, outcome=self._outcome(failure), count=failure.attempts)]
-        return "\n".join(lines + [part for part in (failure.message, failure.output) if part])
+        message = queries.reason_text(failure.message) if failure.message else None
+        return "\n".join(lines + [part for part in (message, failure.output) if part])
 
     # -- acting -----------------------------------------------------------------------------
     def release(self) -> None:
@@ -317,9 +346,10 @@ class Page(LivePage):
             )
         else:
             text = _("The probe of {routine} (run {run}) ended {outcome}: {reason}.")
-        return text.format(
-            routine=name, run=row.run_id, outcome=row.disposition, reason=row.reason or "—"
-        )
+        reason = queries.reason_text(row.reason) if row.reason else "—"
+        outcome = _DISPOSITIONS.get(row.disposition or "", row.disposition or "—")
+        outcome = _(outcome)
+        return text.format(routine=name, run=row.run_id, outcome=outcome, reason=reason)
 
     async def _operate(self, work: Callable[[Engine], T]) -> T | None:
         """The operator call, then the list as it is now; a refusal is shown above it."""

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from coven_core import queries
 from coven_core.operator import Decision, Outcome
 from coven_core.queries import (
     AuditEntry,
@@ -381,7 +382,8 @@ class Page(LivePage):
             escape(self._explanation(item)),
         ]
         if item.reason:
-            lines.append(_("Why Coven stopped: {reason}").format(reason=escape(item.reason)))
+            reason = escape(queries.reason_text(item.reason))
+            lines.append(_("Why Coven stopped: {reason}").format(reason=reason))
         return "<br>".join(lines)
 
     def _explanation(self, item: Item) -> str:

@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from coven_core.queries import AttemptEvidence, Item, _
+from coven_core import queries
+from coven_core.queries import N_, AttemptEvidence, Item, _
 from coven_desktop.windows.common import Row, RowsModel, moment, moment_text, table
 from coven_desktop.windows.tones import Tone, Tones
 
@@ -106,7 +107,7 @@ class Evidence(QTabWidget):
         return Row(
             [
                 str(attempt.number),
-                attempt.state,
+                _attempt_state(attempt.state),
                 _failure(attempt),
                 moment_text(attempt.started_at, self.locale_name),
                 moment_text(attempt.exited_at, self.locale_name),
@@ -126,7 +127,7 @@ class Evidence(QTabWidget):
         locale = self.locale_name
         lines = [
             _("<b>Attempt {number}</b> · {state}").format(
-                number=attempt.number, state=escape(attempt.state)
+                number=attempt.number, state=escape(_attempt_state(attempt.state))
             ),
             escape(_failure(attempt)) or _("No failure recorded."),
             _("Claimed {claimed} · started {started} · ended {ended}").format(
@@ -190,12 +191,26 @@ class Evidence(QTabWidget):
         return "\n".join(parts)
 
 
+#: An attempt's state (model.AttemptState) in words.
+_ATTEMPT_STATES = {
+    "claimed": N_("claimed"),
+    "dispatching": N_("starting"),
+    "running": N_("running"),
+    "exited": N_("exited"),
+    "settled": N_("settled"),
+}
+
+
+def _attempt_state(state: str) -> str:
+    return _(_ATTEMPT_STATES[state]) if state in _ATTEMPT_STATES else state
+
+
 def _failure(attempt: AttemptEvidence) -> str:
-    """ "ambiguous: the runner is gone and its journal shows no outcome"."""
+    """ "ambiguous: the runner is gone and its journal shows no outcome", in the app's words."""
     parts = [part for part in (attempt.failure_class, attempt.message) if part]
     if len(parts) == 2 and parts[1].startswith(parts[0]):
         parts = parts[1:]  # the message already names its class
-    return ": ".join(parts)
+    return queries.reason_text(": ".join(parts))
 
 
 def _compact(details: dict[str, object]) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
+from coven_core import queries
 from coven_core.model import RoutineState
 from coven_core.queries import RunningRun, _
 from coven_desktop import texts
@@ -158,7 +159,9 @@ class RoutinesModel(QAbstractTableModel):
             return self._running(going)
         state = self._states[row.state]
         reason = row.view.routine.state_reason
-        return _("{state} ({reason})").format(state=state, reason=reason) if reason else state
+        if not reason:
+            return state
+        return _("{state} ({reason})").format(state=state, reason=queries.reason_text(reason))
 
     def _running(self, going: list[RunningRun]) -> str:
         """ "Running for 2 min 5 sec" (the longest-running one, when several are)."""

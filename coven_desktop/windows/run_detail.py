@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import isValid
 
+from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.queries import AttemptLine, RunDetail, RunRow, _, run_detail
@@ -336,9 +337,11 @@ class StoryPane(QWidget):
     ) -> Row:
         """One attempt; its times of day, with a date when not on the planned moment's day."""
         timeout = attempt.timeout_seconds
+        message = queries.reason_text(attempt.message) if attempt.message else ""
         limit = _("none") if timeout is None else run_times.length(timeout, locale)
         cells = [str(attempt.number), run_times.clock(attempt.started_at, locale, day),
                  run_times.clock(attempt.exited_at, locale, attempt.started_at),
                  words.exit_text(attempt.exit_code, attempt.exit_signal),
-                 attempt.failure_class or "—", limit, attempt.message or ""]  # fmt: skip
-        return Row(cells, tooltip=attempt.message)
+                 queries.failure_text(attempt.failure_class) if attempt.failure_class else "—",
+                 limit, message]  # fmt: skip
+        return Row(cells, tooltip=message or None)

@@ -13,6 +13,7 @@ from coven_core.integrity.retention import (
     TableGrowth,
     growth,
 )
+from coven_core.notation.sizes import size_text
 from coven_core.store.errors import StoreError
 from coven_core.store.store import Store
 
@@ -30,9 +31,10 @@ def growth_findings(usage: Growth | Exception) -> Iterator[Finding]:
     if isinstance(usage, Exception):
         yield finding(ERROR, f"the store's growth cannot be measured: {one_line(str(usage))}")
         return
+    store, free = size_text(usage["file_bytes"]), size_text(usage["free_bytes"])
     yield finding(
-        INFO, f"store file {_size(usage['file_bytes'])} ({_size(usage['free_bytes'])} free for "
-        f"reuse), write-ahead log {_size(usage['wal_bytes'])}",
+        INFO, f"store file {store} ({free} free for reuse), "
+        f"write-ahead log {size_text(usage['wal_bytes'])}",
         file_bytes=usage["file_bytes"], wal_bytes=usage["wal_bytes"],
     )  # fmt: skip
     yield finding(INFO, f"largest tables: {_largest_tables(usage)}")
@@ -41,7 +43,7 @@ def growth_findings(usage: Growth | Exception) -> Iterator[Finding]:
 
 
 def _folder_finding(label: str, folder: FolderGrowth) -> Finding:
-    return finding(INFO, f"{label}: {folder['files']} file(s), {_size(folder['bytes'])} in "
+    return finding(INFO, f"{label}: {folder['files']} file(s), {size_text(folder['bytes'])} in "
                     f"{folder['path']}", files=folder["files"], bytes=folder["bytes"])  # fmt: skip
 
 
@@ -54,12 +56,4 @@ def _largest_tables(usage: Growth, shown: int = 3) -> str:
 
 def _table_text(name: str, table: TableGrowth) -> str:
     size = table["bytes"]
-    return f"{name} {table['rows']} rows" + ("" if size is None else f", {_size(size)}")
-
-
-def _size(size: int) -> str:
-    """SI units, one decimal: ``12.3 MB``."""
-    for step, unit in ((10**9, "GB"), (10**6, "MB"), (10**3, "kB")):
-        if size >= step:
-            return f"{size / step:.1f} {unit}"
-    return f"{size} B"
+    return f"{name} {table['rows']} rows" + ("" if size is None else f", {size_text(size)}")

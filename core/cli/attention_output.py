@@ -8,6 +8,7 @@ from typing import Any
 from coven_core.cli.output import last_lines, print_fields, print_lines
 from coven_core.cli.times import instant_in, local_text
 from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.reasons import failure_text, reason_text
 from coven_core.scheduling import overrun
 from coven_core.views.attention import AttemptEvidence, Item
 
@@ -48,7 +49,7 @@ def _summary(item: Item, zone: str, locale: str) -> list[tuple[str, str]]:
         (_("Scheduled", locale), f"{_time_text(item.scheduled_utc, zone, locale)} ({zone})"),
         (_("Occurrence", locale), item.occurrence_id),
         (_("Outcome", locale), item.disposition or "—"),
-        (_("Reason", locale), item.reason or "—"),
+        (_("Reason", locale), reason_text(item.reason, locale) if item.reason else "—"),
     ]
     if item.delivery_error:
         fields.append((_("Delivery", locale), item.delivery_error))
@@ -61,8 +62,10 @@ def _summary(item: Item, zone: str, locale: str) -> list[tuple[str, str]]:
 
 
 def _print_attempt(attempt: AttemptEvidence, zone: str, locale: str) -> None:
-    outcome = attempt.failure_class or attempt.state
-    message = f" — {attempt.message}" if attempt.message else ""
+    outcome = (
+        failure_text(attempt.failure_class, locale) if attempt.failure_class else attempt.state
+    )
+    message = f" — {reason_text(attempt.message, locale)}" if attempt.message else ""
     heading = _("Attempt {number}", locale).format(number=attempt.number)
     print(f"{_FIELD}{heading}: {outcome}{message}")
     print_fields(_attempt_fields(attempt, zone, locale), indent=_NESTED)

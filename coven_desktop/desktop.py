@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QObject, QTranslator, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
@@ -69,6 +69,7 @@ class Desktop(QObject):
         self.notifications = Notifications(self.tray.notify, self.service.call, clock.monotonic,
                                            NoticeSettings(data_dir), parent=self)  # fmt: skip
         self.tray.notices = {kind: self.notifications.settings.is_on(kind) for kind in NoticeKind}
+        self._qt_words: QTranslator | None = None
         self.locale = user_locale()
         self.overview: Overview | None = None
         self.notifier: Notifier | None = None
@@ -95,6 +96,22 @@ class Desktop(QObject):
         # texts are translated where they are shown, so what is drawn next follows.
         self._locale = self.notifications.locale = locale
         queries.use_locale(locale)
+        self._use_qt_words(locale)
+
+    def _use_qt_words(self, locale: str) -> None:
+        """Qt's own words — standard buttons, context menus, file dialogs — from the catalogue
+        PySide6 ships (qtbase), in the same language as ours (none needed for English)."""
+        app = QCoreApplication.instance()
+        if app is None:  # no Qt application (yet): nothing draws Qt's words
+            return
+        if self._qt_words is not None:
+            app.removeTranslator(self._qt_words)
+            self._qt_words = None
+        words = QTranslator(self)
+        folder = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
+        if words.load(QLocale(locale), "qtbase", "_", folder):
+            app.installTranslator(words)
+            self._qt_words = words
 
     @property
     def window(self) -> MainWindow:

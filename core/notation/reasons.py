@@ -34,6 +34,14 @@ _ATTEMPT_MESSAGES = (
     N_("the scheduler stopped while the command may have been running; outcome unknown"),
     N_("retries exhausted after {count} attempt(s)"),
     N_("the wall clock moved back"),  # why a replanning happened (scheduling/watch.py)
+    # what a stop did, part by part (operations/stopping.py)
+    N_("runner {pid} had already ended"),
+    N_("command {pid} had already ended"),
+    N_("runner {pid} asked to stop (SIGUSR1)"),
+    N_("command group {pid} stopped ({signal})"),
+    N_("command group {pid} signalled (SIGTERM, SIGKILL)"),
+    N_("all gone"),
+    N_("NOT confirmed: {pids} left"),
     N_("not retried: the routine itself is invalid"),
     N_("not retried: refused by the system (needs a new decision)"),
     N_("not retried here: the scheduler retries its own operation"),

@@ -157,6 +157,8 @@ def step_sentence(
     text = _STEPS.get(step.kind)
     if text is None:
         return step.kind.replace("_", " ").capitalize()
+    if isinstance(data.get("result"), str):  # a stop's result, in the engine's words
+        data = {**data, "result": reason_text(data["result"], locale)}
     sentence = _(text, locale).format_map(_Known(data))
     reason = data.get("reason") if step.kind == "cancel_requested" else None
     return f"{sentence}: {reason}" if reason else sentence

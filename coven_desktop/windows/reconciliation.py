@@ -496,7 +496,8 @@ class Page(LivePage):
                            "happened.")  # fmt: skip
         else:
             text = _("The stop is not confirmed: {result}.")
-        self._say(text.format(result=done.result.result), error=not done.result.confirmed)
+        result = queries.reason_text(done.result.result)
+        self._say(text.format(result=result), error=not done.result.confirmed)
 
     def recheck(self) -> None:
         if self.shown is not None:

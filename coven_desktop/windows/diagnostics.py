@@ -408,7 +408,11 @@ class Page(LivePage):
         self.finding_model.set_rows(
             [
                 Row(
-                    [f.check, self._severity(f.severity), f.message],
+                    [
+                        _(_CHECKS[f.check]) if f.check in _CHECKS else f.check,
+                        self._severity(f.severity),
+                        f.message,
+                    ],
                     tooltip=f.message,
                     colour=_SEVERITY_COLOUR.get(f.severity),
                     bold=f.severity == "error",
@@ -418,6 +422,15 @@ class Page(LivePage):
         )
         self.tabs.setCurrentWidget(self.doctor_tab)
 
+
+#: The doctor's checks by name, in words (its findings themselves are in English still).
+_CHECKS = {
+    "attempts": N_("attempts"), "audit": N_("audit"), "counters": N_("counters"),
+    "evidence": N_("evidence"), "growth": N_("growth"), "ids": N_("ids"),
+    "integrity": N_("integrity"), "lease": N_("lease"), "location": N_("location"),
+    "occurrences": N_("occurrences"), "references": N_("references"),
+    "routines": N_("routines"), "schema": N_("schema"),
+}  # fmt: skip
 
 #: A pass's role in words: which process made it.
 _ROLES = {"leader": N_("leader"), "standby": N_("standby")}

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import sysconfig
@@ -68,7 +69,10 @@ def test_every_icon_loads_from_an_installed_wheel(tmp_path: Path) -> None:
         ).strip()
     )
     (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    report = json.loads(subprocess.check_output([python, "-c", _CHECK], text=True, cwd=tmp_path))
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # only the wheel's copy
+    report = json.loads(
+        subprocess.check_output([python, "-c", _CHECK], text=True, cwd=tmp_path, env=clean)
+    )
     assert report["package"].startswith(str(site))  # the wheel's copy, not this tree
     assert set(report["paths"]) == EXPECTED
     assert all(path.startswith(str(site)) for path in report["paths"].values())

@@ -1,7 +1,7 @@
 # The developer command surface. `make help` lists the targets.
 PY ?= python3
 
-.PHONY: help install format lint types test test-slow bench bench-quick check catalogs
+.PHONY: help install format lint types test test-slow bench bench-quick check catalogs pictures
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -50,3 +50,6 @@ bundle:  ## the self-contained Linux bundle in dist/coven (pip install -e '.[pac
 		--distpath dist --workpath build/pyinstaller
 
 check: lint types test  ## everything CI should be happy with
+
+pictures:  ## the README's pictures (en/de, light/dark) into docs/pictures, by the demo renderer
+	QT_QPA_PLATFORM=offscreen $(PY) packaging/pictures.py

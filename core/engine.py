@@ -18,7 +18,12 @@ from coven_core.store.location import resolve_data_dir as resolve_data_dir
 from coven_core.store.store import Store as Store
 from coven_core.system.socketpath import SocketDir as SocketDir
 from coven_core.tz import tzdb
+from coven_core.tz.babel_zone import import_babel_dates_safely
 from coven_core.tz.tzdb import activate as activate_tzdb
+
+# A host (the tray app) imports this face before anything that imports babel.dates: an odd
+# TZ must never end it (issue 19). Not in coven_core/__init__: the runner stays stdlib-only.
+import_babel_dates_safely()
 
 # The scheduler, the runner runtime and the operator API are imported where they are used:
 # ``coven status`` opens an engine to read, and must not pay for what it never runs. A host
@@ -73,12 +78,15 @@ class Engine:
         self.store.close()
 
 
-def open_engine(data_dir: str | Path | None = None, clock: Clock | None = None) -> Engine:
-    """Open the store (``--data-dir``, ``COVEN_DATA_DIR`` or the user data dir)."""
+def open_engine(
+    data_dir: str | Path | None = None, clock: Clock | None = None, *, create: bool = True
+) -> Engine:
+    """Open the store (``--data-dir``, ``COVEN_DATA_DIR`` or the user data dir); without
+    ``create``, a missing store is a NoStoreError and nothing is created."""
     tzdb.activate()
     clock = clock or default_clock()
     wake = WakeSignal()
-    store = Store.open(resolve_data_dir(data_dir), clock.now_utc())
+    store = Store.open(resolve_data_dir(data_dir), clock.now_utc(), create=create)
     wake_dir = store.wake_dir
 
     def wake_everyone(reason: WakeReason) -> None:

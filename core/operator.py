@@ -72,10 +72,11 @@ class Operator:
         show is kept (see drafts.edit_to)."""
         return self.edit_routine(name, drafts.edit_to(spec))
 
-    def delete_routine(self, name: str) -> None:
-        """No future planning; history is kept; a run in flight is not touched."""
+    def delete_routine(self, name: str) -> str:
+        """No future planning; history is kept; a run in flight is not touched. Returns the
+        routine's id."""
         work = partial(definitions.delete, name=name)
-        self._act("routine.delete", name, None, work, WakeReason.DEFINITION_CHANGED)
+        return self._act("routine.delete", name, None, work, WakeReason.DEFINITION_CHANGED)
 
     # -- pause and resume (idempotent) ------------------------------------------------------
     def pause(self, name: str, reason: str | None = None) -> None:
@@ -159,10 +160,11 @@ class Operator:
     def quarantine(self, name: str, reason: str | None = None) -> None:
         self._act("quarantine", name, reason, partial(pausing.quarantine, name=name, reason=reason))
 
-    def release(self, name: str) -> int:
+    def release(self, name: str, reason: str | None = None) -> int:
         """Active again with its failure count reset; the quarantined time becomes one
         skipped window."""
-        return self._act("release", name, None, partial(pausing.release, name=name))
+        work = partial(pausing.release, name=name, reason=reason)
+        return self._act("release", name, reason, work)
 
     # -- the host's time zone ---------------------------------------------------------------
     def record_zone_change(self, old: str | None, new: str) -> list[ZoneChoice]:

@@ -24,6 +24,7 @@ from coven_core.model import Revision, Routine, RoutineState
 from coven_core.notation import i18n
 from coven_core.notation.durations import NO_TIMEOUT, format_timeout
 from coven_core.notation.reasons import reason_text as reason_text
+from coven_core.notation.utc import local_seconds, utc_text
 from coven_core.scheduling import routines
 from coven_core.store.codec import instant_from as instant_from  # the store's text instants
 from coven_core.store.codec import maybe_instant_from
@@ -172,11 +173,30 @@ class RoutineView:
     last_disposition: str | None
     last_at: datetime | None
     broken: str | None = None  # why the routine plans nothing, and how to mend it
+    paused_all: bool = False  # all scheduling is paused (coven pause --all)
 
     @property
     def state(self) -> str:
-        """The routine's state as a person reads it: ``broken`` outranks the stored one."""
-        return "broken" if self.broken else self.routine.state.value
+        """The routine's state as a person reads it: ``broken`` outranks the stored one, and
+        an active routine is ``paused`` while all scheduling is."""
+        if self.broken:
+            return "broken"
+        if self.paused_all and self.routine.state is RoutineState.ACTIVE:
+            return RoutineState.PAUSED.value
+        return self.routine.state.value
+
+    @property
+    def state_reason(self) -> str | None:
+        if self.paused_all and self.routine.state is RoutineState.ACTIVE:
+            return ALL_PAUSED
+        return self.routine.state_reason
+
+    @property
+    def next_due(self) -> datetime | None:
+        """The next moment that will run: none while the routine is not active (paused —
+        by itself or with everything — quarantined or broken): nothing runs until a person
+        acts, and moments that pass meanwhile are skipped."""
+        return self.routine.next_due if self.state == RoutineState.ACTIVE.value else None
 
     @property
     def zone(self) -> str:
@@ -188,9 +208,10 @@ class RoutineView:
             "id": self.routine.id,
             "name": self.routine.name,
             "state": self.state,
-            "state_reason": self.routine.state_reason,
+            "state_reason": self.state_reason,
+            "paused_all": self.paused_all,
             "broken": self.broken,
-            "next_due": _iso(self.routine.next_due),
+            "next_due": _iso(self.next_due),
             "last_disposition": self.last_disposition,
             "last_at": _iso(self.last_at),
         }
@@ -232,18 +253,26 @@ def _limit_seconds(timeout: timedelta | None) -> float | None:
 
 
 def _iso(instant: datetime | None) -> str | None:
-    return None if instant is None else instant.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None if instant is None else utc_text(instant)
 
 
-def routine_view(conn: apsw.Connection, routine: Routine) -> RoutineView:
+ALL_PAUSED = "all scheduling is paused"
+
+
+def routine_view(
+    conn: apsw.Connection, routine: Routine, paused_all: bool | None = None
+) -> RoutineView:
+    """``paused_all``: whether all scheduling is paused, when the caller already knows."""
     revision, broken = _loaded(conn, routine)
+    if paused_all is None:
+        paused_all = scheduling_paused(conn)
     row = conn.execute(
         "SELECT disposition, settled_at FROM occurrences WHERE routine_id = ? "
         "AND disposition IS NOT NULL ORDER BY scheduled_utc DESC, id DESC LIMIT 1",
         (routine.id,),
     ).fetchone()
     last, at = (row[0], maybe_instant_from(row[1])) if row else (None, None)
-    return RoutineView(routine, revision, last, at, broken)
+    return RoutineView(routine, revision, last, at, broken, paused_all)
 
 
 def _loaded(conn: apsw.Connection, routine: Routine) -> tuple[Revision | None, str | None]:
@@ -266,7 +295,8 @@ def show(store: Store, name: str) -> RoutineView:
 
 def list_routines(store: Store) -> list[RoutineView]:
     with store.read() as conn:
-        return [routine_view(conn, routine) for routine in routines.live(conn)]
+        paused_all = scheduling_paused(conn)
+        return [routine_view(conn, routine, paused_all) for routine in routines.live(conn)]
 
 
 @dataclass(frozen=True)
@@ -291,7 +321,7 @@ class HistoryRow:
             "run_id": self.run_id,
             "kind": self.kind,
             "utc": _iso(self.utc),
-            "local": self.local,
+            "local": local_seconds(self.local),
             "offset": _offset_text(self.offset_seconds),
             "disposition": self.disposition,
             "state": self.state,
@@ -347,8 +377,8 @@ class Explanation:
 
 def explain(store: Store, name: str, now: datetime, count: int = 10) -> Explanation:
     with store.read() as conn:
-        view = routine_view(conn, routines.by_name(conn, name))
         paused_all = scheduling_paused(conn)
+        view = routine_view(conn, routines.by_name(conn, name), paused_all)
     start = max(now, view.routine.planned_through)
     upcoming = preview(routines.timetable(usable(view)), start, None, count)
     next_run = _next_run(view, start)

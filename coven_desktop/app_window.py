@@ -13,11 +13,10 @@ import importlib
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QIcon
+from PySide6.QtGui import QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QListWidget,
     QMainWindow,
     QSizePolicy,
     QStackedWidget,
@@ -31,6 +30,7 @@ from coven_core.queries import Overview, _, ngettext
 from coven_desktop.resources import icon
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows import PAGES, page_info
+from coven_desktop.windows.sidebar import SideBar
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -50,6 +50,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(APP_NAME)
         self.setWindowIcon(QIcon(str(icon("coven"))))
         self.setCentralWidget(self._body())
+        self._shortcuts()
         self.resize(1000, 680)
         if desktop is not None:
             desktop.overviewChanged.connect(self.show_overview)
@@ -58,9 +59,7 @@ class MainWindow(QMainWindow):
         body = QWidget(self)
         outer = QVBoxLayout(body)
         row = QHBoxLayout()
-        self.sidebar = QListWidget(body)
-        self.sidebar.addItems([_(info.title) for info in PAGES])
-        self.sidebar.setFixedWidth(170)
+        self.sidebar = SideBar(body)
         self.stack = QStackedWidget(body)
         self._placeholders = [QWidget(self.stack) for _ in PAGES]
         for placeholder in self._placeholders:
@@ -90,6 +89,20 @@ class MainWindow(QMainWindow):
             line.addWidget(label, 1)
         return line
 
+    def _shortcuts(self) -> None:
+        """Ctrl+1… for the side bar's pages, in their order; Ctrl+N adds a routine."""
+        for number, info in enumerate(PAGES, 1):
+            shortcut = QShortcut(QKeySequence(f"Ctrl+{number}"), self)
+            shortcut.activated.connect(lambda key=info.key: self.show_page(key))
+        QShortcut(QKeySequence.StandardKey.New, self).activated.connect(self.new_routine)
+
+    def new_routine(self) -> None:
+        """The Routines page with its editor open on a new routine."""
+        page = self.show_page("routines")
+        open_editor = getattr(page, "open_editor", None)
+        if open_editor is not None:
+            open_editor()
+
     # -- pages ------------------------------------------------------------------------------
     def show_page(self, key: str) -> QWidget | None:
         """Show the page ``key`` (building it the first time); None without an engine."""
@@ -105,6 +118,7 @@ class MainWindow(QMainWindow):
             page = self._build(index)
         self.stack.setCurrentWidget(page)
         self._reload(page)
+        self.sidebar.follow_welcome()  # left the welcome: it goes once there are routines
         return page
 
     def _build(self, index: int) -> QWidget:
@@ -166,4 +180,5 @@ class MainWindow(QMainWindow):
         count = len(overview.routines)
         parts.append(ngettext("{count} routine", "{count} routines", count).format(count=count))
         self.summary.setText(" · ".join(parts))
+        self.sidebar.show_counts(overview)
         self.summary.setToolTip(self.summary.text())  # the line may be too narrow for it

@@ -24,3 +24,13 @@ def test_readme_leads_with_exactly_two_commands() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert _commands()[1] in ci
+
+
+def test_every_picture_the_readme_shows_is_there() -> None:
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pictures = re.findall(r"\((docs/pictures/[^)]+\.png)\)", readme)
+    assert len(pictures) >= 12
+    missing = [p for p in pictures if not (ROOT / p).is_file()]
+    assert missing == [], "run make pictures"

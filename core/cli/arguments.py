@@ -4,9 +4,12 @@ engine they open, and a parser that keeps a routine's command (after ``--``) who
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
+
+from coven_core.errors import ValidationError
+from coven_core.notation.limits import whole_number
 
 EXIT_BAD_INPUT = 2
 EXIT_CONFLICT = 3
@@ -32,16 +35,18 @@ def add_store_options(parser: argparse.ArgumentParser, *, json: bool = True) -> 
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def open_engine(data_dir: str | None) -> Engine:
+def open_engine(data_dir: str | None, *, create: bool = False) -> Engine:
     """The engine, imported when a command opens it: ``coven preview`` never needs it."""
     from coven_core import engine
 
-    return engine.open_engine(data_dir)
+    return engine.open_engine(data_dir, create=create)
 
 
 @contextmanager
-def opened_engine(args: argparse.Namespace) -> Iterator[Engine]:
-    engine = open_engine(getattr(args, "data_dir", None))
+def opened_engine(args: argparse.Namespace, *, create: bool = False) -> Iterator[Engine]:
+    """The engine on the store; only a command that creates (``create``) makes a store where
+    there is none: any other says there is none and leaves the disk as it was."""
+    engine = open_engine(getattr(args, "data_dir", None), create=create)
     try:
         yield engine
     finally:
@@ -55,22 +60,16 @@ def non_empty(text: str) -> str:
     return text
 
 
-def positive(text: str) -> int:
-    return _at_least(text, 1)
+def count(most: int, least: int = 1) -> Callable[[str], int]:
+    """For ``type=``: a whole number in ``least..most`` (bounds: ``coven_core.notation.limits``)."""
 
+    def number(text: str) -> int:
+        try:
+            return whole_number(text, most, least)
+        except ValidationError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
 
-def whole_number(text: str) -> int:
-    return _at_least(text, 0)
-
-
-def _at_least(text: str, least: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < least:
-        raise argparse.ArgumentTypeError(f"{value} must be at least {least}")
-    return value
+    return number
 
 
 class OneLineParser(argparse.ArgumentParser):

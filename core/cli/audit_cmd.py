@@ -1,7 +1,8 @@
 """``coven audit [--limit N] [--routine NAME]`` and ``coven audit verify``: the operator actions
 on record, newest first, and a check of the hash chain that links them (DESIGN §13).
 
-``audit --json`` prints ``{"entries": [ENTRY, ...]}`` (stable), newest first; ENTRY has
+``audit --json`` prints ``{"entries": [ENTRY, ...], "older": N}`` (stable), newest first,
+``older`` counting the entries (of ``--routine NAME``, if given) beyond ``--limit``; ENTRY has
 ``seq``, ``at`` (UTC, ``…Z``), ``who``, ``action``, ``target``, ``why``, ``result``,
 ``details``, ``prev_hash``, ``hash`` and ``kind`` (``entry``, or ``checkpoint`` for the row
 that stands for pruned entries; its ``details`` say how many). ``--routine NAME`` keeps the
@@ -19,12 +20,13 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from coven_core.cli.arguments import add_store_options, opened_engine, positive
+from coven_core.cli.arguments import add_store_options, count, opened_engine
 from coven_core.cli.output import print_json, print_table
 from coven_core.errors import Conflict
 from coven_core.integrity import audit
 from coven_core.integrity.audit import AuditEntry, AuditKind, ChainReport
 from coven_core.notation.i18n import N_, _, user_locale
+from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.utc import utc_text
 
 DEFAULT_LIMIT = 20
@@ -35,7 +37,7 @@ def register(commands: Any) -> None:
     usage = "coven audit [--limit N] [--routine NAME] [--json] | coven audit verify [--json]"
     group = commands.add_parser("audit", help="operator actions on record, newest first",
                                 usage=usage)  # fmt: skip
-    group.add_argument("--limit", type=positive, default=DEFAULT_LIMIT, metavar="N",
+    group.add_argument("--limit", type=count(MOST_LISTED), default=DEFAULT_LIMIT, metavar="N",
                        help=f"the newest N entries (default {DEFAULT_LIMIT})")  # fmt: skip
     group.add_argument("--routine", metavar="NAME", help=_ROUTINE_HELP)
     add_store_options(group)
@@ -51,10 +53,11 @@ def register(commands: Any) -> None:
 def run_entries(args: argparse.Namespace) -> int:
     with opened_engine(args) as engine, engine.store.read() as conn:
         found = audit.entries(conn, limit=args.limit, target=args.routine)
+        older = audit.count(conn, target=args.routine) - len(found)
     if args.json:
-        print_json({"entries": [entry_json(entry) for entry in found]})
+        print_json({"entries": [entry_json(entry) for entry in found], "older": older})
     else:
-        _print_entries(found)
+        _print_entries(found, older)
     return 0
 
 
@@ -74,13 +77,16 @@ def entry_json(entry: AuditEntry) -> dict[str, Any]:
     }
 
 
-def _print_entries(found: Sequence[AuditEntry]) -> None:
+def _print_entries(found: Sequence[AuditEntry], older: int) -> None:
     locale = user_locale()
     if not found:
         print(_("The audit log has no entries yet.", locale))
         return
     headers = [N_("Seq"), N_("UTC"), N_("Who"), N_("Action"), N_("Target"), N_("Why"), N_("Result")]
     print_table([_(h, locale) for h in headers], [_row(entry, locale) for entry in found])
+    if older:
+        line = _("… and {older} older (see them with --limit {more})", locale)
+        print(line.format(older=older, more=len(found) + older))
 
 
 def _row(entry: AuditEntry, locale: str) -> list[str]:

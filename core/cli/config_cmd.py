@@ -46,7 +46,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_set(args: argparse.Namespace) -> int:
-    with opened_engine(args) as engine:
+    settings.KNOWN[args.name].check(args.value)  # a bad value makes no store where none is
+    with opened_engine(args, create=True) as engine:
         value = engine.operator.set_setting(args.name, args.value)
     if args.json:
         print_json(value.to_json())

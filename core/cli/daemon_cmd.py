@@ -23,6 +23,6 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with opened_engine(args) as engine:
+    with opened_engine(args, create=True) as engine:
         logfile.start(engine.store.data_dir, args.log_level, stderr=True)
         return run_daemon(engine)

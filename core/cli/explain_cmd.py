@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from coven_core.cli.arguments import add_store_options, opened_engine, positive
+from coven_core.cli.arguments import add_store_options, count, opened_engine
 from coven_core.cli.output import print_json
 from coven_core.cli.preview_output import print_preview
+from coven_core.notation.limits import MOST_LISTED
 from coven_core.queries import Explanation, explain, usable
 from coven_core.views.preview import DEFAULT_COUNT
 
@@ -16,7 +17,7 @@ from coven_core.views.preview import DEFAULT_COUNT
 def register(commands: Any) -> None:
     parser = commands.add_parser("explain", help="why a routine will or will not run next")
     parser.add_argument("name", metavar="NAME")
-    parser.add_argument("--count", type=positive, default=DEFAULT_COUNT, metavar="N")
+    parser.add_argument("--count", type=count(MOST_LISTED), default=DEFAULT_COUNT, metavar="N")
     add_store_options(parser)
     parser.set_defaults(run=run)
 
@@ -32,11 +33,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def explanation_json(result: Explanation) -> dict[str, Any]:
-    routine = result.view.routine
+    view = result.view
     return {
-        "routine": routine.name,
-        "state": routine.state.value,
-        "state_reason": routine.state_reason,
+        "routine": view.routine.name,
+        "state": view.state,
+        "state_reason": view.state_reason,
         "revision": usable(result.view).number,
         "verdict": result.verdict,
         **result.upcoming.to_json(),
@@ -44,8 +45,8 @@ def explanation_json(result: Explanation) -> dict[str, Any]:
 
 
 def _print_readable(result: Explanation) -> None:
-    routine = result.view.routine
-    print(f"{routine.name}  ·  {routine.state.value}  ·  revision {usable(result.view).number}")
+    view = result.view
+    print(f"{view.routine.name}  ·  {view.state}  ·  revision {usable(view).number}")
     print(result.verdict)
     print()
     print_preview(result.upcoming)

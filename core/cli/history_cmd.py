@@ -6,10 +6,11 @@ import argparse
 from datetime import datetime
 from typing import Any
 
-from coven_core.cli.arguments import add_store_options, opened_engine, positive
+from coven_core.cli.arguments import add_store_options, count, opened_engine
 from coven_core.cli.output import print_json, print_table
 from coven_core.cli.times import local_text, wall_text
 from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.utc import utc_text
 from coven_core.queries import HistoryRow, history
 
@@ -19,7 +20,7 @@ DEFAULT_LIMIT = 20
 def register(commands: Any) -> None:
     parser = commands.add_parser("history", help="a routine's occurrences, newest first")
     parser.add_argument("name", metavar="NAME")
-    parser.add_argument("--limit", type=positive, default=DEFAULT_LIMIT, metavar="N")
+    parser.add_argument("--limit", type=count(MOST_LISTED), default=DEFAULT_LIMIT, metavar="N")
     add_store_options(parser)
     parser.set_defaults(run=run)
 

@@ -1,11 +1,15 @@
 """``coven list --state STATE`` and ``coven inspect OCCURRENCE_ID|RUN_ID``: what is where, and
 one occurrence in full (DESIGN §10). Tokens are shown only as short fingerprints (§13).
 
-``list --json`` prints ``{"state": STATE, "items": [...]}`` (stable). For ``due``, ``claimed``,
-``running`` and ``recovery_required`` the items are occurrences: ``occurrence_id``, ``run_id``,
-``routine``, ``kind``, ``utc``, ``state``, ``disposition``, ``reason``. For ``quarantined`` and
-``paused`` they are routines: ``routine_id``, ``routine``, ``state``, ``reason``, ``since``,
-``consecutive_failures``.
+``list --state`` accepts every state its rows show: ``planned`` (every occurrence not yet
+claimed, its time come or not), ``claimed``, ``running``, ``recovery_required``,
+``quarantined`` and ``paused`` — and ``due``, the planned ones whose time has come.
+
+``list --json`` prints ``{"state": STATE, "items": [...]}`` (stable). For ``planned``,
+``due``, ``claimed``, ``running`` and ``recovery_required`` the items are occurrences:
+``occurrence_id``, ``run_id``, ``routine``, ``kind``, ``utc``, ``state``, ``disposition``,
+``reason``. For ``quarantined`` and ``paused`` they are routines: ``routine_id``,
+``routine``, ``state``, ``reason``, ``since``, ``consecutive_failures``.
 
 ``inspect --json`` prints :func:`coven_core.views.inspection.inspect` as it is: ``occurrence`` (the
 stored row), ``attempts`` (oldest first; ``generation`` is the fence), ``delivery`` (or null),

@@ -1,7 +1,9 @@
 """``coven``: entry point, argument parsing and the exit-status contract.
 
 Exit status: 0 success, 2 bad input (one line on stderr naming the problem, nothing on
-stdout), 3 a conflict with what is stored.
+stdout), 3 a conflict with what is stored, 130 interrupted (Ctrl-C: one line on stderr,
+nothing half-written). A reader that closes the pipe early changes none of these
+(:mod:`coven_core.cli.streams`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,12 @@ from coven_core.cli.arguments import (
     OneLineParser,
     add_global_options,
 )
+from coven_core.cli.streams import EXIT_INTERRUPTED, reader_may_leave
 from coven_core.errors import Conflict, CovenError
+from coven_core.tz.babel_zone import import_babel_dates_safely
+
+# Before a command module imports babel.dates: an odd TZ must never end a command (issue 19).
+import_babel_dates_safely()
 
 #: Each command module and the commands it registers, in the order ``coven --help`` lists
 #: them. A command line names one command, so only its module is imported: ``coven status``
@@ -72,6 +79,15 @@ def _command_module(argv: Sequence[str] | None) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        with reader_may_leave():
+            return _command(argv)
+    except KeyboardInterrupt:
+        print("coven: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _command(argv: Sequence[str] | None) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from coven_core.cli.arguments import positive
+from coven_core.cli.arguments import count
 from coven_core.cli.output import print_json
 from coven_core.cli.preview_output import print_preview
 from coven_core.clock import SystemClock
 from coven_core.errors import ValidationError
+from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.timearg import parse_instant
 from coven_core.schedule.timetable import Timetable
 from coven_core.tz import tzdb
@@ -24,7 +25,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--from", dest="start", metavar="T", help="default: now")
     parser.add_argument("--to", dest="end", metavar="T", help="end of the range (exclusive)")
     parser.add_argument("--start", dest="dtstart", metavar="T", help="RRULE DTSTART / anchor")
-    parser.add_argument("--count", type=positive, metavar="N")
+    parser.add_argument("--count", type=count(MOST_LISTED), metavar="N")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 

@@ -1,5 +1,5 @@
-"""``coven quarantine NAME [--reason TEXT]``, ``coven release NAME`` and ``coven probe NAME``:
-the circuit breaker by hand (DESIGN §6)."""
+"""``coven quarantine NAME [--reason TEXT]``, ``coven release NAME [--reason TEXT]`` and
+``coven probe NAME``: the circuit breaker by hand (DESIGN §6)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_json
-from coven_core.cli.run_output import started_run
+from coven_core.cli.run_output import scheduler_watches, started_run
 from coven_core.notation.i18n import _, ngettext
 from coven_core.queries import show
 
@@ -18,6 +18,7 @@ def register(commands: Any) -> None:
     quarantine.add_argument("--reason", metavar="TEXT", help="why (shown in show and explain)")
     quarantine.set_defaults(run=run_quarantine)
     release = _named_parser(commands, "release", "let a quarantined routine plan again")
+    release.add_argument("--reason", metavar="TEXT", help="why (recorded and audited)")
     release.set_defaults(run=run_release)
     probe = _named_parser(commands, "probe", "one attempt now of a quarantined routine")
     probe.set_defaults(run=run_probe)
@@ -46,7 +47,7 @@ def run_quarantine(args: argparse.Namespace) -> int:
 
 def run_release(args: argparse.Namespace) -> int:
     with opened_engine(args) as engine:
-        skipped = engine.operator.release(args.name)
+        skipped = engine.operator.release(args.name, args.reason)
     if args.json:
         print_json({"routine": args.name, "state": "active", "skipped": skipped})
         return 0
@@ -62,5 +63,6 @@ def run_release(args: argparse.Namespace) -> int:
 def run_probe(args: argparse.Namespace) -> int:
     with opened_engine(args) as engine:
         ref = engine.operator.probe(args.name)
-    started_run(args, ref)
+        watched = scheduler_watches(engine)
+    started_run(args, ref, watched=watched)
     return 0

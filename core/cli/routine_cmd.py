@@ -1,8 +1,21 @@
-"""``coven routine add|list|show|edit|delete``: defining routines through the operator API."""
+"""``coven routine add|list|show|edit|delete``: defining routines through the operator API.
+
+``list`` and ``show`` say what a routine will do: ``state`` is ``paused`` for an active
+routine while all scheduling is paused (``state_reason`` "all scheduling is paused";
+``paused_all`` says whether it is, for every routine), and ``next_due`` is null while a
+routine is not active (paused either way, quarantined, broken) — nothing runs until a
+person acts, and the moments that pass meanwhile are skipped.
+
+``add`` and ``edit`` store the routine even when its command's executable (argv[0], looked
+up on PATH unless it has a slash; not for ``--shell``) or its working directory does not
+exist now, and say so: one line on stderr, or ``warnings`` (a list of sentences, empty when
+nothing is missing) in ``--json``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -17,6 +30,9 @@ from coven_core.errors import ValidationError
 from coven_core.model import RevisionSpec
 from coven_core.notation.i18n import _
 from coven_core.notation.timearg import parse_instant
+from coven_core.operations import readiness
+from coven_core.operations.definitions import check_can_run
+from coven_core.operations.routine_names import check_name
 from coven_core.operator import validated
 from coven_core.queries import list_routines, show
 from coven_core.schedule.timetable import Timetable
@@ -66,17 +82,19 @@ def _register_edit(actions: Any) -> None:
 def _add(args: argparse.Namespace) -> int:
     spec = RevisionSpec(**{"argv": (), **spec_changes(args)})
     anchor = _checked_anchor(args.name, spec, args.start)
-    with opened_engine(args) as engine:
+    with opened_engine(args, create=True) as engine:
         engine.operator.add_routine(args.name, spec, anchor)
         return _report(engine, args, _("Added routine {name}."))
 
 
 def _checked_anchor(name: str, spec: RevisionSpec, start: str | None) -> datetime | None:
     """Everything the store is not needed for is checked before it is opened."""
+    check_name(name)
     spec = validated(name, spec)
     zone = tzdb.zone(spec.timezone)
     anchor = parse_instant(start, zone, "--start") if start else None
-    Timetable.build(spec.schedule, spec.timezone, anchor or SystemClock().now_utc())
+    now = SystemClock().now_utc()
+    check_can_run(Timetable.build(spec.schedule, spec.timezone, anchor or now), now)
     return anchor
 
 
@@ -91,12 +109,17 @@ def _edit(args: argparse.Namespace) -> int:
 
 
 def _report(engine: Engine, args: argparse.Namespace, done: str) -> int:
+    """The routine as stored, and what its command misses now (stored all the same)."""
     view = show(engine.store, args.name)
+    warnings = [] if view.revision is None else readiness.missing(view.revision.spec)
     if args.json:
-        print_json(view.to_json())
-    else:
-        print(done.format(name=repr(args.name)))
-        print_routine(view)
+        print_json({**view.to_json(), "warnings": warnings})
+        return 0
+    print(done.format(name=repr(args.name)))
+    print_routine(view)
+    if warnings:
+        line = _("warning: {missing}; the routine is stored, and its runs fail until it exists")
+        print(f"coven {args.command}: " + line.format(missing="; ".join(warnings)), file=sys.stderr)
     return 0
 
 
@@ -121,9 +144,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    with opened_engine(args) as engine:
-        routine_id = show(engine.store, args.name).routine.id
-        engine.operator.delete_routine(args.name)
+    with opened_engine(args) as engine:  # an unknown name is refused by the operator: audited
+        routine_id = engine.operator.delete_routine(args.name)
     if args.json:
         print_json({"id": routine_id, "name": args.name, "state": "deleted"})
     else:

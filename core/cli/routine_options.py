@@ -8,10 +8,11 @@ import os
 import re
 from typing import Any
 
-from coven_core.cli.arguments import whole_number
+from coven_core.cli.arguments import count
 from coven_core.cli.durations import duration_argument, limit_argument, timeout_argument
 from coven_core.errors import ValidationError
 from coven_core.model import MisfirePolicy, OverlapPolicy
+from coven_core.notation.limits import MOST_QUARANTINE_AFTER, MOST_RETRIES
 from coven_core.tz.local import resolve_zone_key
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -33,14 +34,17 @@ def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None
     option("--overlap", choices=[p.value for p in OverlapPolicy], help="default skip")
     option("--timeout", type=timeout_argument, metavar="DURATION",
            help="e.g. 2h; none: no limit; default (the default): coven config's")  # fmt: skip
-    option("--retries", type=whole_number, metavar="N", help="automatic retries (default 0)")
+    option(
+        "--retries", type=count(MOST_RETRIES, 0), metavar="N", help="automatic retries (default 0)"
+    )
     option("--idempotent", action=argparse.BooleanOptionalAction, help="safe to run twice")
     option("--cwd", type=_directory, metavar="DIR", help="working directory")
     option("--env", action="append", type=_env_pair, metavar="KEY=VALUE", help="repeatable")
     option("--shell", action=argparse.BooleanOptionalAction, help="run COMMAND with /bin/sh -c")
     option("--stop-grace", dest="stop_grace", type=duration_argument, metavar="DURATION",
            help="SIGTERM to SIGKILL on cancel or timeout (default 5s)")  # fmt: skip
-    option("--quarantine-after", dest="quarantine_after", type=whole_number, metavar="N",
+    option("--quarantine-after", dest="quarantine_after", metavar="N",
+           type=count(MOST_QUARANTINE_AFTER, 0),
            help="failed occurrences in a row before quarantine (default 3; 0: never)")  # fmt: skip
 
 
@@ -98,7 +102,8 @@ def _env_pair(text: str) -> tuple[str, str]:
 
 def _directory(text: str) -> str:
     # A routine runs later, from the scheduler: a relative path would mean something else.
+    # One that does not exist yet (a disk not mounted now) is stored with a warning.
     path = os.path.abspath(os.path.expanduser(text))
-    if not os.path.isdir(path):
-        raise argparse.ArgumentTypeError(f"{text!r} is not an existing directory")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a directory")
     return path

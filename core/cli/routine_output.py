@@ -42,7 +42,7 @@ def _list_row(view: RoutineView, locale: str) -> list[str]:
 def print_routine(view: RoutineView) -> None:
     locale = user_locale()
     routine, revision = view.routine, view.revision
-    reason = view.broken or routine.state_reason
+    reason = view.broken or view.state_reason
     state = view.state + (f" ({reason})" if reason else "")
     last = view.last_disposition or "—"
     if view.last_at is not None:
@@ -58,8 +58,9 @@ def print_routine(view: RoutineView) -> None:
 
 
 def _next(view: RoutineView, locale: str) -> str:
-    """A broken routine has no next run, whatever its row last said."""
-    return "—" if view.broken else maybe_local_text(view.routine.next_due, view.zone, locale)
+    """A routine that is not active (broken, paused, quarantined) has no next run, whatever
+    its row last said: the State column says why."""
+    return maybe_local_text(view.next_due, view.zone, locale)
 
 
 def _revision_fields(revision: Revision, locale: str) -> list[tuple[str, str]]:

@@ -2,6 +2,16 @@
 ``coven stop RUN_ID [--reason TEXT]`` and ``coven retry RUN_ID``: the operator's commands on
 runs (DESIGN §5, §6, §7, §8).
 
+``run-now`` (and ``probe``) prints the run, and — when no scheduler holds the store's lease,
+as ``coven status`` decides — one line on stderr saying so and how to start one: the run
+waits until one does. Without ``--key``, Coven makes one and prints it (``Repeat it safely
+… --key KEY``) so the call can be repeated without a second run. ``--json`` prints
+``run_id``, ``occurrence_id``, ``state``, ``disposition``, ``key`` and
+``scheduler_running`` (and nothing on stderr).
+
+``cancel`` is idempotent: a run that has already ended is left as it is, and its outcome is
+printed with exit status 0 (``--json`` adds ``already_ended``: true then, false otherwise).
+
 ``stop`` ends what still runs of a run — its runner, else its command's process group, as a
 cancel does: SIGTERM, then SIGKILL after the routine's stop grace — typically a run awaiting
 a decision whose command outlived its runner, which ``coven reconcile`` refuses to decide on
@@ -18,7 +28,12 @@ from typing import Any
 
 from coven_core.cli.arguments import EXIT_CONFLICT, add_store_options, non_empty, opened_engine
 from coven_core.cli.output import print_json
-from coven_core.cli.run_output import cancelled_run, cancelled_runs, started_run
+from coven_core.cli.run_output import (
+    cancelled_run,
+    cancelled_runs,
+    scheduler_watches,
+    started_run,
+)
 from coven_core.notation.i18n import _
 from coven_core.operations.runs import RunRef
 
@@ -82,7 +97,8 @@ def _register_retry(commands: Any) -> None:
 def run_now(args: argparse.Namespace) -> int:
     with opened_engine(args) as engine:
         ref = engine.operator.run_now(args.name, args.key)
-    started_run(args, ref)
+        watched = scheduler_watches(engine)
+    started_run(args, ref, watched=watched)
     return 0
 
 
@@ -97,7 +113,10 @@ def run_cancel(args: argparse.Namespace) -> int:
 def _cancel_run(args: argparse.Namespace) -> None:
     with opened_engine(args) as engine:
         ref = engine.operator.cancel(args.run_id, args.reason)
-    _say(args, ref, cancelled_run(ref))
+    if args.json:
+        print_json({**ref.to_json(), "already_ended": ref.already_ended})
+    else:
+        print(cancelled_run(ref))
 
 
 def _cancel_routine(args: argparse.Namespace) -> None:

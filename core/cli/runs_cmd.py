@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from coven_core.cli.arguments import add_store_options, opened_engine, positive
+from coven_core.cli.arguments import add_store_options, count, opened_engine
 from coven_core.cli.output import print_json, print_table
 from coven_core.notation.i18n import _, user_locale
-from coven_core.notation.utc import utc_text
+from coven_core.notation.limits import MOST_LISTED
+from coven_core.notation.utc import local_seconds, utc_text
 from coven_core.views.runs import RunDetail, RunRow, run_detail, runs
 
 DEFAULT_LIMIT = 20
@@ -25,7 +26,7 @@ DEFAULT_LIMIT = 20
 def register(commands: Any) -> None:
     listing = commands.add_parser("runs", help="runs newest first, with how each one ended")
     listing.add_argument("routine", nargs="?", metavar="ROUTINE", help="only this routine")
-    listing.add_argument("--limit", type=positive, default=DEFAULT_LIMIT, metavar="N")
+    listing.add_argument("--limit", type=count(MOST_LISTED), default=DEFAULT_LIMIT, metavar="N")
     add_store_options(listing)
     listing.set_defaults(run=run_list)
     one = commands.add_parser("run", help="one run in full (coven run show RUN)")
@@ -70,8 +71,9 @@ def run_show(args: argparse.Namespace) -> int:
 def told(detail: RunDetail) -> list[str]:
     """The run's page as lines of text."""
     row = detail.row
+    local = local_seconds(row.planned_local) or "—"
     lines = [f"{row.routine} · {row.run_id or row.occurrence_id} · {row.outcome}",
-             f"planned {utc_text(row.planned_utc)} ({row.planned_local or '—'} {row.zone})",
+             f"planned {utc_text(row.planned_utc)} ({local} {row.zone})",
              row.reason, f"command: {detail.command}", f"in: {detail.cwd or '—'}"]  # fmt: skip
     if detail.dst_note:
         lines.append(detail.dst_note)

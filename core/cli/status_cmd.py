@@ -4,6 +4,7 @@ lags and the store's size (``--json``: :meth:`coven_core.views.status.Status.to_
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 from typing import Any
 
 from babel.numbers import format_decimal
@@ -90,4 +91,5 @@ def _last_pass_text(last: dict[str, Any] | None, locale: str) -> str:
                                                         "recovered", "settled"))  # fmt: skip
     error = f" · error {last['error_class']}" if last.get("error_class") else ""
     took = f"{float(last['duration_ms'] or 0):.0f} ms"
-    return f"{last['started_at']} ({last['trigger']}, {took}) · {counts}{error}"
+    started = utc_text(datetime.fromisoformat(last["started_at"]))
+    return f"{started} ({last['trigger']}, {took}) · {counts}{error}"

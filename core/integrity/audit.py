@@ -29,6 +29,7 @@ import apsw
 from coven_core.errors import CovenError
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.errors import StoreBug
+from coven_core.store.query import scalar
 from coven_core.store.store import Store
 
 GENESIS = "0" * 64
@@ -397,6 +398,13 @@ def entries(
             f"{_SELECT} WHERE target = ? ORDER BY seq DESC LIMIT ?", (target, limit)
         )
     return [_entry(_Row(*found)) for found in cursor]
+
+
+def count(conn: apsw.Connection, *, target: str | None = None) -> int:
+    """How many rows :func:`entries` could return without a limit."""
+    if target is None:
+        return int(scalar(conn, "SELECT count(*) FROM audit_log"))
+    return int(scalar(conn, "SELECT count(*) FROM audit_log WHERE target = ?", (target,)))
 
 
 def recent(store: Store, *, limit: int = 20, target: str | None = None) -> list[AuditEntry]:

@@ -66,7 +66,7 @@ class DstDifference:
     def to_json(self) -> dict[str, Any]:
         return {
             "scheduler": self.scheduler.value,
-            "local": self.local.strftime("%Y-%m-%dT%H:%M"),
+            "local": self.local.strftime("%Y-%m-%dT%H:%M:%S"),  # as every local: README
             "kind": self.kind,
             "theirs": self.theirs,
             "ours": self.ours,

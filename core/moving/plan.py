@@ -17,7 +17,9 @@ from coven_core.errors import CovenError
 from coven_core.model import RevisionSpec
 from coven_core.moving.dst_differences import DstDifference, Scheduler, differences
 from coven_core.moving.naming import unique
+from coven_core.notation.utc import utc_text
 from coven_core.operations.definitions import validated
+from coven_core.operations.routine_names import check_name
 from coven_core.schedule.timetable import Timetable
 from coven_core.tz.local import resolve_zone_key
 
@@ -86,7 +88,7 @@ class ImportPlan:
         return {
             "from": self.origin.value,
             "applied": applied,
-            "dst_window": [self.start.isoformat(), self.end.isoformat()],
+            "dst_window": [utc_text(self.start), utc_text(self.end)],
             "routines": [routine.to_json() for routine in self.routines],
             "not_imported": [item.to_json() for item in self.not_imported],
         }
@@ -136,6 +138,7 @@ def _planned(
     origin: Scheduler, job: Found, taken: list[str], start: datetime, end: datetime
 ) -> PlannedRoutine:
     name = unique(job.name, taken)
+    check_name(name)  # what --apply would refuse, the dry run refuses: nothing half-made
     validated(name, job.spec)
     key = resolve_zone_key(job.spec.timezone)
     timetable = Timetable.build(job.spec.schedule, key, start)

@@ -27,7 +27,7 @@ def read_timer(path: Path, zone: str) -> tuple[list[Found], list[NotImported]]:
     """The timer's one job, or why it cannot be imported."""
     try:
         return [_found(path, zone)], []
-    except (ValidationError, OSError) as error:
+    except (ValidationError, OSError, UnicodeDecodeError) as error:  # not text: not a unit
         return [], [NotImported(path.name, path.name, str(error))]
 
 

@@ -10,14 +10,18 @@ also what a routine stored before the setting existed means)."""
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import timedelta
 
 from coven_core.errors import ValidationError
+from coven_core.notation.limits import LONGEST_DURATION, LONGEST_DURATION_TEXT
 
 # Largest unit first, each at most once: "1h30m" reads one way only; "30m1h" is a typo.
-_PATTERN = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
+# ASCII digits only: ``\d`` also reads other scripts' digits (``١``).
+_PATTERN = re.compile(r"(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?")
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+_MOST_DIGITS = 10  # every bounded duration has fewer, in any unit
 NO_LIMIT = "none"
 DEFAULT = "default"
 #: A routine's timeout when a person said ``none``: a zero duration, which no typed one can be.
@@ -35,10 +39,21 @@ def parse_duration(text: str) -> timedelta:
     match = _PATTERN.fullmatch(value)
     if not value or match is None:
         raise DurationError(text)
-    seconds = sum(int(n) * size for n, (_, size) in zip(match.groups(), _UNITS, strict=True) if n)
+    seconds = _seconds(match.groups())
+    if seconds > LONGEST_DURATION.total_seconds():
+        raise DurationError(text, f"is longer than {LONGEST_DURATION_TEXT}, the longest allowed")
     if seconds == 0:
         raise DurationError(text, "is not longer than zero")
     return timedelta(seconds=seconds)
+
+
+def _seconds(numbers: tuple[str | None, ...]) -> float:
+    """The sum, or infinity for digits past any bound (``int()`` is slow on thousands)."""
+    sizes = [size for _, size in _UNITS]
+    digits = [(n.lstrip("0") or "0", size) for n, size in zip(numbers, sizes, strict=True) if n]
+    if any(len(n) > _MOST_DIGITS for n, _ in digits):
+        return math.inf
+    return sum(int(n) * size for n, size in digits)
 
 
 def parse_limit(text: str) -> timedelta | None:

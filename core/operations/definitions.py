@@ -6,6 +6,7 @@ records its event there; :class:`coven_core.operator.Operator` audits and wakes.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Callable
@@ -15,11 +16,19 @@ from datetime import datetime, timedelta
 import apsw
 
 from coven_core import events
-from coven_core.errors import ValidationError
+from coven_core.errors import ScheduleError, ValidationError
 from coven_core.events import EventKind
 from coven_core.model import RevisionSpec, Routine, RoutineState, SkipReason
 from coven_core.notation import reasons
-from coven_core.schedule.timetable import Timetable
+from coven_core.notation.limits import (
+    LATEST_YEAR,
+    MOST_QUARANTINE_AFTER,
+    MOST_RETRIES,
+    at_most,
+    check_duration,
+)
+from coven_core.operations.routine_names import check_name
+from coven_core.schedule.timetable import ScheduleKind, Timetable
 from coven_core.scheduling import ids, occurrences, routines
 from coven_core.scheduling.decisions import close_broken
 from coven_core.scheduling.occurrences import operator_stamp
@@ -29,6 +38,8 @@ from coven_core.tz.local import resolve_local_zone
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _JUST_AFTER = timedelta(microseconds=1)
+#: How many moments from now ``check_can_run`` looks through for one that is not skipped.
+_MOMENTS_TO_FIND_ONE = 1000
 
 
 class DuplicateRoutine(ValidationError):
@@ -40,9 +51,11 @@ def add(
     conn: apsw.Connection, now: datetime, name: str, spec: RevisionSpec, anchor: datetime | None
 ) -> str:
     """Create a routine; returns its id."""
+    check_name(name)  # here, not in validated: an edit keeps a name given before the rule
     spec = validated(name, spec)
     anchor = anchor or now
     table = Timetable.build(spec.schedule, spec.timezone, anchor)
+    check_can_run(table, now)
     if _name_taken(conn, name):
         raise DuplicateRoutine(name)
     routine_id = ids.new_routine_id()
@@ -72,6 +85,12 @@ def edit(
     if anchor is None:
         anchor = current.anchor if spec.schedule == current.spec.schedule else now
     table = Timetable.build(spec.schedule, spec.timezone, anchor)
+    if (spec.schedule, spec.timezone, anchor) != (
+        current.spec.schedule,
+        current.spec.timezone,
+        current.anchor,
+    ):
+        check_can_run(table, now)  # a routine that ran out may still have its options edited
     number = current.number + 1
     # In force from now, but never over moments already decided (a backward clock jump can
     # put "now" before the planning cursor). It may start before the current revision was
@@ -103,13 +122,20 @@ def delete(conn: apsw.Connection, now: datetime, name: str) -> str:
 
 def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
     """Check everything a revision says before anything is written."""
-    check_name(name)
     if not spec.argv or not spec.argv[0]:
         raise ValidationError("the command is empty: give it after --, e.g. -- /usr/bin/backup")
     if spec.shell and len(spec.argv) != 1:
         raise ValidationError("with --shell, give the whole command as one argument after --")
     if spec.retries < 0:
         raise ValidationError("--retries must be 0 or more")
+    at_most(spec.retries, MOST_RETRIES, "--retries")
+    if spec.quarantine_after < 0:
+        raise ValidationError("--quarantine-after must be 0 or more")
+    at_most(spec.quarantine_after, MOST_QUARANTINE_AFTER, "--quarantine-after")
+    for what, duration in (("--grace", spec.grace), ("--timeout", spec.timeout),
+                           ("--stop-grace", spec.stop_grace)):  # fmt: skip
+        if duration is not None:
+            check_duration(duration, what)
     for key, _ in spec.env:
         if not _ENV_NAME.fullmatch(key):
             raise ValidationError(f"environment name {key!r} is not valid (letters, digits, _)")
@@ -121,17 +147,39 @@ def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
     return spec
 
 
-def check_name(name: str) -> None:
-    if not name.strip():
-        raise ValidationError("a routine needs a name")
-
-
 def _name_taken(conn: apsw.Connection, name: str) -> bool:
     try:
         routines.by_name(conn, name)
     except routines.UnknownRoutine:
         return False
     return True
+
+
+def check_can_run(table: Timetable, now: datetime) -> None:
+    """Refuse a schedule with no moment from ``now`` on that can run (issue 19): a ``once``
+    in the past or in a DST gap, an RRULE whose UNTIL has passed. Stored, it would sit
+    silently forever; and Coven never moves a run to another time."""
+    seen = 0
+    for moment in itertools.islice(table.moments_from(now), _MOMENTS_TO_FIND_ONE):
+        if not moment.skipped:
+            return
+        if table.kind is ScheduleKind.ONCE:
+            raise ScheduleError(
+                f"{table.spec} can never run: {moment.local:%Y-%m-%dT%H:%M} does not exist in "
+                f"{table.zone_key} (the clocks skip it), and Coven never moves a run to "
+                "another time"
+            )
+        seen += 1
+    if seen < _MOMENTS_TO_FIND_ONE:  # so many skipped moments in a row is no proof
+        raise ScheduleError(f"{table.spec} can never run: {_why_never(table)}")
+
+
+def _why_never(table: Timetable) -> str:
+    if table.kind is ScheduleKind.ONCE:
+        return f"its time has passed in {table.zone_key}"
+    if table.kind is ScheduleKind.RRULE:
+        return "its last time (UNTIL or COUNT) has passed"
+    return f"it has no time before the end of planning ({LATEST_YEAR + 1})"
 
 
 def first_due(table: Timetable, start: datetime) -> datetime | None:

@@ -25,7 +25,8 @@ from coven_core.notation.durations import (
     parse_timeout,
 )
 from coven_core.notation.i18n import _
-from coven_core.operations.definitions import check_name, validated
+from coven_core.operations.definitions import validated
+from coven_core.operations.routine_names import check_name
 from coven_core.schedule.timetable import Timetable
 from coven_core.tz.local import resolve_zone_key
 from coven_core.views.preview import Preview, preview

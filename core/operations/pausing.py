@@ -20,7 +20,7 @@ from coven_core.operations import runs
 from coven_core.scheduling import occurrences, routines
 from coven_core.scheduling.decisions import load, record_broken
 from coven_core.scheduling.occurrences import operator_stamp
-from coven_core.scheduling.planner import MissedWindow, next_due
+from coven_core.scheduling.planner import MissedWindow, fold_all, next_due
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import scalar
 from coven_core.views.glance import scheduling_paused
@@ -86,7 +86,7 @@ def quarantine(conn: apsw.Connection, now: datetime, name: str, reason: str | No
     return "quarantined"
 
 
-def release(conn: apsw.Connection, now: datetime, name: str) -> int:
+def release(conn: apsw.Connection, now: datetime, name: str, reason: str | None = None) -> int:
     """Active again with its failure count reset; moments that passed while quarantined
     become one skipped window (reason ``quarantined``)."""
     routine = routines.by_name(conn, name)
@@ -96,7 +96,9 @@ def release(conn: apsw.Connection, now: datetime, name: str) -> int:
     since = activate(conn, routine, now, "release")
     conn.execute("UPDATE routines SET consecutive_failures = 0 WHERE id = ?", (routine.id,))
     skipped = close_window(conn, routine, since, now, SkipReason.QUARANTINED)
-    events.record(conn, now, EventKind.RELEASED, routine_id=routine.id, skipped=skipped)
+    events.record(
+        conn, now, EventKind.RELEASED, routine_id=routine.id, skipped=skipped, reason=reason
+    )
     return skipped
 
 
@@ -162,19 +164,15 @@ def close_window(
     start = routine.planned_through
     for span, _ in load(revisions, start, now + _JUST_AFTER).broken:  # mended by an edit since
         record_broken(conn, routine.id, span.revision.number, (span.start, span.end), stamp)
-    windows = (
-        (_window(revisions, start, min(paused_at, now), MissedCause.APP_NOT_RUNNING),
-         SkipReason.MISSED),
-        (_window(revisions, max(start, paused_at), now + _JUST_AFTER, MissedCause(reason.value)),
-         reason),
-    )  # fmt: skip
-    for window, reason in windows:
-        if window is not None:
+    before = _windows(revisions, start, min(paused_at, now), MissedCause.APP_NOT_RUNNING)
+    during = _windows(revisions, max(start, paused_at), now + _JUST_AFTER,
+                      MissedCause(reason.value))  # fmt: skip
+    for windows, why in ((before, SkipReason.MISSED), (during, reason)):
+        for window in windows:
             revision = by_number[window.revision]
-            occurrences.insert_missed(conn, routine.id, window, revision, stamp, reason)
+            occurrences.insert_missed(conn, routine.id, window, revision, stamp, why)
     routines.advance(conn, routine.id, now + _JUST_AFTER, _upcoming(revisions[-1], now))
-    during = windows[1][0]
-    return 0 if during is None else during.count or 0
+    return sum(window.count or 0 for window in during)
 
 
 def _upcoming(current: Revision, now: datetime) -> datetime | None:
@@ -186,15 +184,11 @@ def _upcoming(current: Revision, now: datetime) -> datetime | None:
         return None
 
 
-def _window(
+def _windows(
     revisions: list[Revision], start: datetime, end: datetime, cause: MissedCause
-) -> MissedWindow | None:
-    """Every moment in ``[start, end)`` folded into one window (None if there are none)."""
-    window: MissedWindow | None = None
-    for segment in load(revisions, start, end).segments:  # broken spans: see close_window
-        for moment in segment.timetable.moments_between(segment.start, segment.end):
-            if window is None:
-                window = MissedWindow(segment.revision, moment.utc, moment.utc, 1, cause)
-            else:
-                window.add(moment)
-    return window
+) -> list[MissedWindow]:
+    """Every moment in ``[start, end)`` folded into windows: one, unless a broken revision's
+    span lies between (recorded on its own: see close_window)."""
+    if start >= end:
+        return []
+    return fold_all(load(revisions, start, end).segments, cause)

@@ -37,6 +37,8 @@ class RunRef:
     occurrence_id: str
     state: str
     disposition: str | None = None
+    already_ended: bool = False  # a cancel found it settled and changed nothing
+    key: str | None = None  # a manual run's idempotency key (given, or made by Coven)
 
     def to_json(self) -> dict[str, str | None]:
         return {
@@ -78,7 +80,7 @@ def _by_key(conn: apsw.Connection, key: str) -> tuple[RunRef, str] | None:
         "SELECT run_id, id, state, disposition, routine_id FROM occurrences WHERE manual_key = ?",
         (key,),
     ).fetchone()
-    return None if row is None else (RunRef(*row[:4]), row[4])
+    return None if row is None else (RunRef(row[0], row[1], row[2], row[3], key=key), row[4])
 
 
 def _same_routine(existing: tuple[RunRef, str], routine: Routine, key: str) -> RunRef:
@@ -120,14 +122,16 @@ def _insert_manual(
         conn, now, EventKind.MANUAL_RUN, routine_id=routine.id, occurrence_id=oid,
         run_id=run_id, probe=probe, by=operator_name(),
     )  # fmt: skip
-    return RunRef(run_id, oid, "planned")
+    return RunRef(run_id, oid, "planned", key=key)
 
 
 # -- cancel -----------------------------------------------------------------------------------
 def cancel(
     conn: apsw.Connection, run_id: str, reason: str | None, now: datetime, scope: str = "run"
 ) -> RunRef:
-    """Request the cancellation of one run, fenced to its current attempt."""
+    """Request the cancellation of one run, fenced to its current attempt. A run that has
+    already ended is left as it is and returned with its outcome: a cancel repeated (a retry
+    after a lost answer, a second click) is not an error."""
     ref, routine_id = _run(conn, run_id)
     if ref.state == "planned":
         ran = _last_failure(conn, ref.occurrence_id) is not None
@@ -143,7 +147,7 @@ def cancel(
         )
         return RunRef(ref.run_id, ref.occurrence_id, "settled", Disposition.CANCELLED.value)
     if ref.state == "settled":
-        raise Conflict(f"run {run_id} already ended ({ref.disposition}): nothing to cancel")
+        return RunRef(ref.run_id, ref.occurrence_id, ref.state, ref.disposition, True)
     _request_on_attempt(conn, ref, scope, reason, now)
     events.record(
         conn, now, EventKind.CANCEL_REQUESTED, routine_id=routine_id,

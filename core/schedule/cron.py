@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from datetime import MAXYEAR, date, datetime
 
 from coven_core.errors import ScheduleError
+from coven_core.notation.limits import MOST_CRON_STEP
 
 __all__ = ["CronSchedule", "field_texts"]
 
@@ -300,6 +301,10 @@ def _parse_item(item: str, field: _Field) -> range:
 def _parse_step(text: str, field: _Field) -> int:
     if not (text.isascii() and text.isdigit()):
         raise field.fail(f"step {text!r} is not a number")
+    if len(text.lstrip("0")) > len(str(MOST_CRON_STEP)) or int(text) > MOST_CRON_STEP:
+        raise field.fail(
+            f"step {text[:20]} is too large: the step must be at most {MOST_CRON_STEP}"
+        )
     step = int(text)
     if step == 0:
         raise field.fail("step 0 is not allowed")

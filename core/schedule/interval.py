@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from coven_core.errors import ScheduleError
+from coven_core.notation.durations import DurationError, parse_duration
 
 _UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1)}
-_PATTERN = re.compile(r"every\s+(\d+)\s*([mhd])", re.IGNORECASE)
+_PATTERN = re.compile(r"every\s+([0-9]+)\s*([mhd])", re.IGNORECASE)  # ASCII digits only
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,10 +28,14 @@ class IntervalSchedule:
             raise ScheduleError(
                 f"interval: {text.strip()!r} is not like 'every 30m', 'every 2h' or 'every 1d'"
             )
-        count, unit = int(match[1]), match[2].lower()
-        if count < 1:
+        digits, unit = match[1].lstrip("0"), match[2].lower()
+        if not digits:
             raise ScheduleError("interval: the interval must be at least 1 minute")
-        return cls(count * _UNITS[unit], f"every {count}{unit}")
+        try:
+            step = parse_duration(f"{digits}{unit}")  # the one bound on every duration
+        except DurationError as error:
+            raise ScheduleError(f"interval: {error}") from None
+        return cls(step, f"every {digits}{unit}")
 
     def instants_from(self, anchor: datetime, start: datetime) -> Iterator[datetime]:
         """Instants on the anchor's grid that are ``>= start`` (both aware), ascending."""

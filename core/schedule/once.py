@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from coven_core.errors import ScheduleError
+from coven_core.notation.limits import check_year
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +25,7 @@ class OnceSchedule:
             raise ScheduleError(
                 f"once: {value!r} is not a local date-time like 2026-03-08T02:30"
             ) from None
-        return cls(at)
+        return cls(check_year(at, "once", ScheduleError))
 
     @property
     def until(self) -> datetime:

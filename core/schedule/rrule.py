@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from itertools import takewhile
 from math import gcd
@@ -29,6 +29,7 @@ from dateutil.rrule import (
 )
 
 from coven_core.errors import ScheduleError
+from coven_core.notation.limits import check_year
 
 __all__ = ["RRuleSchedule", "RuleParts"]
 
@@ -167,12 +168,13 @@ class RRuleSchedule:
     a second for MONTHLY and YEARLY, seconds for DAILY and finer.
     """
 
-    __slots__ = ("_base", "_dtstart", "_expansion", "_rule")
+    __slots__ = ("_base", "_dtstart", "_expansion", "_rule", "_uncounted")
 
     _rule: _Rule
     _dtstart: datetime
     _expansion: _Expansion
     _base: rrule | None  # built on first use: most callers restart at a later period
+    _uncounted: rrule | None  # built on first use, for a rule with COUNT
 
     def __init__(self, rule: _Rule, dtstart: datetime, expansion: _Expansion | None = None) -> None:
         """Use :meth:`parse`; this takes an already validated rule and a whole-minute start
@@ -181,6 +183,7 @@ class RRuleSchedule:
         object.__setattr__(self, "_dtstart", dtstart)
         object.__setattr__(self, "_expansion", expansion or _expand(rule, dtstart))
         object.__setattr__(self, "_base", None)
+        object.__setattr__(self, "_uncounted", None)
 
     @classmethod
     def parse(cls, text: str, dtstart: datetime) -> RRuleSchedule:
@@ -218,8 +221,26 @@ class RRuleSchedule:
         """
         return None if self._rule.until is None else self._rule.until.moment
 
+    @property
+    def count(self) -> int | None:
+        """COUNT: how many of the rule's times *exist*. A local time that does not exist is
+        no part of the set and is not counted (RFC 5545 §3.3.10); only the binding to a zone
+        knows which those are, so :class:`~coven_core.schedule.timetable.Timetable` counts,
+        over :meth:`uncounted_wall_times`."""
+        return self._rule.count
+
+    def uncounted_wall_times(self) -> Iterator[datetime]:
+        """Every wall time from DTSTART on, as if the rule had no COUNT (an endless iterator
+        unless the rule ends otherwise): for a counter that knows the zone."""
+        if self._uncounted is None:
+            expansion = replace(self._expansion, count=None)
+            object.__setattr__(self, "_uncounted", expansion.rrule(self._dtstart))
+        assert self._uncounted is not None
+        return iter(self._uncounted)
+
     def wall_times_from(self, start: datetime) -> Iterator[datetime]:
-        """Naive wall times ``>= start``, ascending, honouring COUNT as counted from DTSTART."""
+        """Naive wall times ``>= start``, ascending, honouring COUNT as counted from DTSTART
+        (every wall time counts here: this schedule knows no zone — see :attr:`count`)."""
         _require_naive("start", start)
         until = self.until
         if until is not None and until.tzinfo is None and start > until:
@@ -435,6 +456,7 @@ def _parse_until(value: str) -> _Until:
             moment = moment.replace(hour=int(hour), minute=int(minute), second=int(second))
     except ValueError:
         raise ScheduleError(f"RRULE UNTIL: {value!r} is not a real date or time") from None
+    check_year(moment, "RRULE UNTIL", ScheduleError)
     if hour is None:
         return _Until(moment.replace(hour=23, minute=59, second=59), text)
     return _Until(moment.replace(tzinfo=UTC) if utc else moment, text)

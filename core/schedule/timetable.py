@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from coven_core.errors import ScheduleError
+from coven_core.notation.limits import END_OF_PLANNING
 from coven_core.schedule.base import CalendarSchedule
 from coven_core.schedule.cron import CronSchedule
 from coven_core.schedule.interval import IntervalSchedule
@@ -23,6 +24,7 @@ from coven_core.schedule.rrule import RRuleSchedule
 from coven_core.tz import tzdb
 from coven_core.tz.binding import BoundTime, at_instant, bind, wall_of
 
+_END_OF_PLANNING_WALL = END_OF_PLANNING.replace(tzinfo=None)
 #: Longer than any gap ever seen (Pacific/Apia skipped a whole day in 2011).
 _LONGEST_GAP = timedelta(hours=26)
 
@@ -78,7 +80,15 @@ class Timetable:
         return cls(kind, _normalised(kind, calendar), zone_key, zone, anchor, calendar, None)
 
     def moments_from(self, start: datetime) -> Iterator[BoundTime]:
-        """Moments at or after ``start`` (aware), skipped ones included, in wall-time order."""
+        """Moments at or after ``start`` (aware), skipped ones included, in wall-time order,
+        up to the end of planning (``coven_core.notation.limits``: date arithmetic never
+        overflows)."""
+        for moment in self._unbounded_moments_from(start):
+            if moment.utc >= END_OF_PLANNING or moment.local >= _END_OF_PLANNING_WALL:
+                return
+            yield moment
+
+    def _unbounded_moments_from(self, start: datetime) -> Iterator[BoundTime]:
         if self.interval is not None:
             for instant in self.interval.instants_from(self.anchor, start):
                 yield at_instant(instant, self.zone)
@@ -108,15 +118,22 @@ class Timetable:
         assert self.calendar is not None
         until = self.calendar.until
         aware_until = until if until is not None and until.tzinfo is not None else None
-        first_wall = wall_of(start, self.zone) - self._lookback(start)
-        for wall in self.calendar.wall_times_from(first_wall):
-            moment = bind(wall, self.zone)
+        for moment in self._bound(start):
             if aware_until is not None and moment.utc > aware_until:
                 if moment.skipped:
                     continue
                 return
             if moment.utc >= start:
                 yield moment
+
+    def _bound(self, start: datetime) -> Iterator[BoundTime]:
+        """The calendar's wall times bound to the zone, from a little before ``start``'s."""
+        calendar = self.calendar
+        if isinstance(calendar, RRuleSchedule) and calendar.count is not None:
+            return _counted(calendar, self.zone)
+        assert calendar is not None
+        first_wall = wall_of(start, self.zone) - self._lookback(start)
+        return (bind(wall, self.zone) for wall in calendar.wall_times_from(first_wall))
 
     def _lookback(self, start: datetime) -> timedelta:
         """How far before ``start``'s wall time a skipped gap moment can still be due.
@@ -128,6 +145,20 @@ class Timetable:
         before = (start - _LONGEST_GAP).astimezone(self.zone).utcoffset()
         assert now is not None and before is not None
         return max(timedelta(0), now - before)
+
+
+def _counted(rule: RRuleSchedule, zone: ZoneInfo) -> Iterator[BoundTime]:
+    """An RRULE with COUNT, from DTSTART: its first COUNT times that exist in the zone, with
+    the nonexistent ones among them still yielded (skipped) but not counted — RFC 5545
+    §3.3.10: such instances "MUST be ignored and MUST NOT be counted as part of the
+    recurrence set". Invalid dates (February 30) dateutil never yields at all."""
+    left = rule.count or 0
+    for wall in rule.uncounted_wall_times():
+        if left == 0:
+            return
+        moment = bind(wall, zone)
+        left -= 0 if moment.skipped else 1
+        yield moment
 
 
 def _parse_calendar(

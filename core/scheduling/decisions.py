@@ -97,9 +97,12 @@ def record_broken(
     stamp: Stamp,
 ) -> int:  # fmt: skip
     """A broken revision's span becomes one skipped window (reason ``routine_broken``): its
-    moments cannot even be computed, so the window has bounds and no count."""
+    moments cannot even be computed, so the window has bounds and no count. A window holds
+    its last instant, a span does not hold its end (where the next revision's first moment
+    may fall): the window ends just before it."""
     cause, reason = MissedCause.ROUTINE_BROKEN, SkipReason.ROUTINE_BROKEN
-    window = MissedWindow(number, *span, None, cause)
+    start, end = span
+    window = MissedWindow(number, start, max(start, end - _JUST_AFTER), None, cause)
     zone = _stored_zone(conn, routine_id, number)
     return int(occurrences.insert_window(conn, routine_id, window, zone, stamp, reason))
 
@@ -180,9 +183,9 @@ def _plan_segments(
     for planned in [*plan.gaps, *plan.to_run]:
         revision = cache.numbered(conn, routine, planned.revision)
         written += occurrences.insert_moment(conn, routine.id, planned, revision, stamp)
-    if plan.missed is not None:
-        revision = cache.numbered(conn, routine, plan.missed.revision)
-        written += occurrences.insert_missed(conn, routine.id, plan.missed, revision, stamp)
+    for window in plan.missed:
+        revision = cache.numbered(conn, routine, window.revision)
+        written += occurrences.insert_missed(conn, routine.id, window, revision, stamp)
     return written
 
 

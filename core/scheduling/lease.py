@@ -149,6 +149,12 @@ def check_fence(conn: apsw.Connection, generation: int) -> None:
         raise Fenced(f"leader generation {generation} is stale (the store is at {now_generation})")
 
 
+def is_alive(held: Lease | None, now: datetime) -> bool:
+    """Whether a scheduler holds the store now: a lease not expired (nor released) whose
+    holder is not provably gone. ``coven status`` shows it as the leader's ``alive``."""
+    return held is not None and held.expires_at > now and not holder_is_gone(held.holder)
+
+
 def holder_is_gone(token: str) -> bool:
     """True only when the holder is provably dead: same host, and no process with its pid and
     start time. A holder on another host is never presumed dead."""

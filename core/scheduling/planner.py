@@ -10,6 +10,9 @@ For every moment in the window, exactly one decision:
 * a moment reached late → *missed*. Under ``latest_only`` the most recent missed moment runs,
   if nothing ran on time after it and it is within the grace window; every other missed moment
   is folded into **one** coalesced window (first, last, count, cause) — never a row per minute.
+  A window claims every moment from its first to its last, so it never reaches over a broken
+  revision's span (left out of the segments; it is a skipped window of its own): the moments
+  on either side of one are two windows.
 """
 
 from __future__ import annotations
@@ -66,25 +69,50 @@ class WindowPlan:
 
     to_run: list[Planned] = field(default_factory=list)
     gaps: list[Planned] = field(default_factory=list)
-    missed: MissedWindow | None = None
+    missed: list[MissedWindow] = field(default_factory=list)  # one per stretch of segments
+    _stretch: int = -1  # the stretch the last missed window folds
 
 
 def plan_window(segments: Iterable[Segment], now: datetime, cause: MissedCause) -> WindowPlan:
     """Decide every moment due by ``now`` (inclusive) in the given segments."""
+    listed = list(segments)
+    stretch = stretches(listed)
     plan = WindowPlan()
     latest_missed: tuple[Segment, Planned] | None = None
-    for segment, planned in _due(segments, now):
+    for segment, planned in _due(listed, now):
         if planned.moment.skipped:
             plan.gaps.append(planned)
         elif now - planned.moment.utc <= ON_TIME_TOLERANCE:
             plan.to_run.append(planned)
         else:
             if latest_missed is not None:
-                _fold(plan, latest_missed[1], cause)
+                _fold(plan, latest_missed[1], cause, stretch[id(latest_missed[0])])
             latest_missed = (segment, planned)
     if latest_missed is not None:
-        _settle_latest(plan, *latest_missed, now=now, cause=cause)
+        _settle_latest(plan, *latest_missed, now=now, cause=cause, stretch=stretch)
     return plan
+
+
+def stretches(segments: list[Segment]) -> dict[int, int]:
+    """Each segment's stretch (by ``id``): segments that meet share one; where one ends before
+    the next begins, a broken revision's span lies between, and a new stretch starts."""
+    found: dict[int, int] = {}
+    number, previous = 0, None
+    for segment in segments:
+        if previous is not None and segment.start != previous.end:
+            number += 1
+        found[id(segment)], previous = number, segment
+    return found
+
+
+def fold_all(segments: list[Segment], cause: MissedCause) -> list[MissedWindow]:
+    """Every moment of ``segments`` (none a gap), folded into one window a stretch."""
+    stretch = stretches(segments)
+    plan = WindowPlan()
+    for segment in segments:
+        for moment in segment.timetable.moments_between(segment.start, segment.end):
+            _fold(plan, Planned(segment.revision, moment), cause, stretch[id(segment)])
+    return plan.missed
 
 
 def _due(segments: Iterable[Segment], now: datetime) -> Iterator[tuple[Segment, Planned]]:
@@ -96,17 +124,19 @@ def _due(segments: Iterable[Segment], now: datetime) -> Iterator[tuple[Segment, 
             yield segment, Planned(segment.revision, moment)
 
 
-def _fold(plan: WindowPlan, planned: Planned, cause: MissedCause) -> None:
-    if plan.missed is None:
-        utc = planned.moment.utc
-        plan.missed = MissedWindow(planned.revision, utc, utc, 1, cause)
-    else:
-        plan.missed.add(planned.moment)
+def _fold(plan: WindowPlan, planned: Planned, cause: MissedCause, stretch: int) -> None:
+    if plan.missed and plan._stretch == stretch:
+        plan.missed[-1].add(planned.moment)
+        return
+    utc = planned.moment.utc
+    plan.missed.append(MissedWindow(planned.revision, utc, utc, 1, cause))
+    plan._stretch = stretch
 
 
 def _settle_latest(
-    plan: WindowPlan, segment: Segment, planned: Planned, *, now: datetime, cause: MissedCause
-) -> None:
+    plan: WindowPlan, segment: Segment, planned: Planned, *, now: datetime, cause: MissedCause,
+    stretch: dict[int, int],
+) -> None:  # fmt: skip
     """The most recent missed moment runs under latest_only, unless something ran on time
     after it or it is past the grace window."""
     spec = segment.spec
@@ -116,7 +146,7 @@ def _settle_latest(
         plan.to_run.append(planned)
         plan.to_run.sort(key=lambda p: p.moment.utc)
     else:
-        _fold(plan, planned, cause)
+        _fold(plan, planned, cause, stretch[id(segment)])
 
 
 def next_due(timetable: Timetable, after: datetime) -> datetime | None:

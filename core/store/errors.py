@@ -56,6 +56,10 @@ class ForeignFileError(StoreError):
     """The file at the store's path is not a Coven store; it was left untouched."""
 
 
+class NoStoreError(StoreError):
+    """A command that only reads found no store: it says so and creates nothing."""
+
+
 class SchemaTooNewError(StoreError):
     """The store was written by a newer Coven whose schema this version cannot use."""
 
@@ -102,6 +106,16 @@ _EXTENDED: dict[int, str] = {
     apsw.SQLITE_IOERR_NOMEM: "SQLite ran out of memory",
 }
 
+# Extended codes whose primary code names another kind: SQLite cannot size the shared-memory
+# file (``-shm``) that even a read needs when the disk is full, and says "disk I/O error".
+_EXTENDED_KIND: dict[int, tuple[StoreErrorKind, str]] = {
+    apsw.SQLITE_IOERR_SHMSIZE: (
+        "full",
+        "the disk is full (no room for the store's shared-memory file); free some space "
+        "and Coven will carry on",
+    ),
+}
+
 
 def classify(exc: BaseException, *, path: Path | str | None = None) -> StoreError:
     """Map ``exc`` (usually an apsw error) to a :class:`StoreError` with a human message.
@@ -117,6 +131,9 @@ def classify(exc: BaseException, *, path: Path | str | None = None) -> StoreErro
 
 
 def _classify_new(exc: BaseException, path: Path | str | None) -> StoreError:
+    if _extended_code(exc) in _EXTENDED_KIND:
+        kind, problem = _EXTENDED_KIND[_extended_code(exc)]
+        return StoreEnvironmentError(_message(problem, exc, path), kind)
     for cls, kind, problem in _ENVIRONMENT:
         if isinstance(exc, cls):
             problem = _EXTENDED.get(_extended_code(exc), problem)

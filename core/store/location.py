@@ -36,6 +36,11 @@ _MOUNT_TABLES = (Path("/proc/self/mountinfo"), Path("/proc/mounts"))
 _MOUNTINFO_LINE = re.compile(r"^\d+ \d+ \d+:\d+ ")
 _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
 _PRIVATE_BITS = 0o077
+# The longest name a local filesystem holds, and the longest data directory whose store
+# SQLite can open (its Unix VFS takes paths of at most 512 bytes; "/coven.db-journal" and
+# room to spare come on top).
+NAME_MAX = 255
+LONGEST_DATA_DIR = 480
 
 
 def resolve_data_dir(
@@ -56,7 +61,24 @@ def resolve_data_dir(
         chosen = environ.get(DATA_DIR_ENV, "")
     if not chosen:
         return platformdirs.user_data_path("coven", appauthor=False).absolute()
-    return Path(chosen).expanduser().absolute()
+    return _checked_length(Path(chosen).expanduser().absolute())
+
+
+def _checked_length(path: Path) -> Path:
+    """Refuse a path no filesystem can hold, before any call on it fails with ENAMETOOLONG."""
+    for part in path.parts:
+        if len(os.fsencode(part)) > NAME_MAX:
+            raise StoreLocationError(
+                f"the data directory has a name of {len(os.fsencode(part))} bytes "
+                f"({part[:32]}…); a file name can be at most {NAME_MAX} bytes. "
+                "Choose another --data-dir."
+            )
+    if len(os.fsencode(path)) > LONGEST_DATA_DIR:
+        raise StoreLocationError(
+            f"the data directory's path is {len(os.fsencode(path))} bytes long; SQLite needs "
+            f"it to be at most {LONGEST_DATA_DIR}. Choose another --data-dir."
+        )
+    return path
 
 
 def prepare_data_dir(

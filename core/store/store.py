@@ -5,6 +5,8 @@ Everything that touches SQLite goes through a :class:`Store`; the GUI never does
 
 from __future__ import annotations
 
+import os
+import shlex
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -18,7 +20,12 @@ from coven_core.store.connection import (
     open_connection,
     write_transaction,
 )
-from coven_core.store.errors import SchemaTooNewError, translate_errors
+from coven_core.store.errors import (
+    ForeignFileError,
+    NoStoreError,
+    SchemaTooNewError,
+    translate_errors,
+)
 from coven_core.store.location import check_store_file, prepare_data_dir
 from coven_core.store.query import scalar
 from coven_core.store.schema import APPLICATION_ID, CURRENT, MIGRATIONS, Migration
@@ -46,16 +53,26 @@ class Store:
         return self.data_dir / "wake"
 
     @classmethod
-    def open(cls, data_dir: Path, now: datetime, *, vfs: str | None = None) -> Store:
-        """Open (creating if needed) the store in ``data_dir``, migrating it to this version.
+    def open(
+        cls, data_dir: Path, now: datetime, *, vfs: str | None = None, create: bool = True
+    ) -> Store:
+        """Open the store in ``data_dir``, migrating it to this version; with ``create``,
+        make the directory and the store when there is none (else :class:`NoStoreError`).
 
         Refuses, without changing anything, a location that is not private, a file that is
-        not a Coven store, or a store written by a newer major version.
+        not a Coven store (an empty one included), or a store written by a newer major
+        version.
         """
+        if not create and not os.path.lexists(data_dir / STORE_FILE):
+            raise NoStoreError(
+                f"no Coven store in {data_dir} yet: add a routine with coven routine add, "
+                "or pass --data-dir"
+            )
         data_dir = prepare_data_dir(data_dir)
         path = data_dir / STORE_FILE
         if path.exists():
             check_store_file(path)
+            _refuse_empty_file(path)
         conn = open_connection(path, vfs=vfs, application_id=APPLICATION_ID)
         try:
             foreign_database_check(conn, APPLICATION_ID)
@@ -88,6 +105,20 @@ class Store:
         self.conn.close()
 
 
+def _refuse_empty_file(path: Path) -> None:
+    """An empty file where a store should be is damaged, never a new store to write over.
+
+    A store Coven creates has its header before anything else runs on it; only a crash
+    within its first milliseconds (or something else) leaves it empty."""
+    wal = path.with_name(path.name + "-wal")
+    if path.stat().st_size == 0 and not (wal.exists() and wal.stat().st_size > 0):
+        raise ForeignFileError(
+            f"{path} is empty: it is not a Coven store (damaged?). Nothing was changed. "
+            f"To start over, move it away: mv {shlex.quote(str(path))} "
+            f"{shlex.quote(str(path) + '.empty')}"
+        )
+
+
 def _user_version(conn: apsw.Connection) -> int:
     return int(scalar(conn, "PRAGMA user_version"))
 
@@ -100,9 +131,31 @@ def _migrate(conn: apsw.Connection, path: Path, now: datetime) -> None:
             f"{path} was written by a newer Coven (schema {_version_text(found)}; this version "
             f"knows {_version_text(CURRENT.user_version)}). Nothing was changed: upgrade Coven."
         )
+    _refuse_lowered_version(conn, path, found)
     for migration in MIGRATIONS:
         if migration.user_version > found:
             _apply(conn, migration, now)
+
+
+def _refuse_lowered_version(conn: apsw.Connection, path: Path, found: int) -> None:
+    """A store whose schema version is older than the migrations it records applied was
+    changed by something other than Coven: migrating it again would fail halfway."""
+    with translate_errors():
+        recorded = _recorded_migrations(conn)
+    ahead = [m.name for m in MIGRATIONS if m.user_version > found and m.name in recorded]
+    if ahead:
+        raise ForeignFileError(
+            f"{path} is damaged or not Coven's: its schema version {_version_text(found)} is "
+            f"older than the migrations it records (up to {ahead[-1]}). Nothing was changed. "
+            f"To start over, move it away: mv {shlex.quote(str(path))} "
+            f"{shlex.quote(str(path) + '.damaged')}"
+        )
+
+
+def _recorded_migrations(conn: apsw.Connection) -> set[str]:
+    if not scalar(conn, "SELECT count(*) FROM sqlite_schema WHERE name = 'migrations'"):
+        return set()
+    return {str(row[0]) for row in conn.execute("SELECT name FROM migrations")}
 
 
 def _apply(conn: apsw.Connection, migration: Migration, now: datetime) -> None:

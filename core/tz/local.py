@@ -66,6 +66,7 @@ def resolve_local_zone(
 
 def _from_tz_variable(value: str) -> LocalZone:
     name = value[1:] if value.startswith(":") else value
+    value = value if len(value) <= 64 else f"{value[:64]}…"  # as it is shown
     if os.path.isabs(name):
         key = _key_from_path(Path(name))
         if key is None:

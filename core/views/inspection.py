@@ -14,12 +14,18 @@ from typing import Any
 import apsw
 
 from coven_core.errors import ValidationError
+from coven_core.notation.utc import local_seconds, utc_text
 from coven_core.scheduling import lease
-from coven_core.store.codec import instant_text
+from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.store import Store
 
 
 class ListState(enum.StrEnum):
+    """What ``coven list --state`` accepts: every state its rows show (``planned`` — each row
+    of ``due`` is one — ``claimed``, ``running``, ``recovery_required``, and the routine
+    states ``quarantined`` and ``paused``), and ``due``, the planned ones whose time has come."""
+
+    PLANNED = "planned"
     DUE = "due"
     CLAIMED = "claimed"
     RUNNING = "running"
@@ -29,6 +35,7 @@ class ListState(enum.StrEnum):
 
 
 _OCCURRENCE_FILTERS = {
+    ListState.PLANNED: "o.state = 'planned' AND ?1 IS NOT NULL",
     ListState.DUE: "o.state = 'planned' AND o.scheduled_utc <= ?1 "
     "AND (o.not_before IS NULL OR o.not_before <= ?1)",
     ListState.CLAIMED: "o.state = 'claimed' AND ?1 IS NOT NULL",
@@ -53,7 +60,7 @@ def _occurrences(conn: apsw.Connection, where: str, now: datetime) -> list[dict[
     )
     keys = ("occurrence_id", "run_id", "routine", "kind", "utc", "state", "disposition",
             "reason")  # fmt: skip
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+    return [_seconds(dict(zip(keys, row, strict=True)), "utc") for row in rows]
 
 
 def _routines(conn: apsw.Connection, state: str) -> list[dict[str, Any]]:
@@ -63,7 +70,15 @@ def _routines(conn: apsw.Connection, state: str) -> list[dict[str, Any]]:
         (state,),
     )
     keys = ("routine_id", "routine", "state", "reason", "since", "consecutive_failures")
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+    return [_seconds(dict(zip(keys, row, strict=True)), "since") for row in rows]
+
+
+def _seconds(item: dict[str, Any], key: str) -> dict[str, Any]:
+    """A listing's instant to the second, as every listing says it (the README's rule for
+    JSON instants); ``inspect`` shows the stored rows to the microsecond."""
+    if item[key] is not None:
+        item[key] = utc_text(instant_from(item[key]))
+    return item
 
 
 def inspect(store: Store, identifier: str) -> dict[str, Any]:
@@ -74,6 +89,7 @@ def inspect(store: Store, identifier: str) -> dict[str, Any]:
         if occurrence is None:
             raise ValidationError(f"no occurrence or run {identifier!r} (see: coven history NAME)")
         oid = occurrence["id"]
+        occurrence["local_time"] = local_seconds(occurrence["local_time"])  # one format: README
         return {
             "occurrence": occurrence,
             "attempts": _all_rows(conn, _ATTEMPTS, oid),
@@ -117,7 +133,7 @@ def _lease(conn: apsw.Connection) -> dict[str, Any] | None:
         "holder": held.fingerprint(),
         "token": fingerprint(held.holder),
         "generation": held.generation,
-        "expires_at": instant_text(held.expires_at),
+        "expires_at": utc_text(held.expires_at),  # as coven status says it
     }
 
 

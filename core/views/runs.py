@@ -17,7 +17,7 @@ import apsw
 
 from coven_core.errors import ValidationError
 from coven_core.notation.i18n import N_, _
-from coven_core.notation.utc import utc_text
+from coven_core.notation.utc import local_seconds, utc_text
 from coven_core.scheduling import routines
 from coven_core.store.codec import instant_text, maybe_instant_from
 from coven_core.store.query import one
@@ -53,7 +53,8 @@ class RunRow:
     def to_json(self) -> dict[str, Any]:
         fields = asdict(self)
         fields["planned_utc"] = utc_text(self.planned_utc)
-        fields["started_at"] = None if self.started_at is None else utc_text(self.started_at)
+        fields["planned_local"] = local_seconds(self.planned_local)
+        fields["started_at"] = _evidence(self.started_at)
         return fields
 
 
@@ -96,8 +97,14 @@ class RunDetail:
         data["row"] = self.row.to_json()
         for attempt in data["attempts"]:
             for key in ("claimed_at", "started_at", "exited_at"):
-                attempt[key] = None if attempt[key] is None else utc_text(attempt[key])
+                attempt[key] = _evidence(attempt[key])
         return data
+
+
+def _evidence(instant: datetime | None) -> str | None:
+    """An attempt's instant to the microsecond, as ``inspect`` and ``attention`` show it (the
+    README's rule for JSON instants: one format per field)."""
+    return None if instant is None else instant_text(instant)
 
 
 _ROWS = """

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 import apsw
 
+from coven_core.notation.utc import utc_text
 from coven_core.scheduling import lease
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import scalar
@@ -82,15 +83,15 @@ class Status(NamedTuple):
 
 
 def _iso(instant: datetime | None) -> str | None:
-    return None if instant is None else instant.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None if instant is None else utc_text(instant)
 
 
 def status(store: Store, now: datetime) -> Status:
     with store.read() as conn:
         held = lease.current(conn)
-        alive = held is not None and held.expires_at > now and not lease.holder_is_gone(held.holder)
         return Status(
-            held, alive, scheduling_paused(conn), _last_pass(conn), earliest_due(conn),
+            held, lease.is_alive(held, now), scheduling_paused(conn), _last_pass(conn),
+            earliest_due(conn),
             _count(conn, "SELECT count(*) FROM occurrences WHERE state = 'planned'"),
             _count(conn, "SELECT count(*) FROM occurrences WHERE state IN ('claimed', 'running')"),
             lags(conn, now), _store_bytes(store), _counts(conn), _broken(conn),
@@ -164,7 +165,7 @@ def _last_pass(conn: apsw.Connection) -> dict[str, Any] | None:
     keys = ("started_at", "duration_ms", "role", "trigger", "planned", "claimed", "dispatched",
             "recovered", "settled", "error_class")  # fmt: skip
     found = dict(zip(keys, row, strict=True))
-    found["started_at"] = _iso(instant_from(found["started_at"]))
+    found["started_at"] = instant_text(instant_from(found["started_at"]))  # as attempts' are
     found["duration_ms"] = round(found["duration_ms"], 2)
     return found
 

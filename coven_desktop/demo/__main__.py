@@ -1,4 +1,5 @@
-"""``python -m coven_desktop.demo --out DIR [--locale de_DE] [--zone Europe/Berlin]``.
+"""``python -m coven_desktop.demo --out DIR [--locale de_DE] [--zone Europe/Berlin]
+[--palette dark] [--scale 2]``.
 
 Builds the demo store in a temporary data directory (on a RAM disk when there is one: the
 store fsyncs every commit), renders every page to ``DIR/<page>.png`` offscreen, and removes
@@ -28,6 +29,10 @@ def _arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--zone", default="Europe/Berlin", help="the machine's time zone in the pictures (IANA key)"
     )
+    parser.add_argument("--palette", choices=("light", "dark"), default="light",
+                        help="draw under Qt's own (light) palette or a dark one")  # fmt: skip
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="device pixel ratio, e.g. 2 for a high-density screen")  # fmt: skip
     parser.add_argument("--keep-store", action="store_true", help="keep the demo store")
     return parser.parse_args(list(argv))
 
@@ -36,6 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments(sys.argv[1:] if argv is None else argv)
     os.environ["QT_QPA_PLATFORM"] = "offscreen"  # files, never a display
     os.environ["TZ"] = args.zone
+    os.environ["QT_SCALE_FACTOR"] = str(args.scale)  # offscreen draws at this pixel ratio
     time.tzset()
     import qasync
     from PySide6.QtCore import qInstallMessageHandler
@@ -50,6 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     data_dir = scratch / "data"
     qInstallMessageHandler(_quiet_offscreen)
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    if args.palette == "dark":
+        from coven_desktop.demo.attention import dark_palette
+
+        QApplication.setStyle("Fusion")  # a dark palette's style on every platform
+        QApplication.setPalette(dark_palette())
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:

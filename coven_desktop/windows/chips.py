@@ -12,7 +12,7 @@ from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QRectF, 
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from coven_desktop.windows.timeline_canvas import COLOURS
+from coven_desktop.windows.timeline_colours import STATE_COLOURS as COLOURS
 from coven_desktop.windows.timeline_geometry import IN_PROGRESS, PLANNED
 
 #: A cell's outcome key (a disposition, or ``waiting``/``starting``/``running``).

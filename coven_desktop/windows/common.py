@@ -171,6 +171,7 @@ def table(
     (and, with ``wrap``, wraps its text over taller rows)."""
     view = QTableView(parent)
     view.setModel(model)
+    view.setTabKeyNavigation(False)  # Tab moves on to the page's next control (issue #22)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -188,6 +189,15 @@ def table(
     else:
         header.setStretchLastSection(True)
     return view
+
+
+W = TypeVar("W", bound=QWidget)
+
+
+def named(widget: W, name: str) -> W:
+    """``widget``, with the name a screen reader says for it (issue #22)."""
+    widget.setAccessibleName(name)
+    return widget
 
 
 def error_label(parent: QWidget) -> QLabel:

@@ -53,6 +53,7 @@ from coven_desktop.windows.common import (
     RowsModel,
     duration,
     moment,
+    named,
     span,
     table,
 )
@@ -134,8 +135,11 @@ class Page(LivePage):
         )
         self.event_model = RowsModel([_("When"), _("What"), _("Details")], self)
         self.finding_model = RowsModel([_("Check"), _("Severity"), _("Finding")], self)
-        tabs.addTab(table(self.pass_model, tabs, stretch=10), _("Recent passes"))
-        tabs.addTab(table(self.event_model, tabs, stretch=2), _("Sleep, clock and zones"))
+        for model, stretch, title in (
+            (self.pass_model, 10, _("Recent passes")),
+            (self.event_model, 2, _("Sleep, clock and zones")),
+        ):
+            tabs.addTab(named(table(model, tabs, stretch=stretch), title), title)
         self.doctor_tab = self._doctor_tab(tabs)
         tabs.addTab(self.doctor_tab, _("Doctor"))
         tabs.addTab(self._log_tab(tabs), _("Log"))
@@ -143,7 +147,7 @@ class Page(LivePage):
     def _log_tab(self, parent: QWidget) -> QWidget:
         tab = QWidget(parent)
         layout = QVBoxLayout(tab)
-        self.log_view = QPlainTextEdit(tab)
+        self.log_view = named(QPlainTextEdit(tab), _("Recent log lines"))
         self.log_view.setReadOnly(True)
         self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.log_button = QPushButton(_("Open the log file"), tab)
@@ -174,7 +178,8 @@ class Page(LivePage):
         row.addWidget(self.doctor_button)
         row.addWidget(self.doctor_summary, 1)
         layout.addLayout(row)
-        layout.addWidget(table(self.finding_model, tab, stretch=2), 1)
+        findings = named(table(self.finding_model, tab, stretch=2), _("Doctor's findings"))
+        layout.addWidget(findings, 1)
         return tab
 
     # -- loading ----------------------------------------------------------------------------

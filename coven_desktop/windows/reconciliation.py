@@ -59,6 +59,7 @@ from coven_desktop.windows.common import (
     error_label,
     moment,
     moment_text,
+    named,
     show_error,
     table,
 )
@@ -245,7 +246,7 @@ class Page(LivePage):
         self.audit_text.setWordWrap(True)
         self.paused_text = QLabel(banner)
         self.paused_text.setWordWrap(True)
-        self.resume_button = QPushButton(banner)
+        self.resume_button = named(QPushButton(banner), _("Resume the routine"))
         self.resume_button.clicked.connect(self.resume)
         self.resume_error = error_label(banner)
         self.tones.text(self.resume_error, Tone.ERROR)

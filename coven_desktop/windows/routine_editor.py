@@ -93,6 +93,7 @@ class RoutineEditor(QGroupBox):
         layout.addWidget(self.words)
         layout.addWidget(QLabel(_("Next occurrences"), self))
         self.preview = QTreeWidget(self)
+        self.preview.setAccessibleName(_("Next occurrences"))
         self.preview.setHeaderLabels([_("Local time"), _("Offset"), _("Status"), _("Note")])
         self.preview.setRootIsDecorated(False)
         layout.addWidget(self.preview, 1)
@@ -135,6 +136,8 @@ class RoutineEditor(QGroupBox):
             ("", self.idempotent, None),
         ]
         for label, widget, key in rows:
+            if label:  # the label names a field wrapped with its error line (no buddy)
+                widget.setAccessibleName(label)
             form.addRow(label, self._with_error(widget, key))
         self._watch()
 

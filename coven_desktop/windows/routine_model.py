@@ -21,6 +21,10 @@ Index = QModelIndex | QPersistentModelIndex
 
 #: The routine's name, for any cell (the page acts on the selected row's name).
 NameRole = Qt.ItemDataRole.UserRole + 1
+#: What a column sorts by: times as instants (never their words: "today" before "tomorrow"),
+#: the rest as folded text.
+SortRole = Qt.ItemDataRole.UserRole + 2
+_NEVER = float("inf")
 
 
 class Column(enum.IntEnum):
@@ -118,7 +122,19 @@ class RoutinesModel(QAbstractTableModel):
             return self._tooltip(row, column)
         if role == NameRole:
             return row.name
+        if role == SortRole:
+            return self._sort_key(row, column)
         return None
+
+    def _sort_key(self, row: RoutineRow, column: Column) -> Any:
+        if column is Column.NEXT_RUN:
+            due = row.view.routine.next_due
+            active = due is not None and row.state is RoutineState.ACTIVE
+            return due.timestamp() if active and due is not None else _NEVER
+        if column is Column.LAST_RESULT:
+            last = row.view.last_at
+            return -last.timestamp() if last is not None else _NEVER  # the newest first
+        return self._display(row, column).casefold()
 
     # -- cells ------------------------------------------------------------------------------
     def _display(self, row: RoutineRow, column: Column) -> str:

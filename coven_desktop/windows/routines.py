@@ -14,12 +14,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import shiboken6
-from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QItemSelectionModel, QObject, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
+    QLineEdit,
     QMessageBox,
+    QSizePolicy,
     QSplitter,
     QToolBar,
     QVBoxLayout,
@@ -32,8 +34,9 @@ from coven_core.queries import _
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.cancelling import ask_to_cancel
 from coven_desktop.windows.fitting import FittingTable
+from coven_desktop.windows.import_dialog import ImportDialog
 from coven_desktop.windows.routine_editor import RoutineEditor
-from coven_desktop.windows.routine_model import Column, RoutinesModel
+from coven_desktop.windows.routine_model import Column, Index, RoutinesModel, SortRole
 from coven_desktop.windows.routine_rows import RoutineRow, load_rows
 from coven_desktop.windows.ticking import Ticker
 
@@ -53,6 +56,7 @@ class Page(QWidget):
         self.desktop = desktop
         self.model = RoutinesModel(desktop.locale, self)
         self.confirmation: QMessageBox | None = None
+        self.importer: ImportDialog | None = None
         self._tasks = Tasks()
         self._reloading = False
         self._stale = False
@@ -75,6 +79,7 @@ class Page(QWidget):
         layout.addWidget(self.notice)
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.table = self._table(splitter)
+        self._filter_box(self.actions_bar)
         self.editor = RoutineEditor(self.desktop, splitter)
         self.editor.hide()
         self.editor.saved.connect(self._on_saved)
@@ -88,7 +93,11 @@ class Page(QWidget):
     def _table(self, parent: QWidget) -> FittingTable:
         table = FittingTable(parent, caps=dict.fromkeys(Column, WIDEST_COLUMN),
                              give_way=GIVE_WAY)  # fmt: skip
-        table.setModel(self.model)
+        table.setAccessibleName(_("Routines"))
+        self.shown = RoutineFilter(self.model, self)
+        table.setModel(self.shown)
+        table.setSortingEnabled(True)
+        table.sortByColumn(Column.NAME, Qt.SortOrder.AscendingOrder)
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -101,6 +110,27 @@ class Page(QWidget):
         for key in ("edit", "pause", "resume", "run_now", "cancel", "runs", "delete", "explain"):
             table.addAction(self.action[key])
         return table
+
+    def _filter_box(self, bar: QToolBar) -> None:
+        """Type part of a name or a state ("paused", "running"); Ctrl+F comes here."""
+        self.filter = QLineEdit(bar)
+        self.filter.setPlaceholderText(_("Filter…"))
+        self.filter.setToolTip(_("Part of a name or a state, e.g. paused (Ctrl+F)"))
+        self.filter.setAccessibleName(_("Filter routines"))
+        self.filter.setClearButtonEnabled(True)
+        self.filter.setMinimumWidth(150)
+        self.filter.setMaximumWidth(240)
+        self.filter.textChanged.connect(self.shown.set_needle)
+        spacer = QWidget(bar)
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        bar.addWidget(spacer)
+        bar.addWidget(self.filter)
+        find = QShortcut(QKeySequence.StandardKey.Find, self)
+        find.activated.connect(self._find)
+
+    def _find(self) -> None:
+        self.filter.setFocus()
+        self.filter.selectAll()
 
     def _actions(self) -> QToolBar:
         bar = QToolBar(self)
@@ -115,6 +145,7 @@ class Page(QWidget):
             ("runs", _("Runs"), self.show_runs_of_selected),
             ("delete", _("Delete…"), self.delete_selected),
             ("explain", _("Explain…"), self.explain_selected),
+            ("import", _("Import…"), self.open_import),
         ]
         shortcuts = {
             "edit": QKeySequence(Qt.Key.Key_Return),
@@ -130,6 +161,14 @@ class Page(QWidget):
             bar.addAction(action)
             self.action[key] = action
         return bar
+
+    def open_import(self) -> ImportDialog:
+        """The Import window (cron, systemd, launchd), non-modal; one at a time."""
+        if self.importer is None:
+            self.importer = ImportDialog(self.desktop, self)
+        self.importer.show()
+        self.importer.raise_()
+        return self.importer
 
     def _update_actions(self) -> None:
         row = self.selected()
@@ -177,17 +216,18 @@ class Page(QWidget):
     # -- selection --------------------------------------------------------------------------
     def selected(self) -> RoutineRow | None:
         rows = self.table.selectionModel().selectedRows()
-        return self.model.row(rows[0].row()) if rows else None
+        return self.model.row(self.shown.mapToSource(rows[0]).row()) if rows else None
 
     def select(self, name: str) -> bool:
         row = self.model.row_of(name)
-        if row is None:
-            return False
+        shown = None if row is None else self.shown.mapFromSource(self.model.index(row, 0))
+        if shown is None or not shown.isValid():
+            return False  # not a routine, or filtered out
         flags = (
             QItemSelectionModel.SelectionFlag.ClearAndSelect
             | QItemSelectionModel.SelectionFlag.Rows
         )
-        self.table.selectionModel().select(self.model.index(row, Column.NAME), flags)
+        self.table.selectionModel().select(shown, flags)
         return True
 
     # -- the row actions --------------------------------------------------------------------
@@ -286,3 +326,32 @@ class Page(QWidget):
         while self._tasks or self.editor.busy:
             await self._tasks.settle()
             await self.editor.settle()
+
+
+class RoutineFilter(QSortFilterProxyModel):
+    """The rows whose name or state holds the typed text (case folded), sorted by
+    :data:`SortRole` (times as instants)."""
+
+    def __init__(self, source: RoutinesModel, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setSourceModel(source)
+        self.setSortRole(SortRole)
+        self.needle = ""
+
+    def set_needle(self, text: str) -> None:
+        # Qt 6.10 replaced invalidateFilter() with begin/endFilterChange(); 6.6 has only it.
+        begin = getattr(self, "beginFilterChange", None)
+        if begin is not None:
+            begin()
+        self.needle = text.strip().casefold()
+        if begin is not None:
+            self.endFilterChange()
+        else:
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        if not self.needle:
+            return True
+        source = self.sourceModel()
+        cells = (source.index(source_row, c, source_parent) for c in (Column.NAME, Column.STATE))
+        return any(self.needle in str(cell.data()).casefold() for cell in cells)

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from babel.dates import format_datetime
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -36,16 +36,8 @@ from coven_core.errors import CovenError
 from coven_core.queries import MAX_RANGE, Timeline, _, timeline
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.explanation import open_explanation
-from coven_desktop.windows.timeline_canvas import (
-    BAND_COLOURS,
-    COLOURS,
-    NOW_COLOUR,
-    TRANSITION_COLOUR,
-    WINDOW_COLOUR,
-    ZOOM_STEP,
-    TimelineCanvas,
-    default_view,
-)
+from coven_desktop.windows.timeline_canvas import ZOOM_STEP, TimelineCanvas, default_view
+from coven_desktop.windows.timeline_colours import TimelineColours, timeline_colours
 from coven_desktop.windows.timeline_geometry import LaneGeometry
 
 if TYPE_CHECKING:
@@ -86,8 +78,8 @@ class Page(QWidget):
     def _build(self) -> None:
         layout = QVBoxLayout(self)
         bar = QHBoxLayout()
-        for text, action in ((_("Zoom in"), lambda: self.canvas.zoom(1 / ZOOM_STEP)),
-                             (_("Zoom out"), lambda: self.canvas.zoom(ZOOM_STEP)),
+        for text, action in ((_("Zoom in"), lambda: self.canvas.zoom_at_now(1 / ZOOM_STEP)),
+                             (_("Zoom out"), lambda: self.canvas.zoom_at_now(ZOOM_STEP)),
                              (_("Now"), self.canvas.centre_on_now)):  # fmt: skip
             button = QPushButton(text, self)
             button.clicked.connect(action)
@@ -175,24 +167,35 @@ class Legend(QLabel):
         super().__init__(parent)
         self.setWordWrap(True)
         self.setTextFormat(Qt.TextFormat.RichText)
-        behind = self.palette().color(QPalette.ColorRole.Window)
-        entries = [_entry(_opaque(colour, behind), text) for colour, text in self._entries()]
-        self.setText(" &nbsp; ".join(entries))  # a break may fall only between entries
+        self._show()
         self.setAccessibleName(_("Legend"))
 
-    def _entries(self) -> list[tuple[QColor, str]]:
+    def _show(self) -> None:
+        """The entries in the palette's colours: the timeline's own (timeline_colours)."""
+        colours = timeline_colours(self.palette())
+        behind = self.palette().color(QPalette.ColorRole.Window)
+        entries = [_entry(_opaque(c, behind), text) for c, text in self._entries(colours)]
+        self.setText(" &nbsp; ".join(entries))  # a break may fall only between entries
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._show()
+        super().changeEvent(event)
+
+    def _entries(self, colours: TimelineColours) -> list[tuple[QColor, str]]:
+        mark, band = colours.marks, colours.bands
         return [
-            (COLOURS["succeeded"], _("Succeeded")), (COLOURS["failed"], _("Failed")),
-            (COLOURS["cancelled"], _("Cancelled")), (COLOURS["timed_out"], _("Timed out")),
-            (COLOURS["skipped"], _("Skipped")),
-            (COLOURS["recovery_required"], _("Recovery required")),
-            (COLOURS["reconciled"], _("Reconciled")), (COLOURS["in_progress"], _("Running")),
-            (COLOURS["planned"], _("Planned")),
-            (COLOURS["planned_skipped"], _("Will be skipped (time does not exist)")),
-            (WINDOW_COLOUR, _("Missed or paused window (×count)")),
-            (BAND_COLOURS["asleep"], _("Computer asleep")),
-            (BAND_COLOURS["app_not_running"], _("Coven not running")),
-            (TRANSITION_COLOUR, _("Daylight-saving change")), (NOW_COLOUR, _("Now")),
+            (mark["succeeded"], _("Succeeded")), (mark["failed"], _("Failed")),
+            (mark["cancelled"], _("Cancelled")), (mark["timed_out"], _("Timed out")),
+            (mark["skipped"], _("Skipped")),
+            (mark["recovery_required"], _("Recovery required")),
+            (mark["reconciled"], _("Reconciled")), (mark["in_progress"], _("Running")),
+            (mark["planned"], _("Planned")),
+            (mark["planned_skipped"], _("Will be skipped (time does not exist)")),
+            (colours.window, _("Missed or paused window (×count)")),
+            (band["asleep"], _("Computer asleep")),
+            (band["app_not_running"], _("Coven not running")),
+            (colours.transition, _("Daylight-saving change")), (colours.now, _("Now")),
         ]  # fmt: skip
 
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, tzinfo
+from functools import lru_cache
 
-from babel.dates import format_datetime, format_skeleton
+from babel.dates import format_datetime, format_skeleton, get_time_format
 from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
@@ -44,13 +45,11 @@ from coven_core.queries import (
     change_sentence,
     outcome_sentence,
 )
+from coven_desktop.windows.timeline_colours import TimelineColours, timeline_colours
 from coven_desktop.windows.timeline_geometry import (
     CATEGORIES,
-    IN_PROGRESS,
     MARK_HEIGHT,
     MARK_WIDTH,
-    PLANNED,
-    PLANNED_SKIPPED,
     LaneGeometry,
     Palette,
     View,
@@ -64,24 +63,6 @@ PAN_FRACTION = 0.1  # of the visible span, per arrow key
 LABEL_WIDTH, AXIS_HEIGHT, LANE_HEIGHT = 150.0, 26.0, 30.0
 DRAG_THRESHOLD = 4  # pixels the pointer must move before a press becomes a pan
 
-COLOURS: dict[str, QColor] = {
-    "succeeded": QColor("#2e7d32"),
-    "failed": QColor("#c62828"),
-    "cancelled": QColor("#795548"),
-    "timed_out": QColor("#ef6c00"),
-    "skipped": QColor("#9e9e9e"),
-    "recovery_required": QColor("#ad1457"),
-    "reconciled": QColor("#1565c0"),
-    IN_PROGRESS: QColor("#00838f"),
-    PLANNED: QColor("#90a4ae"),
-    PLANNED_SKIPPED: QColor("#e0e0e0"),
-}
-WINDOW_COLOUR = QColor(158, 158, 158, 110)
-#: Opaque (pale) rather than translucent: the raster engine blends a translucent fill many
-#: times slower, and these are painted first, on the plain background, anyway.
-BAND_COLOURS = {BAND_ASLEEP: QColor("#e4edfa"), "app_not_running": QColor("#fcedd9")}
-TRANSITION_COLOUR, NOW_COLOUR = QColor("#6a1b9a"), QColor("#d50000")
-GRID_COLOUR = QColor("#dadada")
 
 #: Axis steps, in seconds: the first that leaves this many pixels between two labels wins.
 _STEPS = (300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400)
@@ -111,7 +92,20 @@ class TimelineCanvas(QWidget):
         self._dragged = False
         self._labels: dict[tuple[float, int], str] = {}
         self._font = QFont(self.font())
-        self._pens = _Pens(self.palette().color(QPalette.ColorRole.Text))
+        self._use_palette()
+
+    def _use_palette(self) -> None:
+        """Colours from the palette (light or dark), and the marks drawn again in them."""
+        self.colours = timeline_colours(self.palette())
+        self._pens = _Pens(self.palette().color(QPalette.ColorRole.Text), self.colours)
+        for lane in self.lanes:
+            lane.forget_strip()
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._use_palette()
+            self.update()
+        super().changeEvent(event)
 
     # -- data and view --------------------------------------------------------------------
     def set_timeline(self, timeline: Timeline, rows: list[LaneGeometry] | None = None) -> None:
@@ -142,6 +136,15 @@ class TimelineCanvas(QWidget):
         anchor = view.instant(x)
         span = min(max(self.span * factor, MIN_SPAN), MAX_SPAN)
         self.set_view(anchor - (x - view.left) / view.width * span, span)
+
+    def zoom_at_now(self, factor: float) -> None:
+        """Zoom keeping now where it is (the keys and the buttons; the wheel keeps the
+        pointer's instant instead); the view's middle when now is out of view."""
+        view = self.view()
+        if self.now is not None and view.start <= self.now <= view.end:
+            self.zoom(factor, view.x(self.now))
+        else:
+            self.zoom(factor)
 
     def pan(self, seconds: float) -> None:
         self.set_view(self.start + seconds, self.span)
@@ -175,10 +178,10 @@ class TimelineCanvas(QWidget):
         for first, last, kind in self.bands:
             rect = span_rect(first, last, view, AXIS_HEIGHT, height)
             if rect is not None:
-                painter.fillRect(rect, BAND_COLOURS[kind])
+                painter.fillRect(rect, self.colours.bands[kind])
 
     def _paint_lane(self, painter: QPainter, view: View, lane: LaneGeometry, top: float) -> None:
-        painter.fillRect(QRect(0, int(top + LANE_HEIGHT), self.width(), 1), GRID_COLOUR)
+        painter.fillRect(QRect(0, int(top + LANE_HEIGHT), self.width(), 1), self.colours.grid)
         painter.setPen(self._pens.text)
         painter.drawText(QRectF(6, top, LABEL_WIDTH - 12, LANE_HEIGHT),
                          Qt.AlignmentFlag.AlignVCenter, lane.lane.name)  # fmt: skip
@@ -202,7 +205,7 @@ class TimelineCanvas(QWidget):
             rect = span_rect(first, last, view, top, MARK_HEIGHT)
             if rect is None:
                 continue
-            painter.fillRect(rect, WINDOW_COLOUR)
+            painter.fillRect(rect, self._pens.window)
             if rect.width() > 24:
                 painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, f"×{window.count}")
 
@@ -213,18 +216,18 @@ class TimelineCanvas(QWidget):
             if view.start <= instant <= view.end:
                 x = int(view.x(instant))
                 for dash in range(int(top) + 2, int(top + LANE_HEIGHT) - 2, 6):  # a dashed line
-                    painter.fillRect(QRect(x - 1, dash, 2, 4), TRANSITION_COLOUR)
+                    painter.fillRect(QRect(x - 1, dash, 2, 4), self.colours.transition)
 
     def _paint_grid(self, painter: QPainter, view: View, step: int) -> None:
         for tick in _ticks(view, step):
-            painter.fillRect(QRect(int(view.x(tick)), 0, 1, self.height()), GRID_COLOUR)
+            painter.fillRect(QRect(int(view.x(tick)), 0, 1, self.height()), self.colours.grid)
 
     def _paint_axis(self, painter: QPainter, view: View, step: int) -> None:
         painter.fillRect(QRectF(0, 0, self.width(), AXIS_HEIGHT), self.palette().window())
         painter.setPen(self._pens.text)
         for tick in _ticks(view, step):
             x = view.x(tick)
-            painter.fillRect(QRect(int(x), int(AXIS_HEIGHT) - 5, 1, 5), GRID_COLOUR)
+            painter.fillRect(QRect(int(x), int(AXIS_HEIGHT) - 5, 1, 5), self.colours.grid)
             painter.drawText(QPointF(x + 3, AXIS_HEIGHT - 8), self._label(tick, step))
 
     def _label(self, tick: float, step: int) -> str:
@@ -240,7 +243,7 @@ class TimelineCanvas(QWidget):
     def _paint_now(self, painter: QPainter, view: View) -> None:
         if self.now is not None and view.start <= self.now <= view.end:
             x = int(view.x(self.now))
-            painter.fillRect(QRect(x - 1, 0, 2, self.height()), NOW_COLOUR)
+            painter.fillRect(QRect(x - 1, 0, 2, self.height()), self.colours.now)
 
     # -- hit testing ------------------------------------------------------------------------
     def item_at(self, pos: QPointF) -> tuple[LaneGeometry, Activated] | None:
@@ -342,7 +345,8 @@ class TimelineCanvas(QWidget):
 
     def _keys(self) -> dict[int, Callable[[], None]]:
         key = Qt.Key
-        zoom_in, zoom_out = (lambda: self.zoom(1 / ZOOM_STEP)), (lambda: self.zoom(ZOOM_STEP))
+        zoom_in = lambda: self.zoom_at_now(1 / ZOOM_STEP)  # noqa: E731
+        zoom_out = lambda: self.zoom_at_now(ZOOM_STEP)  # noqa: E731
         return {
             key.Key_Plus: zoom_in, key.Key_Equal: zoom_in, key.Key_Minus: zoom_out,
             key.Key_Left: lambda: self.pan(-PAN_FRACTION * self.span),
@@ -356,10 +360,12 @@ class _Pens:
     rectangles on whole pixels: the raster engine strokes a pen (above all a dashed one)
     many times slower."""
 
-    def __init__(self, text: QColor) -> None:
+    def __init__(self, text: QColor, colours: TimelineColours) -> None:
         self.text = QPen(text)  # the palette's: legible under a dark one too
-        colours = (COLOURS[key] for key in CATEGORIES)
-        self.palette = Palette([(c.red(), c.green(), c.blue()) for c in colours])
+        marks = (colours.marks[key] for key in CATEGORIES)
+        self.palette = Palette([(c.red(), c.green(), c.blue()) for c in marks])
+        self.window = QColor(colours.window)
+        self.window.setAlpha(150)  # a window over marks lets them show through
 
 
 def _ticks(view: View, step: int) -> list[float]:
@@ -374,9 +380,15 @@ def _axis_step(scale: float) -> int:
     return _STEPS[-1]
 
 
+@lru_cache(maxsize=16)
+def hours_and_minutes(locale: str) -> str:
+    """The skeleton for a time of day as ``locale`` writes it: 2:30 PM, or 14:30."""
+    return "hm" if "h" in get_time_format("short", locale=locale).pattern else "Hm"
+
+
 def axis_label(tick: float, step: int, zone: tzinfo, locale: str) -> str:
     moment = datetime.fromtimestamp(tick, UTC)
-    skeleton = "Hm" if step < 86400 else "MMMEd"
+    skeleton = hours_and_minutes(locale) if step < 86400 else "MMMEd"
     if step < 86400 and moment.astimezone(zone).hour == 0 and moment.astimezone(zone).minute == 0:
         skeleton = "MMMEd"
     return str(format_skeleton(skeleton, moment, tzinfo=zone, locale=locale))

@@ -90,6 +90,10 @@ class LaneGeometry:
                     best = (distance, candidate)
         return None if best is None else self.items[best[1]]
 
+    def forget_strip(self) -> None:
+        """The strip was drawn in other colours (the palette changed): draw it again."""
+        self._strip = None
+
     def strip_for(self, view: View, palette: Palette) -> Strip:
         """The row's strip for this view: reused while the view pans inside it at one zoom."""
         strip = self._strip

@@ -195,11 +195,17 @@ def test_fresh_seeds_a_retry_is_not_overtaken_by_the_next_moment(
     assert result.violation is None, describe(result)
 
 
-def test_fresh_seed_a_broken_routine_through_two_resumes_loses_no_moment(tmp_path: Path) -> None:
-    """Strict, on the fresh seed that found it (make soak): New York lost to a tz upgrade,
-    everything resumed twice, the routine's second broken window shared the first one's name
-    and was dropped (see test_broken_routines' test_resume_all_leaves_…)."""
-    result = run_simulation(606841715, 352, tmp_path / "data")
+@pytest.mark.parametrize(("seed", "steps"), [(606841715, 352), (812094220, 288), (835284078, 473)])
+def test_fresh_seeds_a_broken_routine_s_moments_are_decided_once(
+    seed: int, steps: int, tmp_path: Path
+) -> None:
+    """Strict, on the fresh seeds that found them (make soak), with tz upgrades losing zones:
+    a second broken window that shared the first one's name and was dropped (606841715, see
+    test_broken_routines' test_resume_all_leaves_…), and a paused window that reached over a
+    broken span (812094220, test_a_window_never_reaches_over_a_broken_span), and a broken
+    window holding the moment its mending edit began with (835284078, test_an_edit_on_the_
+    minute_…)."""
+    result = run_simulation(seed, steps, tmp_path / "data")
     assert result.violation is None, describe(result)
 
 

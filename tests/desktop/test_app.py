@@ -26,10 +26,12 @@ def test_main_window_names_the_engine_and_tz_database(qtbot: QtBot) -> None:
     assert "tz database" in window.engine_info.text()
 
 
-def test_quit_after_ready_starts_fully_reports_and_quits(tmp_path: Path) -> None:
-    """The smoke test installed bundles get (tests/packaging runs it on the frozen app)."""
+@pytest.mark.parametrize("tz", [None, "/etc/passwd"], ids=["own-tz", "odd-tz"])
+def test_quit_after_ready_starts_fully_reports_and_quits(tmp_path: Path, tz: str | None) -> None:
+    """The smoke test installed bundles get (tests/packaging runs it on the frozen app); an
+    odd TZ, which Babel cannot read, does not stop the app (issue 19)."""
     data = tmp_path / "data"
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **({"TZ": tz} if tz else {})}
     started = subprocess.run(
         [sys.executable, "-m", "coven_desktop.app", "--data-dir", str(data), "--quit-after-ready"],
         env=env, capture_output=True, text=True, timeout=60,

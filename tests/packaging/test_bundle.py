@@ -106,6 +106,10 @@ def test_the_tray_app_reaches_ready_and_quits(bundle: Path, data: Path) -> None:
 
 
 def test_status_answers_in_json(bundle: Path, data: Path) -> None:
+    missing = run(bundle, "coven", "--data-dir", str(data), "status", "--json")
+    assert missing.returncode == 2 and "no Coven store" in missing.stderr  # and makes none
+    made = run(bundle, "coven", "--data-dir", str(data), "config", "set", "default-timeout", "1d")
+    assert made.returncode == 0, made.stderr
     status = run(bundle, "coven", "--data-dir", str(data), "status", "--json")
     assert status.returncode == 0, status.stderr
     assert "leader" in json.loads(status.stdout)

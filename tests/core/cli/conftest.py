@@ -60,8 +60,16 @@ class Coven:
     def add(self, name: str, *options: str, command: tuple[str, ...] = ("/bin/true",)) -> Any:
         return self.json("routine", "add", name, *options, "--", *command)
 
+    def new_store(self) -> None:
+        """An empty store, as ``routine add`` would make it: commands that only read or
+        change what exists refuse to make one (issue 19)."""
+        Store.open(self.data_dir, datetime.now(UTC)).close()
+
     def snapshot(self) -> Any:
-        """What a refused command must not change: the routine list and every stored row."""
+        """What a refused command must not change: the routine list and every stored row;
+        with no store yet, the data directory's files (a refusal creates none)."""
+        if not (self.data_dir / "coven.db").exists():
+            return sorted(self.data_dir.rglob("*")) if self.data_dir.exists() else None
         listed = self.json("routine", "list")
         store = Store.open(self.data_dir, datetime.now(UTC))
         try:
@@ -108,8 +116,10 @@ def on_engine_clock(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Engine:
     reading the same virtual clock: what a command writes (a manual run, a cancel request) is
     stamped in the scheduler's time, and the scheduler meets it without waiting."""
 
-    def open_on_virtual_time(data_dir: str | Path | None = None) -> engine_module.Engine:
-        return engine_module.open_engine(data_dir, clock=engine.clock)
+    def open_on_virtual_time(
+        data_dir: str | Path | None = None, *, create: bool = False
+    ) -> engine_module.Engine:
+        return engine_module.open_engine(data_dir, clock=engine.clock, create=create)
 
     monkeypatch.setattr(arguments, "open_engine", open_on_virtual_time)
     return engine

@@ -58,6 +58,16 @@ def test_limit_and_routine_narrow_the_list(three: Coven) -> None:
     assert actions(three, "--routine", "nobody") == []
 
 
+def test_the_entries_beyond_the_limit_are_counted(three: Coven) -> None:
+    """Issue 19, part 2: a limited list says how many older entries it leaves out."""
+    assert three.json("audit", "--limit", "1")["older"] == 2
+    assert three.json("audit", "--limit", "1", "--routine", "backup")["older"] == 1
+    assert three.json("audit")["older"] == 0
+    *_rows, last = three("audit", "--limit", "2")[1].splitlines()
+    assert last == "… and 1 older (see them with --limit 3)"
+    assert "older" not in three("audit")[1]
+
+
 def test_the_log_reads_as_a_table(three: Coven) -> None:
     status, out, err = three("audit")
     assert (status, err) == (0, "")
@@ -68,7 +78,8 @@ def test_the_log_reads_as_a_table(three: Coven) -> None:
 
 
 def test_an_empty_log(coven: Coven) -> None:
-    assert coven.json("audit") == {"entries": []}
+    coven.new_store()
+    assert coven.json("audit") == {"entries": [], "older": 0}
     assert coven("audit") == (0, "The audit log has no entries yet.\n", "")
     assert coven("audit", "verify") == (0, "the audit log verifies: 0 entries\n", "")
 

@@ -8,6 +8,7 @@ DAILY = ("--schedule", "@daily", "--tz", "UTC")
 
 
 def test_config_shows_the_default_timeout_and_set_changes_it(coven: Coven) -> None:
+    coven.new_store()
     shown = coven.json("config")["settings"]
     assert [(s["name"], s["value"], s["default"]) for s in shown] == [
         ("default-timeout", "1d", True)

@@ -116,7 +116,7 @@ def test_an_unknown_option_is_bad_input(coven: Coven) -> None:
 def test_a_store_that_cannot_be_opened_is_bad_input_naming_the_fix(
     coven: Coven, data_dir: Path
 ) -> None:
-    coven("status")  # creates the store
+    coven.new_store()
     os.chmod(data_dir, 0o755)
     status, out, err = coven("doctor")
     assert (status, out) == (2, "")

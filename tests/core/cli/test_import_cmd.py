@@ -202,3 +202,31 @@ def test_launchd_intervals_one_cron_spec_cannot_say_are_refused(
     plan = coven.json("import", "launchd", str(plist))
     assert plan["routines"] == []
     assert "differ in Minute, Hour" in plan["not_imported"][0]["why"]
+
+
+# -- what --apply would refuse, the dry run refuses (issue 19) -------------------------------
+def test_a_launchd_label_no_one_can_read_is_not_imported(coven: Coven, tmp_path: Path) -> None:
+    import plistlib
+
+    plist = tmp_path / "odd.plist"
+    job = {"Label": "a\u202ebackup", "ProgramArguments": ["/bin/true"],
+           "StartCalendarInterval": {"Hour": 1, "Minute": 0}}  # fmt: skip
+    plist.write_bytes(plistlib.dumps(job))
+    plan = coven.json("import", "launchd", str(plist))
+    assert plan["routines"] == []
+    assert "U+202E" in plan["not_imported"][0]["why"]
+    assert coven.json("import", "launchd", str(plist), "--apply")["routines"] == []
+    assert coven.json("routine", "list")["routines"] == []
+
+
+def test_a_crontab_that_is_not_text_is_refused_in_one_line(coven: Coven, tmp_path: Path) -> None:
+    binary = tmp_path / "crontab"
+    binary.write_bytes(b"0 5 * * * /bin/true\n\xff\xfe\n")
+    coven.refuses("import", "crontab", str(binary), message="cannot be read as text")
+
+
+def test_a_timer_that_is_not_text_is_not_imported(coven: Coven, tmp_path: Path) -> None:
+    timer = tmp_path / "odd.timer"
+    timer.write_bytes(b"[Timer]\nOnCalendar=daily\n\xff\n")
+    (item,) = coven.json("import", "systemd", str(timer))["not_imported"]
+    assert "utf-8" in item["why"]

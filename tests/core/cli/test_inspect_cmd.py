@@ -33,7 +33,7 @@ def test_list_recovery_required(coven: Coven, awaiting: Awaiting) -> None:
     assert (item["run_id"], item["occurrence_id"], item["routine"]) == (
         awaiting.run_id, awaiting.occurrence_id, "backup"
     )  # fmt: skip
-    assert item["utc"] == "2026-03-01T12:00:00.000000Z"
+    assert item["utc"] == "2026-03-01T12:00:00Z"
     assert item["disposition"] == "recovery_required"
     header, row = coven("list", "--state", "recovery_required")[1].splitlines()
     assert header.split() == ["Occurrence", "Run", "Routine", "UTC", "State", "Reason"]
@@ -57,6 +57,31 @@ def test_list_due(coven: Coven) -> None:
     ref = coven.json("run-now", "backup")
     (item,) = coven.json("list", "--state", "due")["items"]
     assert (item["run_id"], item["state"], item["disposition"]) == (ref["run_id"], "planned", None)
+
+
+def test_list_accepts_every_state_its_rows_show(coven: Coven, awaiting: Awaiting) -> None:
+    """Issue 19, part 2: a row of ``list --state due`` says ``planned``, and ``--state
+    planned`` was refused. Every state a row shows (its State column: the disposition, else
+    the state) is accepted, and listing by it finds that row."""
+    coven.add("later", *YEARLY)
+    ref = coven.json("run-now", "later")  # planned and due now
+    accepted = _state_choices(coven)
+    for state in accepted:
+        for item in coven.json("list", "--state", state)["items"]:
+            shown = item.get("disposition") or item["state"]
+            assert shown in accepted, (state, item)
+            found = coven.json("list", "--state", shown)["items"]
+            assert item in found, (state, item)
+    planned = [item["run_id"] for item in coven.json("list", "--state", "planned")["items"]]
+    assert planned == [ref["run_id"]]
+    _header, row = coven("list", "--state", "due")[1].splitlines()
+    assert row.split()[4] == "planned"
+
+
+def _state_choices(coven: Coven) -> list[str]:
+    status, _out, err = coven("list", "--state", "?")
+    assert status == 2
+    return [choice.strip(" '") for choice in err.split("choose from")[1].rstrip(")\n").split(",")]
 
 
 @pytest.mark.parametrize("state", ["claimed", "running", "quarantined"])

@@ -30,10 +30,37 @@ def test_pause_all_stops_every_routine_without_touching_their_state(coven: Coven
     coven.add("backup", *YEARLY)
     assert coven.json("pause", "--all", "--reason", "travel")["scope"] == "all"
     assert coven.json("status")["scheduling_paused"] is True
-    assert coven.json("routine", "show", "backup")["state"] == "active"
     assert "all scheduling is paused" in coven.json("explain", "backup")["verdict"]
     assert coven.json("resume", "--all")["state"] == "active"
     assert coven.json("status")["scheduling_paused"] is False
+    assert coven.json("routine", "show", "backup")["state"] == "active"
+
+
+def test_after_pause_all_every_routine_shows_as_paused(coven: Coven) -> None:
+    """Issue 19, part 3: after ``pause --all``, ``routine list`` said "active, next …". Every
+    routine shows paused (the reason says by what), with no next run; one paused by itself
+    keeps its own reason, and ``resume --all`` leaves it paused."""
+    coven.add("backup", *YEARLY)
+    coven.add("report", *YEARLY)
+    coven.json("pause", "report", "--reason", "disk swap")
+    next_due = coven.json("routine", "show", "backup")["next_due"]
+    coven.json("pause", "--all", "--reason", "travel")
+    listed = {r["name"]: r for r in coven.json("routine", "list")["routines"]}
+    assert [(r["state"], r["state_reason"], r["paused_all"], r["next_due"]) for r in
+            listed.values()] == [("paused", "all scheduling is paused", True, None),
+                                 ("paused", "disk swap", True, None)]  # fmt: skip
+    _header, *rows = coven("routine", "list")[1].splitlines()
+    assert [row.split()[:2] + row.split()[-2:] for row in rows] == [
+        ["backup", "paused", "—", "—"], ["report", "paused", "—", "—"]
+    ]  # fmt: skip
+    assert (
+        "State:        paused (all scheduling is paused)" in coven("routine", "show", "backup")[1]
+    )
+    assert coven.json("explain", "backup")["state"] == "paused"
+    coven.json("resume", "--all")
+    listed = {r["name"]: r for r in coven.json("routine", "list")["routines"]}
+    assert (listed["backup"]["state"], listed["backup"]["next_due"]) == ("active", next_due)
+    assert (listed["report"]["state"], listed["report"]["paused_all"]) == ("paused", False)
 
 
 def test_readable_confirmations(coven: Coven) -> None:

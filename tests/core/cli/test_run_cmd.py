@@ -100,8 +100,15 @@ def test_a_key_reused_for_another_routine_is_a_conflict(coven: Coven) -> None:
     assert err.startswith("coven run-now: ") and run_id in err
 
 
-def test_run_now_reads_well(coven: Coven) -> None:
-    coven.add("backup", *YEARLY)
+NO_SCHEDULER = (
+    "coven run-now: no scheduler is running on this store: start coven-desktop or coven "
+    "daemon; the run waits until one does\n"
+)
+
+
+def test_run_now_reads_well(coven: Coven, on_engine_clock: Engine) -> None:
+    on_engine_clock.add("backup", "@yearly")
+    on_engine_clock.run_until(T0)  # a scheduler holds the store
     status, out, err = coven("run-now", "backup", "--key", "k")
     assert (status, err) == (0, "")
     ref = coven.json("run-now", "backup", "--key", "k")
@@ -109,6 +116,38 @@ def test_run_now_reads_well(coven: Coven) -> None:
         f"Run {ref['run_id']} of 'backup' is planned (occurrence {ref['occurrence_id']}).",
         "Follow it with: coven history backup",
     ]
+
+
+def test_run_now_without_a_scheduler_says_so_and_how_to_start_one(coven: Coven) -> None:
+    """Issue 19, part 3: with no scheduler on the store the run only waits; a person is told,
+    on stderr, and a script by ``scheduler_running`` (the leader lease, as ``coven status``)."""
+    coven.add("backup", *YEARLY)
+    status, out, err = coven("run-now", "backup", "--key", "k")
+    assert (status, err) == (0, NO_SCHEDULER)
+    assert out.startswith("Run run")
+    document = coven.json("run-now", "backup", "--key", "k")
+    assert (document["scheduler_running"], document["key"]) == (False, "k")
+
+
+def test_run_now_with_a_scheduler_says_nothing_more(coven: Coven, on_engine_clock: Engine) -> None:
+    on_engine_clock.add("backup", "@yearly")
+    on_engine_clock.run_until(T0)  # a scheduler holds the store
+    assert coven.json("run-now", "backup")["scheduler_running"] is True
+    on_engine_clock.scheduler.shutdown()  # an orderly shutdown releases the lease at once
+    assert coven("run-now", "backup")[2] == NO_SCHEDULER
+
+
+def test_run_now_prints_the_key_it_made_so_the_call_can_be_repeated(coven: Coven) -> None:
+    coven.add("backup", *YEARLY)
+    status, out, _err = coven("run-now", "backup")
+    run_line, _follow, repeat = out.splitlines()
+    prefix = "Repeat it safely (the same run again) with: coven run-now backup --key "
+    assert status == 0 and repeat.startswith(prefix)
+    key = repeat.removeprefix(prefix)
+    again = coven.json("run-now", "backup", "--key", key)
+    assert again["run_id"] in run_line and again["key"] == key
+    made = coven.json("run-now", "backup")
+    assert made["key"] and coven.json("run-now", "backup", "--key", made["key"]) == made
 
 
 def test_run_now_of_a_finished_run_reports_how_it_ended(
@@ -182,12 +221,29 @@ def test_cancel_a_routine_without_active_runs_says_so(coven: Coven) -> None:
     )  # fmt: skip
 
 
-def test_cancel_an_ended_run_is_a_conflict(coven: Coven) -> None:
+def test_cancel_an_ended_run_again_returns_its_outcome(coven: Coven) -> None:
+    """Cancel is idempotent (issue 19, part 2): a second cancel — a retry after a lost answer,
+    a second click — finds the run ended and says how, with exit 0, changing nothing."""
     coven.add("backup", *YEARLY)
     run_id = coven.json("run-now", "backup")["run_id"]
-    coven.json("cancel", run_id)
-    coven.refuses("cancel", run_id, status=3,
-                  message=f"run {run_id} already ended (cancelled): nothing to cancel")  # fmt: skip
+    first = coven.json("cancel", run_id)
+    assert first["already_ended"] is False
+    before = coven.snapshot()
+    again = coven.json("cancel", run_id, "--reason", "twice")
+    assert again == {**first, "already_ended": True}
+    assert (again["state"], again["disposition"]) == ("settled", "cancelled")
+    assert coven("cancel", run_id) == (
+        0, f"Run {run_id} had already ended: cancelled; nothing to cancel.\n", ""
+    )  # fmt: skip
+    assert coven.snapshot() == before
+
+
+def test_cancel_a_succeeded_run_returns_its_outcome(coven: Coven, on_engine_clock: Engine) -> None:
+    on_engine_clock.add("done", "@yearly")
+    run_id = coven.json("run-now", "done")["run_id"]
+    react(on_engine_clock)
+    again = coven.json("cancel", run_id)
+    assert (again["disposition"], again["already_ended"]) == ("succeeded", True)
 
 
 # -- retry ----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from tests.core.conftest import T0, Engine, minutes
 
 
 def test_a_new_store_has_no_leader_and_no_pass(coven: Coven) -> None:
+    coven.new_store()
     doc = coven.json("status")
     assert doc | {"store_bytes": 0} == {
         "leader": None, "scheduling_paused": False, "last_pass": None, "next_deadline": None,

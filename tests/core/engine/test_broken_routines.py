@@ -142,7 +142,9 @@ def test_an_edit_mends_it_and_the_broken_time_is_one_skipped_window(engine: Engi
         "SELECT window_first, window_last, window_count, cause FROM occurrences "
         "WHERE reason = 'routine_broken'"
     ).fetchone()
-    assert window[0].startswith("2026-03-01T12:00:00") and window[1].startswith("2026-03-01T12:32")
+    assert (
+        window[0].startswith("2026-03-01T12:00:00") and window[1] == "2026-03-01T12:31:59.999999Z"
+    )  # the edit at 12:32 begins the next
     assert window[2:] == (None, "routine_broken")
     assert queries.show(engine.store, "bad").broken is None
 
@@ -284,5 +286,53 @@ def test_resume_all_leaves_a_broken_routine_to_the_edit_that_mends_it(engine: En
     ).fetchall()
     assert len(windows) == 1  # the broken span, whole: 12:00 to the edit at 12:31
     assert windows[0][0].startswith("2026-03-01T12:00") and windows[0][1].startswith(
-        "2026-03-01T12:31"
+        "2026-03-01T12:30:59.999999"  # up to the edit at 12:31
     )
+
+
+def test_a_window_never_reaches_over_a_broken_span(engine: Engine, zone_lost: Break) -> None:
+    """Found by make soak (seed 812094220): paused, edited into a zone and out again, then a
+    tz upgrade lost that zone. At the resume the paused window ran from before the broken
+    span to after it, so the moments inside were decided twice (paused and broken)."""
+    rid = engine.add("r", "*/5 * * * *")
+    engine.run_until(T0 + minutes(2))
+    engine.operator.pause("r")
+    engine.run_until(T0 + minutes(11))
+    engine.operator.edit_routine("r", lambda spec: replace(spec, timezone="Europe/Kyiv"))
+    engine.run_until(T0 + minutes(21))
+    engine.operator.edit_routine("r", lambda spec: replace(spec, timezone="UTC"))
+    zone_lost(engine, rid)
+    engine.run_until(T0 + minutes(31))
+    engine.operator.resume("r")
+    windows = engine.store.conn.execute(
+        "SELECT substr(window_first, 12, 5), substr(window_last, 12, 5), reason FROM occurrences "
+        "WHERE kind = 'coalesced' ORDER BY window_first"
+    ).fetchall()
+    assert windows == [
+        ("12:05", "12:10", "paused"),  # revision 1 (UTC)
+        (
+            "12:11",
+            "12:20",
+            "routine_broken",
+        ),  # to just before the edit at 12:21  # revision 2 (Kyiv, lost): bounds, no count
+        ("12:25", "12:30", "paused"),  # revision 3 (UTC)
+    ]
+
+
+def test_an_edit_on_the_minute_leaves_its_moment_to_the_new_revision(engine: Engine) -> None:
+    """Found by make soak (seed 835284078): a broken span ending where the edit's first
+    moment falls (12:30:00 sharp) made a window that held that moment too: decided twice."""
+    bad = engine.add("bad", "*/5 * * * *")
+    engine.run_until(T0 + minutes(2))
+    corrupt_zone(engine, bad)
+    engine.run_until(T0 + minutes(30))
+    engine.operator.edit_routine("bad", lambda spec: replace(spec, timezone="UTC"))
+    engine.run_until(T0 + minutes(31))
+    assert outcomes(engine, bad)[-2:] == [
+        ("12:00", "skipped", "routine_broken"),  # 12:00:00.000001 to 12:29:59.999999
+        ("12:30", "succeeded", None),  # the new revision's own, once
+    ]
+    (last,) = engine.store.conn.execute(
+        "SELECT window_last FROM occurrences WHERE reason = 'routine_broken'"
+    ).fetchone()
+    assert last < "2026-03-01T12:30"  # the window does not hold 12:30 as well

@@ -133,3 +133,12 @@ def test_hierarchy() -> None:
         assert issubclass(cls, StoreError)
     assert issubclass(SchemaTooNewError, StoreError)
     assert issubclass(StoreError, CovenError)
+
+
+def test_no_room_for_the_shared_memory_file_is_a_full_disk() -> None:
+    # What a read on a full disk meets first (seen on a full tmpfs: errno ENOSPC): SQLite
+    # says "disk I/O error", but the person must read that the disk is full.
+    error = classify(apsw.exception_for(apsw.SQLITE_IOERR_SHMSIZE), path=Path("/d/coven.db"))
+    assert isinstance(error, StoreEnvironmentError)
+    assert error.kind == "full" and not error.transient
+    assert "the disk is full" in str(error)

@@ -24,11 +24,15 @@ def expected_files() -> list[str]:
     return [f"{name}.png" for name in names]
 
 
-@pytest.mark.parametrize("locale", ["en_US", "de_DE"])
-def test_every_page_is_drawn(tmp_path: Path, locale: str) -> None:
+@pytest.mark.parametrize(
+    "options",
+    [("--locale", "en_US"), ("--locale", "de_DE"), ("--palette", "dark")],
+    ids=["en", "de", "dark"],
+)
+def test_every_page_is_drawn(tmp_path: Path, options: tuple[str, ...]) -> None:
     env = {key: value for key, value in os.environ.items() if key != "DISPLAY"}
     done = subprocess.run(
-        [sys.executable, "-m", "coven_desktop.demo", "--out", str(tmp_path), "--locale", locale],
+        [sys.executable, "-m", "coven_desktop.demo", "--out", str(tmp_path), *options],
         env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -37,3 +41,17 @@ def test_every_page_is_drawn(tmp_path: Path, locale: str) -> None:
         drawn = (tmp_path / name).read_bytes()
         assert drawn.startswith(PNG) and len(drawn) > 10_000, name
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(expected_files())
+
+
+def test_a_2x_render_has_twice_the_pixels(tmp_path: Path) -> None:
+    from PySide6.QtGui import QImage
+
+    env = {key: value for key, value in os.environ.items() if key != "DISPLAY"}
+    for scale in ("1", "2"):
+        subprocess.run(
+            [sys.executable, "-m", "coven_desktop.demo", "--out", str(tmp_path / scale),
+             "--scale", scale],
+            env=env, capture_output=True, check=True, timeout=300,
+        )  # fmt: skip
+    one, two = (QImage(str(tmp_path / scale / "routines.png")) for scale in ("1", "2"))
+    assert (two.width(), two.height()) == (2 * one.width(), 2 * one.height())

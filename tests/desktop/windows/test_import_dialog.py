@@ -119,3 +119,17 @@ def test_my_crontab_reads_crontab_l(
 def test_escape_closes_it(dialog: ImportDialog, qtbot: QtBot) -> None:
     qtbot.keyClick(dialog, Qt.Key.Key_Escape)
     assert not dialog.isVisible()
+
+
+def test_the_routines_page_opens_it_and_shows_what_it_made(
+    desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    page = desktop.window.show_page("routines")
+    page.action["import"].trigger()  # type: ignore[union-attr]
+    dialog = page.importer  # type: ignore[union-attr]
+    assert dialog is not None and dialog.isVisible() and not dialog.isModal()
+    choose(dialog, "A systemd timer", DATA / "backup.timer", loop)
+    dialog.create_button.click()
+    loop.run_until_complete(dialog.settle())
+    loop.run_until_complete(page.settle())  # type: ignore[union-attr]
+    assert page.model.row_of("backup") == 0  # type: ignore[union-attr]

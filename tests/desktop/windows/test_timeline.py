@@ -11,7 +11,7 @@ import pytest
 import qasync
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QHelpEvent, QMouseEvent, QWheelEvent
-from PySide6.QtWidgets import QApplication, QToolTip, QWidget
+from PySide6.QtWidgets import QApplication, QPushButton, QToolTip, QWidget
 from pytestqt.qtbot import QtBot
 
 from coven_core.views.timeline import Lane, RecordedOccurrence
@@ -20,12 +20,13 @@ from coven_desktop.windows.run_detail import RunDetailWindow
 from coven_desktop.windows.timeline import Page
 from coven_desktop.windows.timeline_canvas import (
     AXIS_HEIGHT,
-    COLOURS,
     LANE_HEIGHT,
     MAX_SPAN,
     MIN_SPAN,
     TimelineCanvas,
+    axis_label,
 )
+from coven_desktop.windows.timeline_colours import STATE_COLOURS as COLOURS
 from coven_desktop.windows.timeline_geometry import CATEGORIES, LaneGeometry, Palette, Strip, View
 from tests.desktop.windows.conftest import NOW
 
@@ -244,3 +245,22 @@ def test_a_pan_inside_the_strip_reuses_it_and_a_zoom_renders_anew() -> None:
     assert row.strip_for(View(600.0, 60_000.0, 0.0, 1000.0), PALETTE) is strip  # 10 px on
     assert row.strip_for(View(0.0, 30_000.0, 0.0, 1000.0), PALETTE) is not strip
     assert row.strip_for(View(59_000.0, 30_000.0, 0.0, 1000.0), PALETTE).start > strip.start
+
+
+def test_keys_and_buttons_zoom_around_now(page: Page, qtbot: QtBot) -> None:
+    canvas = page.canvas
+    assert canvas.now is not None
+    before = canvas.view().x(canvas.now)
+    qtbot.keyClick(canvas, Qt.Key.Key_Plus)
+    assert canvas.view().x(canvas.now) == pytest.approx(before, abs=1)
+    zoom_out = next(b for b in page.findChildren(QPushButton) if b.text() == "Zoom out")
+    zoom_out.click()
+    assert canvas.view().x(canvas.now) == pytest.approx(before, abs=1)
+
+
+def test_the_axis_writes_hours_as_the_locale_does() -> None:
+    """12-hour where the locale's clock is (whatever space CLDR puts before PM), else 24."""
+    tick = datetime(2026, 3, 30, 14, tzinfo=UTC).timestamp()
+    english, german = (axis_label(tick, 3600, UTC, locale) for locale in ("en_US", "de_DE"))
+    assert english.startswith("2:00") and english.endswith("PM")
+    assert german == "14:00"

@@ -1,0 +1,70 @@
+"""The bounds of every number, duration and date a person can type (issue 19), in one place.
+
+Each bound is far beyond any real use and keeps the arithmetic built on it exact: a date in
+1970..9000 plus the longest duration (100 years) stays inside Python's ``datetime`` (year
+9999), and no count makes a command run for minutes or fill memory. A value past a bound is
+refused with a message that names the bound. Numbers are ASCII digits only: ``int()`` and
+``\\d`` also read other scripts' digits (``١``), which nobody means in a schedule.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from coven_core.errors import ValidationError
+
+EARLIEST_YEAR = 1970
+LATEST_YEAR = 9000
+#: No moment is planned, previewed or explained at or after this instant.
+END_OF_PLANNING = datetime(LATEST_YEAR + 1, 1, 1, tzinfo=UTC)
+
+LONGEST_DURATION = timedelta(days=36525)  # 100 years: a grace, a timeout, an interval
+LONGEST_DURATION_TEXT = "100 years (36525d)"
+
+MOST_RETRIES = 100
+MOST_QUARANTINE_AFTER = 1000
+#: A cron step past its field's range keeps only the first value (``*/90``: minute 0), as in
+#: classic cron; one with more digits than this is a typo.
+MOST_CRON_STEP = 1000
+#: ``--count`` and ``--limit``: how many moments or rows one command lists.
+MOST_LISTED = 10_000
+
+_ASCII_NUMBER = re.compile(r"-?[0-9]+")
+
+
+def whole_number(text: str, most: int, least: int = 0) -> int:
+    """A whole number in ``least..most`` written in ASCII digits, or a ValidationError that
+    names the bound. The digits are counted before ``int()``, which is slow on thousands."""
+    digits = text.strip()
+    if not _ASCII_NUMBER.fullmatch(digits):
+        raise ValidationError(f"{text!r} is not a whole number (digits 0-9)")
+    magnitude = digits.lstrip("-").lstrip("0") or "0"
+    if digits.startswith("-") and magnitude != "0":
+        raise ValidationError(f"{digits[:20]} must be at least {least}")
+    if len(magnitude) > len(str(most)) or int(magnitude) > most:
+        raise ValidationError(f"{digits[:20]} must be at most {most}")
+    if int(magnitude) < least:
+        raise ValidationError(f"{digits[:20]} must be at least {least}")
+    return int(magnitude)
+
+
+def at_most(value: int, most: int, what: str) -> int:
+    if value > most:
+        raise ValidationError(f"{what} must be at most {most}")
+    return value
+
+
+def check_duration(duration: timedelta, what: str) -> timedelta:
+    if duration > LONGEST_DURATION:
+        raise ValidationError(f"{what} must be at most {LONGEST_DURATION_TEXT}")
+    return duration
+
+
+def check_year(
+    moment: datetime, what: str, error: type[ValidationError] = ValidationError
+) -> datetime:
+    """A date or instant whose year lies in EARLIEST_YEAR..LATEST_YEAR."""
+    if not EARLIEST_YEAR <= moment.year <= LATEST_YEAR:
+        raise error(f"{what}: the year {moment.year} is outside {EARLIEST_YEAR}..{LATEST_YEAR}")
+    return moment

@@ -89,10 +89,11 @@ def test_the_translation_catalogues_are_inside(bundle: Path) -> None:
 
 
 def test_the_command_line_speaks_german(bundle: Path, data: Path) -> None:
-    """The compiled catalogue is read: ``coven routine list`` in de_DE."""
-    listed = run(bundle, "coven", "--data-dir", str(data), "routine", "list", LC_ALL="de_DE.UTF-8")
-    assert listed.returncode == 0, listed.stderr
-    assert "Noch keine Routinen" in listed.stdout, listed.stdout
+    """The compiled catalogue is read: ``coven routine add`` answers in de_DE."""
+    added = run(bundle, "coven", "--data-dir", str(data), "routine", "add", "env", "--schedule",
+                "@yearly", "--tz", "UTC", "--", "/usr/bin/env", LC_ALL="de_DE.UTF-8")  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert "hinzugefügt" in added.stdout, added.stdout
 
 
 def test_the_tray_app_reaches_ready_and_quits(bundle: Path, data: Path) -> None:

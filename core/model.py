@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 
 class RoutineState(enum.StrEnum):
@@ -35,6 +35,7 @@ class OccurrenceKind(enum.StrEnum):
     SCHEDULED = "scheduled"
     MANUAL = "manual"
     COALESCED = "coalesced"  # one row for a whole window of missed moments
+    TRIGGERED = "triggered"  # planned by an upstream routine's outcome (a chain, §14)
 
 
 class OccurrenceState(enum.StrEnum):
@@ -54,6 +55,12 @@ class Disposition(enum.StrEnum):
     SKIPPED = "skipped"
     RECOVERY_REQUIRED = "recovery_required"
     RECONCILED = "reconciled"
+    SHADOWED = "shadowed"  # a trial routine's moment: decided as if live, never started (§14)
+
+
+#: A shadowed moment's decision code when it would have run (otherwise the SkipReason it
+#: would have been skipped with).
+WOULD_RUN = "would_run"
 
 
 class SkipReason(enum.StrEnum):
@@ -64,6 +71,10 @@ class SkipReason(enum.StrEnum):
     QUARANTINED = "quarantined"
     DELETED = "deleted"
     ROUTINE_BROKEN = "routine_broken"  # its revision could not be loaded (§6, fault domains)
+    EXCLUDED_DATE = "excluded_date"  # its local date is one of the revision's --except dates
+    BUDGET_EXHAUSTED = "budget_exhausted"  # the day's runs or run time were used up (§14)
+    COOLDOWN = "cooldown"  # it came due while the routine rested after failures (§14)
+    GROUP_BUSY = "group_busy"  # another routine of its group was running (§14)
 
 
 class MissedCause(enum.StrEnum):
@@ -119,6 +130,15 @@ class RevisionSpec:
     shell: bool = False  # run argv[0] through /bin/sh -c (only when the person asks)
     stop_grace: timedelta = timedelta(seconds=5)  # SIGTERM → SIGKILL on cancel or timeout
     quarantine_after: int = 3  # consecutive failed occurrences before quarantine
+    except_dates: tuple[date, ...] = ()  # local dates whose moments are skipped (EXDATE, §14)
+    shadow: bool = False  # a trial: every moment is decided, none is started (§14)
+    max_runs_per_day: int | None = None  # runs a local day may start (None: no budget)
+    max_runtime_per_day: timedelta | None = None  # run time a local day may use
+    cooldown: timedelta | None = None  # rest after a failed occurrence, doubling per failure
+    cooldown_max: timedelta | None = None  # the longest rest (None: a day)
+    group: str | None = None  # at most one routine of a group runs at a time (§14)
+    after: str | None = None  # the upstream routine whose outcome triggers a run (§14)
+    after_outcome: str = "succeeded"  # or "finished": any end of the upstream's run
 
 
 @dataclass(frozen=True)

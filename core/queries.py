@@ -10,6 +10,7 @@ timeline or the doctor.
 from __future__ import annotations
 
 import importlib
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import islice
@@ -25,6 +26,7 @@ from coven_core.notation import i18n
 from coven_core.notation.durations import NO_TIMEOUT, format_timeout
 from coven_core.notation.reasons import reason_text as reason_text
 from coven_core.notation.utc import local_seconds, utc_text
+from coven_core.schedule.exclusions import excludes
 from coven_core.scheduling import routines
 from coven_core.store.codec import instant_from as instant_from  # the store's text instants
 from coven_core.store.codec import maybe_instant_from
@@ -221,6 +223,8 @@ class RoutineView:
 
 
 def _revision_json(revision: Revision) -> dict[str, Any]:
+    from coven_core.views.policies import policy_json  # its sentences need i18n: not at import
+
     spec = revision.spec
     return {
         "schedule": spec.schedule,
@@ -242,6 +246,7 @@ def _revision_json(revision: Revision) -> dict[str, Any]:
         "command": list(spec.argv),
         "cwd": spec.cwd,
         "env": sorted(key for key, _ in spec.env),  # values may be secret (§13)
+        **policy_json(spec),
     }
 
 
@@ -314,6 +319,7 @@ class HistoryRow:
     window_last: datetime | None
     window_count: int | None
     cause: str | None
+    decision: str | None = None  # a policy decision's inputs, as stored (JSON)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -326,6 +332,7 @@ class HistoryRow:
             "disposition": self.disposition,
             "state": self.state,
             "reason": self.reason,
+            "decision": None if self.decision is None else json.loads(self.decision),
             "window": None
             if self.window_count is None
             else {
@@ -350,7 +357,7 @@ def history(store: Store, name: str, limit: int = 20) -> tuple[RoutineView, list
         view = routine_view(conn, routines.by_name(conn, name))
         rows = conn.execute(
             "SELECT id, run_id, kind, scheduled_utc, local_time, utc_offset, state, disposition, "
-            "reason, window_first, window_last, window_count, cause FROM occurrences "
+            "reason, window_first, window_last, window_count, cause, decision FROM occurrences "
             "WHERE routine_id = ? ORDER BY scheduled_utc DESC, id DESC LIMIT ?",
             (view.routine.id, limit),
         )
@@ -359,10 +366,10 @@ def history(store: Store, name: str, limit: int = 20) -> tuple[RoutineView, list
 
 def _history_row(row: tuple[Any, ...]) -> HistoryRow:
     (oid, run_id, kind, at, local, offset, state, disposition, reason, first, last, count,
-     cause) = row  # fmt: skip
+     cause, decision) = row  # fmt: skip
     return HistoryRow(
         oid, run_id, kind, instant_from(at), local, offset, state, disposition, reason,
-        maybe_instant_from(first), maybe_instant_from(last), count, cause,
+        maybe_instant_from(first), maybe_instant_from(last), count, cause, decision,
     )  # fmt: skip
 
 
@@ -380,7 +387,8 @@ def explain(store: Store, name: str, now: datetime, count: int = 10) -> Explanat
         paused_all = scheduling_paused(conn)
         view = routine_view(conn, routines.by_name(conn, name), paused_all)
     start = max(now, view.routine.planned_through)
-    upcoming = preview(routines.timetable(usable(view)), start, None, count)
+    revision = usable(view)
+    upcoming = preview(routines.timetable(revision), start, None, count, revision.spec.except_dates)
     next_run = _next_run(view, start)
     verdict = _verdict(view, paused_all, next_run, bool(upcoming.moments))
     return Explanation(view, upcoming, verdict, next_run, paused_all)
@@ -389,8 +397,10 @@ def explain(store: Store, name: str, now: datetime, count: int = 10) -> Explanat
 def _next_run(view: RoutineView, start: datetime) -> BoundTime | None:
     """The first moment that will really run — looking past skipped ones, not just the
     range shown (a yearly rule's next few moments may all fall in DST gaps)."""
-    moments = routines.timetable(usable(view)).moments_from(start)
-    return next((m for m in islice(moments, 10_000) if not m.skipped), None)
+    revision = usable(view)
+    moments = routines.timetable(revision).moments_from(start)
+    dates = revision.spec.except_dates
+    return next((m for m in islice(moments, 10_000) if not (m.skipped or excludes(dates, m))), None)
 
 
 def _verdict(

@@ -1,8 +1,9 @@
 """``coven config`` shows the global settings; ``coven config set NAME VALUE`` changes one.
 
-Today there is one setting, ``default-timeout`` (default ``1d``): the timeout of every run
-whose routine has none of its own (``--timeout default``, or stored before the setting
-existed); ``none`` means no limit. A change applies to runs claimed from then on.
+``default-timeout`` (default ``1d``) is the timeout of every run whose routine has none of its
+own (``--timeout default``, or stored before the setting existed); ``none`` means no limit.
+``max-active`` (default ``4``) is how many runs may be active at once. A change applies to
+runs claimed from then on.
 
 ``--json`` prints ``{"settings": [SETTING, ...]}`` (``config``) or one SETTING (``config
 set``), each with ``name``, ``value``, ``default`` (true while never set), ``changed_at``

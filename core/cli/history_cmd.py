@@ -13,6 +13,7 @@ from coven_core.notation.i18n import _, user_locale
 from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.utc import utc_text
 from coven_core.queries import HistoryRow, history
+from coven_core.views.policies import decision_sentence
 
 DEFAULT_LIMIT = 20
 
@@ -59,7 +60,8 @@ def _reason(row: HistoryRow, zone_key: str, locale: str) -> str:
     """``missed 42 (asleep) · first → last`` for a coalesced window, else the plain reason. A
     broken routine's window has no count: its moments could not be computed."""
     if row.window_first is None or row.window_last is None:
-        return row.reason or ""
+        why = decision_sentence(row.reason, row.decision, locale)
+        return row.reason or "" if why is None else f"{row.reason} · {why}"
     first = local_text(row.window_first, zone_key, locale, "short")
     last = local_text(row.window_last, zone_key, locale, "short")
     count = "" if row.window_count is None else f" {row.window_count}"

@@ -30,6 +30,7 @@ from coven_core.cli.times import instant_in
 from coven_core.notation.i18n import N_, _, user_locale
 from coven_core.notation.utc import utc_text
 from coven_core.views.inspection import ListState, inspect, list_by_state
+from coven_core.views.policies import decision_sentence
 
 _ROUTINE_STATES = (ListState.QUARANTINED, ListState.PAUSED)
 
@@ -98,6 +99,10 @@ def run_inspect(args: argparse.Namespace) -> int:
 
 def _print_inspected(found: Mapping[str, Any]) -> None:
     locale = user_locale()
+    occurrence = found["occurrence"]
+    why = decision_sentence(occurrence["reason"], occurrence.get("decision"), locale)
+    if why is not None:
+        print(why, end="\n\n")
     for index, (heading, row) in enumerate(_sections(found, locale)):
         if index:
             print()

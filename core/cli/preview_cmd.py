@@ -8,10 +8,12 @@ from typing import Any
 from coven_core.cli.arguments import count
 from coven_core.cli.output import print_json
 from coven_core.cli.preview_output import print_preview
+from coven_core.cli.routine_options import except_date
 from coven_core.clock import SystemClock
 from coven_core.errors import ValidationError
 from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.timearg import parse_instant
+from coven_core.schedule.exclusions import normalised
 from coven_core.schedule.timetable import Timetable
 from coven_core.tz import tzdb
 from coven_core.tz.local import resolve_zone_key
@@ -26,6 +28,9 @@ def register(commands: Any) -> None:
     parser.add_argument("--to", dest="end", metavar="T", help="end of the range (exclusive)")
     parser.add_argument("--start", dest="dtstart", metavar="T", help="RRULE DTSTART / anchor")
     parser.add_argument("--count", type=count(MOST_LISTED), metavar="N")
+    parser.add_argument("--except", dest="except_dates", action="append", type=except_date,
+                        default=[], metavar="YYYY-MM-DD",
+                        help="a local date whose moments are skipped (repeatable)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -38,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
     if end is not None and end <= start:
         raise ValidationError("--to must be later than --from")
     anchor = parse_instant(args.dtstart, zone, "--start") if args.dtstart else start
-    result = preview(Timetable.build(args.schedule, key, anchor), start, end, args.count)
+    table = Timetable.build(args.schedule, key, anchor)
+    result = preview(table, start, end, args.count, normalised(d for d in args.except_dates if d))
     if args.json:
         print_json(result.to_json())
     else:

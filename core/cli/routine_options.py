@@ -6,13 +6,16 @@ from __future__ import annotations
 import argparse
 import os
 import re
+from datetime import date
 from typing import Any
 
 from coven_core.cli.arguments import count
 from coven_core.cli.durations import duration_argument, limit_argument, timeout_argument
 from coven_core.errors import ValidationError
 from coven_core.model import MisfirePolicy, OverlapPolicy
-from coven_core.notation.limits import MOST_QUARANTINE_AFTER, MOST_RETRIES
+from coven_core.notation.limits import MOST_QUARANTINE_AFTER, MOST_RETRIES, MOST_RUNS_PER_DAY
+from coven_core.schedule import exclusions
+from coven_core.scheduling import chains
 from coven_core.tz.local import resolve_zone_key
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -20,7 +23,9 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The RevisionSpec fields an option can set; argparse stores each under the field's name.
 SPEC_FIELDS = (
     "schedule", "timezone", "misfire", "grace", "overlap", "timeout", "retries", "idempotent",
-    "cwd", "env", "argv", "shell", "stop_grace", "quarantine_after",
+    "cwd", "env", "argv", "shell", "stop_grace", "quarantine_after", "except_dates",
+    "shadow", "max_runs_per_day", "max_runtime_per_day", "cooldown", "cooldown_max", "group",
+    "after",
 )  # fmt: skip
 
 
@@ -46,6 +51,27 @@ def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None
     option("--quarantine-after", dest="quarantine_after", metavar="N",
            type=count(MOST_QUARANTINE_AFTER, 0),
            help="failed occurrences in a row before quarantine (default 3; 0: never)")  # fmt: skip
+    option("--except", dest="except_dates", action="append", type=except_date,
+           metavar="YYYY-MM-DD", help="skip the moments on this local date (repeatable; "
+           "with edit, the dates given replace the old ones; none: no dates)")  # fmt: skip
+    option("--shadow", action=argparse.BooleanOptionalAction,
+           help="a trial: decide every moment as if live, never start the command")  # fmt: skip
+    option("--live", dest="shadow", action="store_false",
+           help="make a trial routine live (the same as --no-shadow)")  # fmt: skip
+    option("--max-runs-per-day", dest="max_runs_per_day", type=_count_or_none, metavar="N",
+           help="runs a day (in the routine's zone) may start; none: no budget")  # fmt: skip
+    option("--max-runtime-per-day", dest="max_runtime_per_day", type=limit_argument,
+           metavar="DURATION", help="run time a day may use, e.g. 2h; none: no budget")  # fmt: skip
+    option("--cooldown", type=limit_argument, metavar="DURATION",
+           help="after a failed run, skip scheduled moments for this long, doubling after each "
+           "further failure; a success resets it; none: no cooldown")  # fmt: skip
+    option("--cooldown-max", dest="cooldown_max", type=limit_argument, metavar="DURATION",
+           help="the longest cooldown (default 1d)")  # fmt: skip
+    option("--group", type=_group_name, metavar="NAME",
+           help="at most one routine of the group runs at a time; none: no group")  # fmt: skip
+    option("--after", type=_after, metavar="ROUTINE[:succeeded|:finished]",
+           help="also run when ROUTINE's run succeeds (or, with :finished, ends in any way); "
+           "none: no chain")  # fmt: skip
 
 
 def _suppressed(parser: argparse.ArgumentParser) -> Any:
@@ -59,6 +85,8 @@ def spec_changes(args: argparse.Namespace) -> dict[str, Any]:
     """The RevisionSpec fields the command line gave, converted to their types."""
     given = vars(args)
     changes = {name: given[name] for name in SPEC_FIELDS if name in given}
+    if "after" in changes:  # ROUTINE[:outcome]: two fields of the revision
+        changes["after"], changes["after_outcome"] = changes["after"] or (None, "succeeded")
     if "timezone" in changes:
         changes["timezone"] = changes["timezone"].strip()
         changes["zone_source"] = "explicit"  # the engine records where `local` came from
@@ -76,7 +104,12 @@ def _env(pairs: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(pairs))
 
 
+def _except_dates(dates: list[date | None]) -> tuple[date, ...]:
+    return exclusions.normalised(day for day in dates if day is not None)
+
+
 _CONVERSIONS: dict[str, Any] = {
+    "except_dates": _except_dates,
     "misfire": MisfirePolicy,
     "overlap": OverlapPolicy,
     "env": _env,
@@ -98,6 +131,36 @@ def _env_pair(text: str) -> tuple[str, str]:
             f"{key!r} is not a valid variable name (letters, digits and _, not first a digit)"
         )
     return key, value
+
+
+def _after(text: str) -> tuple[str, str] | None:
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return chains.parse_after(text)
+    except ValidationError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _group_name(text: str) -> str | None:
+    name = text.strip()
+    if not name:
+        raise argparse.ArgumentTypeError("a group needs a name")
+    return None if name.lower() == "none" else name
+
+
+def _count_or_none(text: str) -> int | None:
+    return None if text.strip().lower() == "none" else count(MOST_RUNS_PER_DAY)(text)
+
+
+def except_date(text: str) -> date | None:
+    """An ``--except`` value: a local date, or None for ``none`` (no dates)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return exclusions.parse_date(text)
+    except ValidationError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _directory(text: str) -> str:

@@ -12,6 +12,7 @@ from coven_core.model import Revision
 from coven_core.notation.durations import format_timeout
 from coven_core.notation.i18n import N_, _, user_locale
 from coven_core.queries import RoutineView
+from coven_core.views.policies import policy_fields
 
 
 def print_routines(views: Sequence[RoutineView]) -> None:
@@ -76,4 +77,5 @@ def _revision_fields(revision: Revision, locale: str) -> list[tuple[str, str]]:
         (_("Command", locale), shlex.join(spec.argv)),
         (_("Directory", locale), spec.cwd or "—"),
         (_("Environment", locale), " ".join(key for key, _value in spec.env) or "—"),
+        *policy_fields(spec, locale),
     ]

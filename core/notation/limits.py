@@ -24,6 +24,8 @@ LONGEST_DURATION_TEXT = "100 years (36525d)"
 
 MOST_RETRIES = 100
 MOST_QUARANTINE_AFTER = 1000
+#: A day has 1,440 minutes: a budget above that is no budget, and a typo.
+MOST_RUNS_PER_DAY = 1440
 #: A cron step past its field's range keeps only the first value (``*/90``: minute 0), as in
 #: classic cron; one with more digits than this is a typo.
 MOST_CRON_STEP = 1000

@@ -29,7 +29,7 @@ from coven_core.notation.limits import (
 )
 from coven_core.operations.routine_names import check_name
 from coven_core.schedule.timetable import ScheduleKind, Timetable
-from coven_core.scheduling import ids, occurrences, routines
+from coven_core.scheduling import chains, ids, occurrences, routines
 from coven_core.scheduling.decisions import close_broken
 from coven_core.scheduling.occurrences import operator_stamp
 from coven_core.scheduling.planner import next_due
@@ -58,6 +58,7 @@ def add(
     check_can_run(table, now)
     if _name_taken(conn, name):
         raise DuplicateRoutine(name)
+    chains.check_no_loop(conn, name, spec.after)
     routine_id = ids.new_routine_id()
     routine = Routine(
         routine_id, name, RoutineState.ACTIVE, None, 1, now, first_due(table, now), now
@@ -82,6 +83,7 @@ def edit(
     routine = routines.by_name(conn, name)
     current = routines.current_revision(conn, routine)
     spec = validated(name, change(current.spec))
+    chains.check_no_loop(conn, name, spec.after)
     if anchor is None:
         anchor = current.anchor if spec.schedule == current.spec.schedule else now
     table = Timetable.build(spec.schedule, spec.timezone, anchor)
@@ -136,6 +138,8 @@ def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
                            ("--stop-grace", spec.stop_grace)):  # fmt: skip
         if duration is not None:
             check_duration(duration, what)
+    if spec.after_outcome not in ("succeeded", "finished"):
+        raise ValidationError("--after: the outcome is :succeeded or :finished")
     for key, _ in spec.env:
         if not _ENV_NAME.fullmatch(key):
             raise ValidationError(f"environment name {key!r} is not valid (letters, digits, _)")

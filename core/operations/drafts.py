@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from coven_core.errors import CovenError
@@ -27,14 +27,16 @@ from coven_core.notation.durations import (
 from coven_core.notation.i18n import _
 from coven_core.operations.definitions import validated
 from coven_core.operations.routine_names import check_name
+from coven_core.schedule.exclusions import dates_text, normalised, parse_date
 from coven_core.schedule.timetable import Timetable
+from coven_core.scheduling.chains import parse_after
 from coven_core.tz.local import resolve_zone_key
 from coven_core.views.preview import Preview, preview
 
 #: How many moments the form previews.
 PREVIEW_COUNT = 8
 
-Field = str  # "name", "schedule", "timezone", "command", "grace", "timeout" or "form"
+Field = str  # "name", "schedule", "timezone", "command", "grace", "timeout", "except_dates", "form"
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,24 @@ class RoutineDraft:
     timeout: str = DEFAULT  # the global default timeout (coven config)
     retries: int = 0
     idempotent: bool = False
+    except_dates: str = ""  # local dates, comma-separated: 2026-12-24, 2026-12-25
+    shadow: bool = False  # a trial: decided as if live, never started
+    max_runs_per_day: int = 0  # 0: no budget of runs
+    max_runtime_per_day: str = "none"  # run time a day, as typed
+    cooldown: str = "none"  # rest after a failure, as typed
+    cooldown_max: str = "none"  # the longest rest (none: a day)
+    group: str = ""  # empty: no group
+    after: str = ""  # ROUTINE[:succeeded|:finished]; empty: no chain
+
+    @property
+    def has_policies(self) -> bool:
+        """Whether any policy of DESIGN §14 is set (the editor then shows them unfolded)."""
+        limits = (self.max_runtime_per_day, self.cooldown, self.cooldown_max)
+        typed = (self.except_dates, self.group, self.after)
+        return (
+            self.shadow or bool(self.max_runs_per_day) or any(t.strip() for t in typed)
+            or any(limit.strip() != "none" for limit in limits)
+        )  # fmt: skip
 
     @classmethod
     def of(cls, name: str, spec: RevisionSpec) -> RoutineDraft:
@@ -60,7 +80,10 @@ class RoutineDraft:
         return cls(
             name, spec.schedule, spec.timezone, command, spec.shell, spec.misfire,
             format_duration(spec.grace), spec.overlap, format_timeout(spec.timeout),
-            spec.retries, spec.idempotent,
+            spec.retries, spec.idempotent, dates_text(spec.except_dates), spec.shadow,
+            spec.max_runs_per_day or 0, format_duration(spec.max_runtime_per_day),
+            format_duration(spec.cooldown), format_duration(spec.cooldown_max), spec.group or "",
+            _after_text(spec),
         )  # fmt: skip
 
 
@@ -113,10 +136,23 @@ def check(
     argv = found.read("command", lambda: _argv(draft))
     grace = found.read("grace", lambda: parse_limit(draft.grace))
     timeout = found.read("timeout", lambda: parse_timeout(draft.timeout))
-    shown = preview(table, now, None, count) if table is not None and zone is not None else None
+    dates = found.read("except_dates", lambda: _except_dates(draft.except_dates)) or ()
+    runtime = found.read("max_runtime_per_day", lambda: parse_limit(draft.max_runtime_per_day))
+    rest = found.read("cooldown", lambda: parse_limit(draft.cooldown))
+    rest_max = found.read("cooldown_max", lambda: parse_limit(draft.cooldown_max))
+    after = found.read("after", lambda: _after(draft.after))
+    ready = table is not None and zone is not None
+    shown = preview(table, now, None, count, dates) if ready else None
     if found.problems:
         return DraftCheck(tuple(found.problems), None, shown)
-    spec = _spec(draft, argv, grace, timeout)
+    policies = {
+        "except_dates": dates, "shadow": draft.shadow, "max_runtime_per_day": runtime,
+        "max_runs_per_day": draft.max_runs_per_day or None, "cooldown": rest,
+        "cooldown_max": rest_max, "group": draft.group.strip() or None,
+        "after": None if after is None else after[0],
+        "after_outcome": "succeeded" if after is None else after[1],
+    }  # fmt: skip
+    spec = replace(_spec(draft, argv, grace, timeout), **policies)
     checked = found.read("form", lambda: validated(draft.name, spec))
     return DraftCheck(tuple(found.problems), checked, shown)
 
@@ -134,6 +170,22 @@ def _argv(draft: RoutineDraft) -> tuple[str, ...]:
         raise ValueError(
             _("the command has an unclosed quote (tick 'run through a shell' for shell syntax)")
         ) from None
+
+
+def _after(text: str) -> tuple[str, str] | None:
+    return parse_after(text) if text.strip() else None
+
+
+def _after_text(spec: RevisionSpec) -> str:
+    if spec.after is None:
+        return ""
+    return spec.after if spec.after_outcome == "succeeded" else f"{spec.after}:finished"
+
+
+def _except_dates(text: str) -> tuple[date, ...]:
+    """Local dates as typed: separated by commas or spaces, in any order, each once."""
+    words = text.replace(",", " ").split()
+    return normalised(parse_date(word) for word in words)
 
 
 def _spec(
@@ -170,5 +222,6 @@ def edit_to(typed: RevisionSpec) -> Callable[[RevisionSpec], RevisionSpec]:
 
 _FORM_FIELDS = (
     "schedule", "argv", "shell", "misfire", "grace", "overlap", "timeout", "retries",
-    "idempotent",
+    "idempotent", "except_dates", "shadow", "max_runs_per_day", "max_runtime_per_day",
+    "cooldown", "cooldown_max", "group", "after", "after_outcome",
 )  # fmt: skip

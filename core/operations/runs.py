@@ -25,7 +25,7 @@ from coven_core.model import (
     Routine,
     RoutineState,
 )
-from coven_core.scheduling import ids, routines
+from coven_core.scheduling import chains, ids, routines
 from coven_core.scheduling.occurrences import operator_stamp, refuse_while_awaiting, settle
 from coven_core.store.codec import instant_text
 from coven_core.tz.binding import at_instant
@@ -137,14 +137,10 @@ def cancel(
         ran = _last_failure(conn, ref.occurrence_id) is not None
         waited = "while waiting to retry" if ran else "before it started"
         why = f"cancelled {waited}{': ' + reason if reason else ''}"
-        settle(
-            conn,
-            ref.occurrence_id,
-            routine_id,
-            Disposition.CANCELLED,
-            why,
-            operator_stamp(conn, now),
-        )
+        stamp = operator_stamp(conn, now)
+        settle(conn, ref.occurrence_id, routine_id, Disposition.CANCELLED, why, stamp)
+        if ran:  # its run ended, here: the routines after it that wait for any end (§14)
+            chains.trigger(conn, ref.occurrence_id, routine_id, Disposition.CANCELLED, stamp)
         return RunRef(ref.run_id, ref.occurrence_id, "settled", Disposition.CANCELLED.value)
     if ref.state == "settled":
         return RunRef(ref.run_id, ref.occurrence_id, ref.state, ref.disposition, True)

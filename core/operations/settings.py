@@ -1,7 +1,8 @@
 """Global settings a person changes with ``coven config`` (DESIGN §6): one row a setting.
 
 Only settings named here exist, each with its default and its reading, so a typo is refused
-and a setting never stored reads as its default. Today there is one: ``default-timeout``, the
+and a setting never stored reads as its default. ``max-active`` bounds the runs active at
+once (DESIGN §11, §14). ``default-timeout`` is the
 timeout of every run whose routine has none of its own (``default``, also what a routine
 stored before this setting existed means). 24 hours: longer than any routine this scheduler
 is meant for — nightly backups, syncs, reports, agent runs — usually needs, short enough that
@@ -21,6 +22,7 @@ from coven_core.notation.durations import format_timeout, parse_timeout
 from coven_core.store.codec import instant_text
 
 DEFAULT_TIMEOUT = "default-timeout"
+MAX_ACTIVE = "max-active"
 
 
 @dataclass(frozen=True)
@@ -38,12 +40,25 @@ def _timeout_value(text: str) -> str:
     return format_timeout(timeout)
 
 
+def _count_value(text: str) -> str:
+    try:
+        count = int(text.strip())
+    except ValueError:
+        raise ValidationError(f"max-active: {text!r} is not a whole number") from None
+    if count < 1:
+        raise ValidationError("max-active must be at least 1 (pause scheduling to run nothing)")
+    return str(count)
+
+
 KNOWN: dict[str, Setting] = {
     DEFAULT_TIMEOUT: Setting(
         DEFAULT_TIMEOUT,
         "1d",
         _timeout_value,
         "the timeout of a run whose routine has none of its own (none: no limit)",
+    ),
+    MAX_ACTIVE: Setting(
+        MAX_ACTIVE, "4", _count_value, "how many runs may be active at once, all routines together"
     ),
 }
 
@@ -110,3 +125,16 @@ def default_timeout(stored: str | None) -> timedelta:
         if timeout is not None:
             return timeout
     raise AssertionError("the built-in default timeout reads")
+
+
+MAX_ACTIVE_SQL = f"(SELECT value FROM settings WHERE name = '{MAX_ACTIVE}')"
+"""The stored ``max-active`` text, or NULL: read inside another statement (the claim's read)."""
+
+
+def max_active(stored: str | None, fallback: int) -> int:
+    """``max-active`` from its stored text (:data:`MAX_ACTIVE_SQL`), or ``fallback`` (the
+    scheduler's built-in limit) when it was never set or no longer reads."""
+    try:
+        return fallback if stored is None else int(_count_value(stored))
+    except ValidationError:
+        return fallback

@@ -13,9 +13,9 @@ No ``intent`` means the command never started (safe to retry); ``intent`` withou
 means it may have started (ambiguous). The reader is forgiving: a journal cut short by a crash
 still reads, and what it had to skip is listed in ``Journal.problems``.
 
-``runner_started`` is written once the runner handles its signals. Before that, a SIGUSR1
-(cancel) takes its default action and kills the runner: no intent, so nothing ran — but the
-attempt was cancelled, not unavailable. A cancel is safest sent after ``runner_started``.
+``runner_started`` is written once the runner handles its signals. A runner is born holding
+its stop signals (``runner.stops``), so a cancel sent before that waits and is answered as
+"cancelled before the command started": nothing ran.
 """
 
 from __future__ import annotations

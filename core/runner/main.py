@@ -40,14 +40,13 @@ from coven_core.runner.spec import (
     RunnerSpec,
     SpecError,
 )
+from coven_core.runner.stops import STOP_SIGNALS, let_stops_in
 from coven_core.system import failpoints
 
 EXIT_OUTCOME_JOURNALED = 0
 EXIT_RUNNER_FAILED = 1
 EXIT_USAGE = 2
 EXIT_ALREADY_STARTED = 3
-
-STOP_SIGNALS = frozenset({signal.SIGUSR1, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 
 
 class Ending(enum.Enum):
@@ -79,6 +78,7 @@ class Wakeup:
         for signum in (*STOP_SIGNALS, signal.SIGCHLD):
             signal.signal(signum, _wake)
         self.stop_signal: int | None = None
+        let_stops_in()  # held since the runner's birth (runner.stops): one sent already arrives
 
     def drain(self) -> None:
         while True:

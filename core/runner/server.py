@@ -29,6 +29,7 @@ import socket
 import sys
 
 from coven_core.runner.main import main as run_attempt
+from coven_core.runner.stops import fork_holding_stops
 
 
 def serve(connection: socket.socket) -> None:
@@ -61,7 +62,7 @@ class Spare:
         """A new spare, or None when the fork fails (the next request forks on the spot)."""
         read, write = os.pipe()
         try:
-            pid = os.fork()
+            pid = fork_holding_stops()
         except OSError:
             os.close(read)
             os.close(write)
@@ -96,7 +97,7 @@ def _handle(
     if spare is not None and spare.hand(argument):
         return f"PID {spare.pid}\n", None
     try:
-        pid = os.fork()
+        pid = fork_holding_stops()
     except OSError as error:
         return f"ERR fork failed: {error}\n", None
     if pid == 0:

@@ -29,6 +29,7 @@ from coven_core.model import FailureClass
 from coven_core.runner.journal import Journal, read_journal
 from coven_core.runner.process import is_running, start_time
 from coven_core.runner.spec import RunnerSpec
+from coven_core.runner.stops import holding_stops
 from coven_core.runtime.base import Exit, Launch, LaunchError, Started, Unfinished
 from coven_core.runtime.forkserver import ForkServer
 
@@ -78,10 +79,11 @@ class RunnerRuntime:
             except OSError:
                 pass  # fall back: slower, never less safe
         try:
-            process = subprocess.Popen(
-                [*runner_command(), str(directory)], start_new_session=True,
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            )  # fmt: skip
+            with holding_stops():  # the runner is born holding them (runner.stops)
+                process = subprocess.Popen(
+                    [*runner_command(), str(directory)], start_new_session=True,
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                )  # fmt: skip
         except OSError as error:
             raise LaunchError(FailureClass.RUNTIME_UNAVAILABLE, f"runner: {error}") from None
         return process.pid, process.wait

@@ -2,7 +2,7 @@
 
 Coven only validates and adapts here. The supported parts are FREQ (MINUTELY to YEARLY),
 INTERVAL, COUNT, UNTIL, BYMONTH, BYMONTHDAY, BYDAY (ordinals only under MONTHLY and YEARLY),
-BYHOUR, BYMINUTE and WKST. Every other part is refused by name; nothing is approximated.
+BYHOUR, BYMINUTE, BYSETPOS and WKST. Every other part is refused by name; nothing is approximated.
 
 The schedule yields naive local wall times. Gaps and folds are the time-zone binding's job.
 """
@@ -57,11 +57,12 @@ _SUPPORTED: Final = (
     "BYDAY",
     "BYHOUR",
     "BYMINUTE",
+    "BYSETPOS",
     "WKST",
 )
 # Parts RFC 5545 (and RFC 7529) know, which Coven refuses rather than approximates.
 _UNSUPPORTED: Final = frozenset(
-    {"BYSETPOS", "BYWEEKNO", "BYYEARDAY", "BYSECOND", "RDATE", "EXDATE", "EXRULE", "DTSTART"}
+    {"BYWEEKNO", "BYYEARDAY", "BYSECOND", "RDATE", "EXDATE", "EXRULE", "DTSTART"}
     | {"RSCALE", "SKIP"}
 )
 
@@ -99,6 +100,7 @@ class _Rule:
     byday: tuple[tuple[int, int], ...] = ()  # (weekday 0=MO, ordinal or 0 for "every")
     byhour: tuple[int, ...] = ()
     byminute: tuple[int, ...] = ()
+    bysetpos: tuple[int, ...] = ()  # positions within each FREQ period; -1 is the last
     wkst: int = 0
 
     def __str__(self) -> str:
@@ -112,6 +114,7 @@ class _Rule:
             "BYDAY": ",".join(_weekday_text(day, n) for day, n in self.byday) or None,
             "BYHOUR": _joined(self.byhour),
             "BYMINUTE": _joined(self.byminute),
+            "BYSETPOS": _joined(self.bysetpos),
             "WKST": _WEEKDAYS[self.wkst] if self.wkst else None,
         }
         return ";".join(f"{name}={value}" for name, value in values.items() if value is not None)
@@ -131,6 +134,7 @@ class _Expansion:
     byweekday: tuple[weekday, ...] | None
     byhour: tuple[int, ...] | None
     byminute: tuple[int, ...] | None
+    bysetpos: tuple[int, ...] | None
 
     def rrule(self, dtstart: datetime) -> rrule:
         # UNTIL is never passed: dateutil refuses a UTC UNTIL with a naive DTSTART, and a
@@ -147,6 +151,7 @@ class _Expansion:
             byweekday=self.byweekday,
             byhour=self.byhour,
             byminute=self.byminute,
+            bysetpos=self.bysetpos,
             bysecond=0,
         )
 
@@ -319,6 +324,7 @@ def _parse_rule(text: str) -> _Rule:
         byday=_parse_byday(parts["BYDAY"], freq, "BYMONTH" in parts) if "BYDAY" in parts else (),
         byhour=numbers("BYHOUR", 0, 23),
         byminute=numbers("BYMINUTE", 0, 59),
+        bysetpos=_set_positions(parts) if "BYSETPOS" in parts else (),
         wkst=_parse_wkst(parts["WKST"]) if "WKST" in parts else 0,
     )
 
@@ -395,6 +401,22 @@ def _month_days(text: str) -> tuple[int, ...]:
             problem = "is not allowed" if day == 0 else "is out of range"
             raise ScheduleError(f"RRULE BYMONTHDAY: {day} {problem} (use 1..31 or -31..-1)")
     return tuple(sorted(set(days)))
+
+
+def _set_positions(parts: dict[str, str]) -> tuple[int, ...]:
+    """BYSETPOS picks among the times each period yields, so (RFC 5545 §3.3.10) it needs
+    another BYxxx part to make that set; it counts from 1, or from the end with -1."""
+    if not any(name.startswith("BY") and name != "BYSETPOS" for name in parts):
+        raise ScheduleError(
+            "RRULE BYSETPOS: it picks among the times another BY part gives (for example "
+            "BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1), and none is given"
+        )
+    positions = [_whole_number("BYSETPOS", item) for item in parts["BYSETPOS"].split(",")]
+    for position in positions:
+        if position == 0 or abs(position) > 366:
+            problem = "is not allowed" if position == 0 else "is out of range"
+            raise ScheduleError(f"RRULE BYSETPOS: {position} {problem} (use 1..366 or -366..-1)")
+    return tuple(sorted(set(positions)))
 
 
 def _parse_byday(text: str, freq: str, with_bymonth: bool) -> tuple[tuple[int, int], ...]:
@@ -502,6 +524,7 @@ def _expand(rule: _Rule, dtstart: datetime) -> _Expansion:
         byweekday=byweekday,
         byhour=rule.byhour or ((dtstart.hour,) if freq < HOURLY else None),
         byminute=rule.byminute or ((dtstart.minute,) if freq < MINUTELY else None),
+        bysetpos=rule.bysetpos or None,
     )
 
 

@@ -353,6 +353,8 @@ def _bounds(sentence: str, rule: RuleParts, start: datetime, w: _Words) -> str:
 
 def _rrule_sentence(rule: RuleParts, start: datetime, w: _Words) -> str | None:
     """A natural sentence, or None when the rule has no shape this module can say exactly."""
+    if rule.bysetpos:  # picks among a period's times: the rule itself says it exactly
+        return None
     if rule.freq == "MINUTELY":
         return _rrule_minutely(rule, start, w)
     if rule.freq == "HOURLY":

@@ -17,6 +17,7 @@ import apsw
 from coven_core import events
 from coven_core.events import EventKind
 from coven_core.model import (
+    Disposition,
     MissedCause,
     OccurrenceKind,
     OverlapPolicy,
@@ -27,9 +28,9 @@ from coven_core.model import (
 )
 from coven_core.operations import settings
 from coven_core.runtime.base import Launch
-from coven_core.scheduling import occurrences, overrun, routines
+from coven_core.scheduling import budgets, cooldown, groups, occurrences, overrun, routines
 from coven_core.scheduling.occurrences import Stamp, Waiting
-from coven_core.scheduling.planner import MissedWindow, Segment, next_due, plan_window
+from coven_core.scheduling.planner import MissedWindow, Planned, Segment, next_due, plan_window
 from coven_core.scheduling.revision_cache import RevisionCache
 
 _JUST_AFTER = timedelta(microseconds=1)
@@ -183,10 +184,19 @@ def _plan_segments(
     for planned in [*plan.gaps, *plan.to_run]:
         revision = cache.numbered(conn, routine, planned.revision)
         written += occurrences.insert_moment(conn, routine.id, planned, revision, stamp)
+    for planned in plan.excluded:
+        revision = cache.numbered(conn, routine, planned.revision)
+        decided = _excluded(planned)
+        written += occurrences.insert_moment(conn, routine.id, planned, revision, stamp, decided)
     for window in plan.missed:
         revision = cache.numbered(conn, routine, window.revision)
         written += occurrences.insert_missed(conn, routine.id, window, revision, stamp)
     return written
+
+
+def _excluded(planned: Planned) -> occurrences.Decided:
+    day = planned.moment.local.date().isoformat()
+    return occurrences.Decided(Disposition.SKIPPED, SkipReason.EXCLUDED_DATE, {"date": day})
 
 
 def _stop_broken(
@@ -224,10 +234,52 @@ def claim_one(
         if item.kind is not OccurrenceKind.MANUAL and not item.attempts:
             _overlap(conn, item, revision, stamp)
         return None
+    if revision.spec.group is not None and groups.busy(conn, item, revision, stamp):
+        return None
+    if not item.attempts and _held_by_policy(conn, item, revision, stamp):
+        return None
     timeout, source = overrun.applied_timeout(revision.spec.timeout, context.default_timeout)
     usual, after = overrun.budget(overrun.durations_from(context.durations), timeout)
     limits = occurrences.Limits(timeout, source, usual, after)
+    if _trial(revision):  # decided as if live, and the command never starts
+        occurrences.shadow_run(conn, item, revision, stamp, limits)
+        return None
     return occurrences.claim(conn, item, revision, stamp, limits)
+
+
+def _trial(revision: Revision) -> bool:
+    return revision.spec.shadow
+
+
+def _held_by_policy(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> bool:
+    """Whether a policy of DESIGN §14 settled a new run's occurrence instead of starting it."""
+    return _cooling_down(conn, item, revision, stamp) or _over_budget(conn, item, revision, stamp)
+
+
+def _cooling_down(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> bool:
+    """A scheduled moment that comes due while the routine rests after failures is skipped
+    (``cooldown``, with the rest's end); a person's run is not held back."""
+    if item.kind is OccurrenceKind.MANUAL:
+        return False
+    rest = cooldown.active(conn, item.routine_id, revision.spec, stamp.now)
+    if rest is not None:
+        occurrences.skip(conn, item, SkipReason.COOLDOWN, stamp, rest.inputs())
+    return rest is not None
+
+
+def _over_budget(conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp) -> bool:
+    """A new run of a routine with a budget: a scheduled moment over it is skipped
+    (``budget_exhausted``); a person's run goes ahead, counted and marked (DESIGN §14)."""
+    budget = budgets.state(conn, item.routine_id, revision.spec, stamp.now)
+    if budget is None:
+        return False
+    if item.kind is OccurrenceKind.MANUAL:
+        marked = {"budget": budget.inputs(), "over_budget": budget.exhausted}
+        occurrences.note_decision(conn, item.id, marked)
+        return False
+    if budget.exhausted:
+        occurrences.skip(conn, item, SkipReason.BUDGET_EXHAUSTED, stamp, budget.inputs())
+    return budget.exhausted
 
 
 _CLAIM_CONTEXT = (

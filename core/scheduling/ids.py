@@ -43,6 +43,11 @@ def coalesced_id(routine_id: str, first: datetime, *, broken: bool = False) -> s
     return f"{routine_id}@{_stamp(first)}~missed"
 
 
+def triggered_id(routine_id: str, upstream_id: str) -> str:
+    """``<routine>@after:<upstream occurrence>``: one per upstream end, whoever plans it."""
+    return f"{routine_id}@after:{upstream_id}"
+
+
 def manual_id(routine_id: str, key: str) -> str:
     digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
     return f"{routine_id}@manual~{digest}"

@@ -7,6 +7,7 @@ from the moment), so a crash or a second process can never make a second row for
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,6 +18,7 @@ from coven_core import events
 from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import (
+    WOULD_RUN,
     Disposition,
     MissedCause,
     OccurrenceKind,
@@ -24,6 +26,7 @@ from coven_core.model import (
     Revision,
     SkipReason,
 )
+from coven_core.operations.settings import MAX_ACTIVE_SQL
 from coven_core.runtime.base import Launch, Started
 from coven_core.scheduling import ids
 from coven_core.scheduling.planner import MissedWindow, Planned
@@ -48,34 +51,73 @@ def operator_stamp(conn: apsw.Connection, now: datetime) -> Stamp:
 
 
 def insert_moment(
-    conn: apsw.Connection, routine_id: str, planned: Planned, revision: Revision, stamp: Stamp
+    conn: apsw.Connection,
+    routine_id: str,
+    planned: Planned,
+    revision: Revision,
+    stamp: Stamp,
+    decided: Decided | None = None,
 ) -> bool:
-    """One scheduled moment: planned to run, or settled as skipped if it does not exist."""
+    """One scheduled moment: planned to run, or settled at once — as skipped if it does not
+    exist, or as ``decided`` by a policy (an exclusion date)."""
     moment = planned.moment
     oid = ids.occurrence_id(routine_id, moment)
-    skipped = moment.skipped
+    if decided is None and moment.skipped:
+        decided = Decided(Disposition.SKIPPED, SkipReason.NONEXISTENT_LOCAL_TIME)
+    if decided is not None and revision.spec.shadow:
+        decided = decided.shadowed()
     now = instant_text(stamp.now)
     values = (  # the model's enums are StrEnums: SQLite binds their text
         oid, routine_id, planned.revision, OccurrenceKind.SCHEDULED,
         instant_text(moment.utc), moment.local.isoformat(), int(moment.offset.total_seconds()),
         moment.fold, moment.kind.value, revision.spec.timezone, revision.tzdb_version,
-        *(_GAP if skipped else _TO_RUN), now, now if skipped else None, stamp.generation,
+        *(_TO_RUN if decided is None else decided.columns()), now,
+        None if decided is None else now, stamp.generation,
     )  # fmt: skip
     inserted = _insert(conn, _SCHEDULED_INSERT, values)
     if inserted:
-        kind = EventKind.SKIPPED if skipped else EventKind.PLANNED
-        events.record(conn, stamp.now, kind, routine_id=routine_id, occurrence_id=oid)
+        _record_planned(conn, stamp, routine_id, oid, decided)
     return inserted
 
 
-# A scheduled moment's state, disposition and reason: a gap settles at once as skipped.
-_TO_RUN = (OccurrenceState.PLANNED, None, None)
-_GAP = (OccurrenceState.SETTLED, Disposition.SKIPPED, SkipReason.NONEXISTENT_LOCAL_TIME)
+@dataclass(frozen=True)
+class Decided:
+    """A policy's decision on an occurrence: its disposition, its stable decision code (the
+    reason column) and the inputs it was made on (DESIGN §14), stored as JSON."""
+
+    disposition: Disposition
+    code: str
+    inputs: dict[str, Any] | None = None
+
+    def shadowed(self) -> Decided:
+        """The same decision on a trial (shadow) revision: recorded, never acted on."""
+        return Decided(Disposition.SHADOWED, self.code, {**(self.inputs or {}), "would": "skip"})
+
+    def columns(self) -> tuple[str, str, str, str | None]:
+        inputs = None if not self.inputs else json.dumps(self.inputs, sort_keys=True)
+        return OccurrenceState.SETTLED, self.disposition, self.code, inputs
+
+
+def _record_planned(
+    conn: apsw.Connection, stamp: Stamp, routine_id: str, oid: str, decided: Decided | None
+) -> None:
+    if decided is None:
+        events.record(conn, stamp.now, EventKind.PLANNED, routine_id=routine_id, occurrence_id=oid)
+    else:
+        events.record(
+            conn, stamp.now, EventKind.SKIPPED, routine_id=routine_id, occurrence_id=oid,
+            reason=decided.code,
+        )  # fmt: skip
+
+
+# A scheduled moment's state, disposition, reason and decision inputs while it waits to run.
+_TO_RUN = (OccurrenceState.PLANNED, None, None, None)
 
 _SCHEDULED_INSERT = (
     "INSERT OR IGNORE INTO occurrences (id, routine_id, revision, kind, scheduled_utc, "
     "local_time, utc_offset, fold, local_kind, zone, tzdb_version, state, disposition, reason, "
-    "planned_at, settled_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "decision, planned_at, settled_at, generation) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -89,7 +131,7 @@ def insert_missed(
 ) -> bool:
     """One coalesced row for a whole window of missed moments."""
     zone = revision.spec.timezone, revision.tzdb_version
-    return insert_window(conn, routine_id, window, zone, stamp, reason)
+    return insert_window(conn, routine_id, window, zone, stamp, reason, revision.spec.shadow)
 
 
 def insert_window(
@@ -99,14 +141,17 @@ def insert_window(
     zone: tuple[str, str],
     stamp: Stamp,
     reason: SkipReason,
+    shadow: bool = False,
 ) -> bool:
-    """One coalesced row for a window, in ``zone`` (its key and tz database version)."""
+    """One coalesced row for a window, in ``zone`` (its key and tz database version); on a
+    trial revision (``shadow``) it is shadowed: what would have been skipped."""
     broken = window.cause is MissedCause.ROUTINE_BROKEN
     oid = ids.coalesced_id(routine_id, window.first, broken=broken)
+    disposition = Disposition.SHADOWED if shadow else Disposition.SKIPPED
     values = (
         oid, routine_id, window.revision, OccurrenceKind.COALESCED.value,
         instant_text(window.first), *zone,
-        OccurrenceState.SETTLED.value, Disposition.SKIPPED.value, reason.value,
+        OccurrenceState.SETTLED.value, disposition.value, reason.value,
         instant_text(window.first), instant_text(window.last), window.count, window.cause.value,
         instant_text(stamp.now), instant_text(stamp.now), stamp.generation,
     )  # fmt: skip
@@ -146,17 +191,19 @@ class Waiting:
     attempts: int = 0  # attempts of it so far
 
 
-def waiting(conn: apsw.Connection, now: datetime, limit: int) -> tuple[list[Waiting], int]:
-    """What may be claimed now, oldest first, and how many occurrences are active (what the
-    claims are bounded by), in one read."""
+def waiting(
+    conn: apsw.Connection, now: datetime, limit: int
+) -> tuple[list[Waiting], int, str | None]:
+    """What may be claimed now, oldest first, how many occurrences are active and the stored
+    ``max-active`` setting (what the claims are bounded by), in one read."""
     items: list[Waiting] = []
-    active = 0  # on every row; with nothing waiting it bounds nothing
+    active, most = 0, None  # on every row; with nothing waiting they bound nothing
     rows = conn.execute(_WAITING, (instant_text(now), limit))
     for row in rows:
-        oid, rid, rev, at, kind, probe, forced, run_id, attempts, active = row
+        oid, rid, rev, at, kind, probe, forced, run_id, attempts, active, most = row
         items.append(Waiting(oid, rid, rev, instant_from(at), OccurrenceKind(kind), bool(probe),
                              bool(forced), run_id, attempts))  # fmt: skip
-    return items, int(active)
+    return items, int(active), most
 
 
 ACTIVE = "occurrences INDEXED BY occurrences_active WHERE state IN ('claimed', 'running')"
@@ -178,7 +225,7 @@ partial index of planned rows: there are few of those, however long the history.
 _WAITING = (
     "SELECT id, routine_id, revision, scheduled_utc, kind, probe, forced, run_id, "
     "(SELECT count(*) FROM attempts a WHERE a.occurrence_id = occurrences.id), "
-    f"(SELECT count(*) FROM {ACTIVE}) FROM occurrences "
+    f"(SELECT count(*) FROM {ACTIVE}), {MAX_ACTIVE_SQL} FROM occurrences "
     "WHERE state = 'planned' AND scheduled_utc <= ?1 "
     "AND (not_before IS NULL OR not_before <= ?1) ORDER BY scheduled_utc, id LIMIT ?2"
 )
@@ -229,15 +276,69 @@ def oldest_waiting_id(conn: apsw.Connection, routine_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def skip(conn: apsw.Connection, item: Waiting, reason: SkipReason, stamp: Stamp) -> None:
+def skip(
+    conn: apsw.Connection,
+    item: Waiting,
+    reason: SkipReason,
+    stamp: Stamp,
+    inputs: dict[str, Any] | None = None,
+) -> None:
+    """Settle a waiting occurrence as skipped — as shadowed if its revision is a trial —
+    with the inputs of the policy that decided it, if one did (added to what it already
+    records: a triggered occurrence keeps its upstream)."""
+    stored = None if inputs is None else json.dumps(inputs, sort_keys=True)
     conn.execute(
-        "UPDATE occurrences SET state = 'settled', disposition = 'skipped', reason = ?, "
-        "settled_at = ? WHERE id = ? AND state = 'planned'",
-        (reason.value, instant_text(stamp.now), item.id),
+        f"UPDATE occurrences SET state = 'settled', disposition = {_SKIPPED_OR_SHADOWED}, "
+        f"reason = ?1, decision = {_WITH_INPUTS}, settled_at = ?3 "
+        "WHERE id = ?4 AND state = 'planned'",
+        (reason.value, stored, instant_text(stamp.now), item.id),
     )
     events.record(
         conn, stamp.now, EventKind.SKIPPED, routine_id=item.routine_id, occurrence_id=item.id,
         reason=reason.value,
+    )  # fmt: skip
+
+
+_SKIPPED_OR_SHADOWED = (
+    "CASE WHEN EXISTS (SELECT 1 FROM revisions v WHERE v.routine_id = occurrences.routine_id "
+    "AND v.number = occurrences.revision AND v.shadow) THEN 'shadowed' ELSE 'skipped' END"
+)
+
+
+def note_decision(conn: apsw.Connection, occurrence_id: str, inputs: dict[str, Any]) -> None:
+    """Record what a policy saw when it let an occurrence run (a manual run's budget)."""
+    conn.execute(
+        f"UPDATE occurrences SET decision = {_WITH_INPUTS} WHERE id = ?4",
+        (None, json.dumps(inputs, sort_keys=True), None, occurrence_id),
+    )
+
+
+#: The stored decision inputs with those in ?2 (JSON) merged over them; unchanged if NULL.
+_WITH_INPUTS = (
+    "CASE WHEN ?2 IS NULL THEN decision ELSE json_patch(coalesce(decision, '{}'), ?2) END"
+)
+
+
+def shadow_run(
+    conn: apsw.Connection, item: Waiting, revision: Revision, stamp: Stamp, limits: Limits
+) -> None:
+    """A trial revision's occurrence whose claim would have started its command: settled as
+    ``shadowed`` / ``would_run`` with what would have run, and nothing is started (§14)."""
+    spec = revision.spec
+    inputs = {
+        "would": "run", "command": list(spec.argv), "shell": spec.shell,
+        "timeout_seconds": seconds_of(limits.timeout), "manual": item.kind is OccurrenceKind.MANUAL,
+    }  # fmt: skip
+    decided = Decided(Disposition.SHADOWED, WOULD_RUN, inputs)
+    state, disposition, code, stored = decided.columns()
+    conn.execute(
+        f"UPDATE occurrences SET state = ?1, disposition = ?3, reason = ?4, "
+        f"decision = {_WITH_INPUTS}, settled_at = ?5 WHERE id = ?6 AND state = 'planned'",
+        (state, stored, disposition, code, instant_text(stamp.now), item.id),
+    )
+    events.record(
+        conn, stamp.now, EventKind.SETTLED, routine_id=item.routine_id, occurrence_id=item.id,
+        disposition=disposition, reason=code,
     )  # fmt: skip
 
 

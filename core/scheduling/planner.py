@@ -6,6 +6,8 @@ lateness: no store, no clock. The scheduler writes what it returns in one transa
 For every moment in the window, exactly one decision:
 
 * a nonexistent wall time → skipped, ``nonexistent_local_time`` (one row each; they are rare);
+* a moment on one of the revision's exclusion dates → skipped, ``excluded_date`` (one row each,
+  on time or late: the person said in advance that it must not run);
 * a moment reached on time (within :data:`ON_TIME_TOLERANCE`) → run;
 * a moment reached late → *missed*. Under ``latest_only`` the most recent missed moment runs,
   if nothing ran on time after it and it is within the grace window; every other missed moment
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from coven_core.model import MisfirePolicy, MissedCause, RevisionSpec
+from coven_core.schedule.exclusions import excludes
 from coven_core.schedule.timetable import Timetable
 from coven_core.tz.binding import BoundTime
 
@@ -69,6 +72,7 @@ class WindowPlan:
 
     to_run: list[Planned] = field(default_factory=list)
     gaps: list[Planned] = field(default_factory=list)
+    excluded: list[Planned] = field(default_factory=list)
     missed: list[MissedWindow] = field(default_factory=list)  # one per stretch of segments
     _stretch: int = -1  # the stretch the last missed window folds
 
@@ -82,6 +86,8 @@ def plan_window(segments: Iterable[Segment], now: datetime, cause: MissedCause) 
     for segment, planned in _due(listed, now):
         if planned.moment.skipped:
             plan.gaps.append(planned)
+        elif excludes(segment.spec.except_dates, planned.moment):
+            plan.excluded.append(planned)
         elif now - planned.moment.utc <= ON_TIME_TOLERANCE:
             plan.to_run.append(planned)
         else:

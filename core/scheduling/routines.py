@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -165,7 +165,9 @@ def insert_revision(conn: apsw.Connection, revision: Revision) -> None:
         "INSERT INTO revisions (routine_id, number, schedule, timezone, zone_source, anchor, "
         "tzdb_version, dst_policy, misfire, grace_seconds, overlap, timeout_seconds, retries, "
         "idempotent, argv, cwd, env, effective_from, created_at, shell, stop_grace_seconds, "
-        f"quarantine_after) VALUES ({', '.join('?' * 22)})",
+        "quarantine_after, except_dates, shadow, max_runs_per_day, max_runtime_per_day_seconds, "
+        "cooldown_seconds, cooldown_max_seconds, group_name, after_routine, after_outcome) "
+        f"VALUES ({', '.join('?' * 31)})",
         (
             revision.routine_id, revision.number, spec.schedule, spec.timezone, spec.zone_source,
             instant_text(revision.anchor), revision.tzdb_version, revision.dst_policy,
@@ -173,7 +175,10 @@ def insert_revision(conn: apsw.Connection, revision: Revision) -> None:
             seconds_of(spec.timeout), spec.retries, int(spec.idempotent), json.dumps(spec.argv),
             spec.cwd, json.dumps(dict(spec.env)), instant_text(revision.effective_from),
             instant_text(revision.created_at), int(spec.shell), spec.stop_grace.total_seconds(),
-            spec.quarantine_after,
+            spec.quarantine_after, json.dumps([day.isoformat() for day in spec.except_dates]),
+            int(spec.shadow), spec.max_runs_per_day, seconds_of(spec.max_runtime_per_day),
+            seconds_of(spec.cooldown), seconds_of(spec.cooldown_max), spec.group, spec.after,
+            spec.after_outcome,
         ),
     )  # fmt: skip
     conn.execute(
@@ -185,8 +190,10 @@ def revisions(conn: apsw.Connection, routine_id: str) -> list[Revision]:
     rows = conn.execute(
         "SELECT routine_id, number, schedule, timezone, zone_source, anchor, tzdb_version, "
         "dst_policy, misfire, grace_seconds, overlap, timeout_seconds, retries, idempotent, "
-        "argv, cwd, env, effective_from, created_at, shell, stop_grace_seconds, quarantine_after "
-        "FROM revisions WHERE routine_id = ? "
+        "argv, cwd, env, effective_from, created_at, shell, stop_grace_seconds, quarantine_after, "
+        "except_dates, shadow, max_runs_per_day, max_runtime_per_day_seconds, cooldown_seconds, "
+        "cooldown_max_seconds, group_name, after_routine, after_outcome FROM revisions "
+        "WHERE routine_id = ? "
         "ORDER BY number",
         (routine_id,),
     )
@@ -203,13 +210,18 @@ def _decoded(row: tuple[Any, ...]) -> Revision:
 def _revision(row: tuple[Any, ...]) -> Revision:
     (rid, number, schedule, zone, zone_source, anchor, tzdb_version, policy, misfire, grace,
      overlap, timeout, retries, idempotent, argv, cwd, env, effective, created, shell, grace_stop,
-     quarantine_after) = row  # fmt: skip
+     quarantine_after, except_dates, shadow, max_runs, max_runtime, cooldown,
+     cooldown_max, group, after, after_outcome) = row  # fmt: skip
     spec = RevisionSpec(
         schedule=schedule, timezone=zone, argv=tuple(json.loads(argv)), zone_source=zone_source,
         misfire=MisfirePolicy(misfire), grace=delta_from(grace), overlap=OverlapPolicy(overlap),
         timeout=delta_from(timeout), retries=retries, idempotent=bool(idempotent), cwd=cwd,
         env=tuple(sorted(json.loads(env).items())), shell=bool(shell),
         stop_grace=timedelta(seconds=grace_stop), quarantine_after=quarantine_after,
+        except_dates=tuple(date.fromisoformat(day) for day in json.loads(except_dates)),
+        shadow=bool(shadow), max_runs_per_day=max_runs, max_runtime_per_day=delta_from(max_runtime),
+        cooldown=delta_from(cooldown), cooldown_max=delta_from(cooldown_max), group=group,
+        after=after, after_outcome=after_outcome,
     )  # fmt: skip
     return Revision(
         rid, number, spec, instant_from(anchor), tzdb_version, policy,

@@ -24,6 +24,7 @@ from coven_core.events import EventKind
 from coven_core.integrity import audit
 from coven_core.integrity.retention import Sweeper
 from coven_core.model import MissedCause
+from coven_core.operations import settings
 from coven_core.runtime.base import Exit, Launch, LaunchError, Runtime, Started
 from coven_core.scheduling import (
     agenda,
@@ -269,10 +270,10 @@ class Scheduler:
     def _claim(
         self, conn: apsw.Connection, now: datetime, stamp: Stamp, report: PassReport
     ) -> list[Launch]:
-        waiting, active = occurrences.waiting(conn, now, self.limits.claim_batch)
+        waiting, active, most = occurrences.waiting(conn, now, self.limits.claim_batch)
         if not waiting:
             return []
-        capacity = self.limits.max_active - active
+        capacity = settings.max_active(most, self.limits.max_active) - active
         launches: list[Launch] = []
         for item in waiting:
             if len(launches) >= capacity:

@@ -18,11 +18,12 @@ from coven_core.events import EventKind
 from coven_core.model import Disposition, FailureClass, Revision, RoutineState
 from coven_core.notation import reasons
 from coven_core.runtime.base import Exit
-from coven_core.scheduling import routines
+from coven_core.scheduling import chains, routines
 from coven_core.scheduling.occurrences import Stamp, settle
 from coven_core.scheduling.retry import RetryPolicy, decide
 from coven_core.store.codec import instant_text, maybe_instant_text
 from coven_core.store.query import scalar
+from coven_core.system import failpoints
 
 
 @dataclass(frozen=True)
@@ -36,22 +37,25 @@ class _Attempt:
     attempt_dir: str | None
     cancel_requested: bool
     failures: int  # the routine's consecutive failures before this settlement
+    chained: bool = False  # some live routine runs after this one (a chain, DESIGN §14)
 
 
 def _load(conn: apsw.Connection, attempt_id: str) -> _Attempt | None:
     row = conn.execute(
         "SELECT a.id, a.number, o.id, o.routine_id, o.revision, o.probe, a.attempt_dir, "
-        "a.cancel_requested_at IS NOT NULL, r.consecutive_failures FROM attempts a "
+        "a.cancel_requested_at IS NOT NULL, r.consecutive_failures, "
+        f"{chains.HAS_DOWNSTREAM_SQL} FROM attempts a "
         "JOIN occurrences o ON o.id = a.occurrence_id JOIN routines r ON r.id = o.routine_id "
         "WHERE a.id = ? AND a.state != 'settled'",
         (attempt_id,),
     ).fetchone()
     if row is None:
         return None
-    aid, number, oid, rid, revision, probe, attempt_dir, cancel, failures = row
+    aid, number, oid, rid, revision, probe, attempt_dir, cancel, failures, chained = row
     return _Attempt(
-        aid, number, oid, rid, revision, bool(probe), attempt_dir, bool(cancel), failures
-    )
+        aid, number, oid, rid, revision, bool(probe), attempt_dir, bool(cancel), failures,
+        bool(chained),
+    )  # fmt: skip
 
 
 def settle_attempt(conn: apsw.Connection, exit_: Exit, stamp: Stamp) -> bool:
@@ -114,6 +118,7 @@ def _race_note(attempt: _Attempt, exit_: Exit, failure: FailureClass | None) -> 
 
 def _succeeded(conn: apsw.Connection, attempt: _Attempt, stamp: Stamp) -> None:
     settle(conn, attempt.occurrence_id, attempt.routine_id, Disposition.SUCCEEDED, None, stamp)
+    _trigger_downstream(conn, attempt, Disposition.SUCCEEDED, stamp)
     if attempt.failures and not attempt.probe:  # only a release resets a quarantine's count
         reset = "UPDATE routines SET consecutive_failures = 0 WHERE id = ?"
         conn.execute(reset, (attempt.routine_id,))
@@ -167,10 +172,21 @@ def _failed(
     reason = "; ".join(part for part in (f"{failure.value}: {message or 'failed'}", why) if part)
     conn.execute("UPDATE attempts SET exhausted = ? WHERE id = ?", (why or None, attempt.id))
     settle(conn, attempt.occurrence_id, attempt.routine_id, disposition, reason, stamp)
+    _trigger_downstream(conn, attempt, disposition, stamp)
     if disposition is Disposition.RECOVERY_REQUIRED:
         _pause_for_decision(conn, attempt, stamp)
     elif disposition in (Disposition.FAILED, Disposition.TIMED_OUT) and not attempt.probe:
         _count_failure(conn, attempt, stamp)
+
+
+def _trigger_downstream(
+    conn: apsw.Connection, attempt: _Attempt, disposition: Disposition, stamp: Stamp
+) -> None:
+    """The routines chained after this one get their occurrence in this same transaction
+    (DESIGN §14): a crash between the two writes loses both, and the settlement with them."""
+    if attempt.chained:
+        failpoints.hit("chain.before_plan")
+        chains.trigger(conn, attempt.occurrence_id, attempt.routine_id, disposition, stamp)
 
 
 def _pause_for_decision(conn: apsw.Connection, attempt: _Attempt, stamp: Stamp) -> None:

@@ -89,3 +89,18 @@ def _write_definitions(conn: apsw.Connection, edits: dict[str, str]) -> None:
     finally:
         conn.execute("PRAGMA writable_schema = OFF")
         conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, defensive)
+
+
+def widen_check(conn: apsw.Connection, table: str, column: str, value: str) -> None:
+    """Allow one more text ``value`` in ``table``'s comparison CHECK on ``column`` (as
+    :func:`rewrite_checks` left it), inside the caller's write transaction: a wider CHECK
+    changes nothing on disk, so the definition is edited in place the same way."""
+    sql = str(scalar(conn, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?",
+                     (table,)))  # fmt: skip
+    last = re.findall(rf"{column} = '[^']*'\)", sql)
+    if len(last) != 1:
+        raise StoreBug(f"no single CHECK on {table}.{column} to widen: {sql}")
+    widened = sql.replace(last[0], f"{last[0][:-1]} OR {column} = '{value}')")
+    _must_parse([widened])
+    _write_definitions(conn, {table: widened})
+    conn.execute(f'SELECT * FROM "{table}" LIMIT 0')

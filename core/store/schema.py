@@ -317,6 +317,54 @@ CREATE INDEX occurrences_unseen ON occurrences (settled_at)
 """
 
 
+# Issue #23: policies decided per moment. Exclusion dates on a revision (a JSON list of local
+# dates); on an occurrence, the inputs of the policy decision that settled it (JSON).
+_CALENDAR = """
+ALTER TABLE revisions ADD COLUMN except_dates TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE occurrences ADD COLUMN decision TEXT
+"""
+
+
+# Issue #23: a trial (shadow) revision decides its moments as if live and starts nothing.
+_SHADOW = """
+ALTER TABLE revisions ADD COLUMN shadow INTEGER NOT NULL DEFAULT 0
+"""
+
+
+# Issue #23: per-day budgets of runs and run time (days in the routine's zone).
+_BUDGETS = """
+ALTER TABLE revisions ADD COLUMN max_runs_per_day INTEGER;
+ALTER TABLE revisions ADD COLUMN max_runtime_per_day_seconds REAL
+"""
+
+
+# Issue #23: a rest after failures, doubling up to a cap.
+_COOLDOWN = """
+ALTER TABLE revisions ADD COLUMN cooldown_seconds REAL;
+ALTER TABLE revisions ADD COLUMN cooldown_max_seconds REAL
+"""
+
+
+# Issue #23: exclusion groups (at most one member runs at a time).
+_GROUPS = """
+ALTER TABLE revisions ADD COLUMN group_name TEXT
+"""
+
+
+# Issue #23: chains. A revision may name its upstream routine (and which of its outcomes
+# triggers it); an occurrence may be triggered by an upstream one.
+_CHAINS = """
+ALTER TABLE revisions ADD COLUMN after_routine TEXT;
+ALTER TABLE revisions ADD COLUMN after_outcome TEXT NOT NULL DEFAULT 'succeeded';
+CREATE INDEX revisions_after ON revisions (after_routine) WHERE after_routine IS NOT NULL
+"""
+
+
+def _chains(conn: apsw.Connection) -> None:
+    _statements(_CHAINS)(conn)
+    constraints.widen_check(conn, "occurrences", "kind", "triggered")
+
+
 def _write_costs(conn: apsw.Connection) -> None:
     constraints.rewrite_checks(conn)  # an IN list in a CHECK costs a b-tree per write
     _statements(_WAITING_ORDER)(conn)
@@ -332,6 +380,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0007_write_costs", 1, 6, _write_costs),
     Migration("0008_liveness", 1, 7, _statements(_LIVENESS)),
     Migration("0009_seen", 1, 8, _statements(_SEEN)),
+    Migration("0010_calendar", 1, 9, _statements(_CALENDAR)),
+    Migration("0011_shadow", 1, 10, _statements(_SHADOW)),
+    Migration("0012_budgets", 1, 11, _statements(_BUDGETS)),
+    Migration("0013_cooldown", 1, 12, _statements(_COOLDOWN)),
+    Migration("0014_groups", 1, 13, _statements(_GROUPS)),
+    Migration("0015_chains", 1, 14, _chains),
 )
 
 CURRENT = MIGRATIONS[-1]

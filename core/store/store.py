@@ -29,6 +29,7 @@ from coven_core.store.errors import (
 from coven_core.store.location import check_store_file, prepare_data_dir
 from coven_core.store.query import scalar
 from coven_core.store.schema import APPLICATION_ID, CURRENT, MIGRATIONS, Migration
+from coven_core.store.wal import StoreConnection
 
 STORE_FILE = "coven.db"
 
@@ -132,9 +133,24 @@ def _migrate(conn: apsw.Connection, path: Path, now: datetime) -> None:
             f"knows {_version_text(CURRENT.user_version)}). Nothing was changed: upgrade Coven."
         )
     _refuse_lowered_version(conn, path, found)
-    for migration in MIGRATIONS:
-        if migration.user_version > found:
-            _apply(conn, migration, now)
+    pending = [migration for migration in MIGRATIONS if migration.user_version > found]
+    for migration in pending:
+        _apply(conn, migration, now)
+    if pending:
+        _fold_log(conn)
+
+
+def _fold_log(conn: apsw.Connection) -> None:
+    """Migrations rewrite the schema once, and a new store is a hundred pages of it: copy
+    them into the database file and empty the log now, so that the log's size is what the
+    passes write (DESIGN §11). Another process reading (busy) keeps the log as it is."""
+    with translate_errors():
+        try:
+            in_log, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+        except (apsw.BusyError, apsw.LockedError):
+            return
+    if isinstance(conn, StoreConnection):
+        conn.wal.note_checkpoint(in_log, copied)
 
 
 def _refuse_lowered_version(conn: apsw.Connection, path: Path, found: int) -> None:

@@ -14,8 +14,10 @@ transaction; ``decide.committed`` — after that transaction commits (points 2�
 together, atomically); ``runtime.before_start`` / ``runtime.after_start`` — the runtime
 dispatch request; ``runner.started`` (in the runner, after its first journal record) /
 ``runner.spawned`` (after the command's spawn is journaled); ``exit.observed`` — an exit
-collected, before its settlement transaction; ``settle.committed`` — after the settlement
-commits; ``delivery.temp_written`` / ``delivery.renamed`` — output temp write and rename;
+collected, before its settlement transaction; ``chain.before_plan`` — in that transaction,
+the upstream settled and its downstream occurrences not yet planned (chains, §14);
+``settle.committed`` — after the settlement commits; ``delivery.temp_written`` /
+``delivery.renamed`` — output temp write and rename;
 ``receipt.committed`` — after the delivery receipt commits; ``publish.before`` — after an
 operator command commits, before the schedulers (this process's and others') are told.
 """
@@ -30,7 +32,7 @@ CRASH_STATUS = 137
 BOUNDARIES = (
     "revision.before_commit", "revision.after_commit", "plan.written", "claim.written",
     "dispatch.decided", "decide.committed", "runtime.before_start", "runtime.after_start",
-    "runner.started", "runner.spawned", "exit.observed", "settle.committed",
+    "runner.started", "runner.spawned", "exit.observed", "chain.before_plan", "settle.committed",
     "delivery.temp_written", "delivery.renamed", "receipt.committed", "publish.before",
 )  # fmt: skip
 

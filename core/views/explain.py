@@ -34,6 +34,7 @@ from coven_core.model import Disposition, OccurrenceKind, Revision
 from coven_core.notation.i18n import N_, _
 from coven_core.notation.reasons import reason_text
 from coven_core.queries import Explanation, explain, usable
+from coven_core.schedule.exclusions import EXCLUDED_DATE
 from coven_core.schedule.timetable import ScheduleKind, Timetable
 from coven_core.scheduling import routines
 from coven_core.store.codec import instant_from
@@ -42,6 +43,7 @@ from coven_core.tz import tzdb
 from coven_core.tz.binding import BoundTime, LocalTimeKind, at_instant, bind
 from coven_core.tz.transitions import Transition, transition_for, transitions_between
 from coven_core.views.inspection import inspect
+from coven_core.views.policies import decision_sentence
 
 #: How far ahead a routine's explanation lists its zone's transitions.
 UPCOMING_SPAN = timedelta(days=365)
@@ -230,15 +232,23 @@ def explain_occurrence(store: Store, occurrence_id: str, locale: str) -> Occurre
         routine.name,
         row["id"],
         facts,
-        outcome_sentence(row["disposition"], row["reason"], row["state"], locale),
+        _with_decision(
+            outcome_sentence(row["disposition"], row["reason"], row["state"], locale),
+            decision_sentence(row["reason"], row.get("decision"), locale),
+        ),
         found,
     )
+
+
+def _with_decision(outcome: str, why: str | None) -> str:
+    return outcome if why is None else f"{outcome} {why}"
 
 
 def _tense(row: dict[str, Any]) -> str:
     if row["state"] != "settled":
         return WILL_RUN if row["state"] == "planned" else RAN
-    return NOT_RUN if row["disposition"] == Disposition.SKIPPED.value else RAN
+    not_run = (Disposition.SKIPPED.value, Disposition.SHADOWED.value)
+    return NOT_RUN if row["disposition"] in not_run else RAN
 
 
 def _stored_moment(row: dict[str, Any], revision: Revision) -> BoundTime:
@@ -279,6 +289,7 @@ _OUTCOMES = {
     Disposition.SKIPPED.value: N_("It was skipped ({reason})."),
     Disposition.RECOVERY_REQUIRED.value: N_("Coven cannot know how it ended: a person decides."),
     Disposition.RECONCILED.value: N_("A person decided how it ended."),
+    Disposition.SHADOWED.value: N_("It was a trial ({reason}): nothing was started."),
 }
 _STATES = {
     "planned": N_("It is planned and has not run yet."),
@@ -292,6 +303,11 @@ _REASONS = {
     "paused": N_("paused"),
     "quarantined": N_("quarantined"),
     "deleted": N_("the routine was deleted"),
+    "excluded_date": N_("the date is excluded"),
+    "would_run": N_("it would have run"),
+    "budget_exhausted": N_("the day's budget was used up"),
+    "cooldown": N_("cooling down after failures"),
+    "group_busy": N_("another routine of its group was running"),
 }
 
 
@@ -349,6 +365,9 @@ def explain_routine(
 
     def facts(moment: BoundTime) -> MomentFacts:
         sentence = moment_sentence(moment, zone_key, absolute, WILL_RUN, locale)
+        if found.upcoming.skip_reason(moment) == EXCLUDED_DATE:
+            sentence = _("It will be skipped: its date is one of the routine's exclusion "
+                         "dates.", locale)  # fmt: skip
         return _facts(moment, zone_key, version, sentence, locale)
 
     return RoutineExplanation(

@@ -31,6 +31,9 @@ _SKIPPED = {
     "routine_broken": N_("Skipped: the routine was broken (its revision could not be loaded)"),
     "nonexistent_local_time": N_("Skipped: this wall time does not exist (a daylight-saving gap)"),
     "excluded_date": N_("Skipped: the date is excluded"),
+    "budget_exhausted": N_("Skipped: the day's budget was used up"),
+    "cooldown": N_("Skipped: the routine was cooling down after failures"),
+    "group_busy": N_("Skipped: another routine of its group was running"),
 }
 
 _CAUSES = {
@@ -113,6 +116,15 @@ def _cancelled(end: Ending, locale: str | None) -> str:
     return f"{text}: {end.cancel_reason}" if end.cancel_reason else text
 
 
+def _shadowed(end: Ending, locale: str | None) -> str:
+    """A trial routine's moment (DESIGN §14): what would have happened; nothing started."""
+    if end.reason == "would_run":
+        return _("Trial: would have run (nothing was started)", locale)
+    live = ending(Ending("skipped", end.reason, cause=end.cause, window_count=end.window_count),
+                  locale)  # fmt: skip
+    return _("Trial (nothing was started) — would have been: {ending}", locale).format(ending=live)
+
+
 def _other(end: Ending, locale: str | None) -> str:
     return end.reason or end.disposition or ""
 
@@ -128,6 +140,7 @@ _ENDINGS: dict[str, Callable[[Ending, str | None], str]] = {
     "reconciled": lambda end, locale: _("Decided by a person: {reason}", locale).format(
         reason=end.reason
     ),
+    "shadowed": _shadowed,
 }
 
 

@@ -133,6 +133,21 @@ async def held_run(desktop: Desktop) -> str:
     return ref.occurrence_id
 
 
+async def _editor(page: Any) -> QWidget:
+    """The routine editor with the policies of a trial routine typed in (DESIGN §14)."""
+    page.open_editor("verify-backup", "0 4 * * *", "/usr/local/bin/verify /mnt/backup")
+    editor = page.editor
+    editor.policies_toggle.setChecked(True)
+    editor.except_dates.setText("2026-04-03, 2026-12-24")
+    editor.shadow.setChecked(True)
+    editor.max_runs.setValue(2)
+    editor.cooldown.setText("30m")
+    editor.group.setText("disk")
+    editor.after.setText("backup")
+    await editor.check()
+    return page.window()  # type: ignore[no-any-return]
+
+
 async def _loaded(window: QWidget) -> QWidget:
     """The window once its own loading has finished (never a second, overlapping load)."""
     settle = getattr(window, "settle", None)
@@ -142,7 +157,7 @@ async def _loaded(window: QWidget) -> QWidget:
 
 
 EXTRA_WINDOWS: dict[str, tuple[tuple[str, Make], ...]] = {
-    "routines": (("routines-running", _running_routines),),
+    "routines": (("routines-running", _running_routines), ("routines-editor", _editor)),
     "runs": (
         ("runs-one-routine", _one_routine),
         ("run-detail-failed", _failed_run),

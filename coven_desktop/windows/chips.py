@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleO
 
 from coven_desktop.windows.timeline_colours import STATE_COLOURS as COLOURS
 from coven_desktop.windows.timeline_geometry import IN_PROGRESS, PLANNED
+from coven_desktop.windows.tones import contrast
 
 #: A cell's outcome key (a disposition, or ``waiting``/``starting``/``running``).
 ChipRole = Qt.ItemDataRole.UserRole + 20
@@ -25,20 +26,6 @@ _PAD_X, _PAD_Y, _RADIUS = 7.0, 3.0, 8.0
 def chip_colour(outcome: str) -> QColor:
     """The colour of an outcome: its disposition's on the timeline."""
     return QColor(COLOURS.get(_LIVE.get(outcome, outcome), COLOURS[PLANNED]))
-
-
-def _luminance(colour: QColor) -> float:
-    def linear(channel: float) -> float:
-        return channel / 12.92 if channel <= 0.03928 else ((channel + 0.055) / 1.055) ** 2.4
-
-    red, green, blue = (linear(c) for c in (colour.redF(), colour.greenF(), colour.blueF()))
-    return 0.2126 * red + 0.7152 * green + 0.0722 * blue
-
-
-def contrast(one: QColor, other: QColor) -> float:
-    """The WCAG contrast ratio of two colours (1 to 21)."""
-    light, dark = sorted((_luminance(one), _luminance(other)), reverse=True)
-    return (light + 0.05) / (dark + 0.05)
 
 
 def text_on(fill: QColor) -> QColor:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import shiboken6
 from babel.dates import format_datetime
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -38,7 +40,7 @@ from PySide6.QtWidgets import (
 from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.model import MisfirePolicy, OverlapPolicy
+from coven_core.model import MisfirePolicy, OverlapPolicy, SkipReason
 from coven_core.queries import (
     BoundTime,
     DraftCheck,
@@ -59,6 +61,8 @@ if TYPE_CHECKING:
 
 #: How long typing must pause before the draft is checked again.
 DEBOUNCE_MS = 250
+#: The policy fields that can have a problem of their own.
+_POLICY_FIELDS = ("except_dates", "max_runtime_per_day", "cooldown", "cooldown_max", "after")
 #: The kind of each preview row (regular, nonexistent, repeated), for tests and styling.
 KindRole = Qt.ItemDataRole.UserRole + 1
 
@@ -87,6 +91,9 @@ class RoutineEditor(QGroupBox):
         form = QFormLayout()
         self._add_fields(form)
         layout.addLayout(form)
+        policies = self._policy_section()
+        layout.addWidget(self.policies_toggle)
+        layout.addWidget(policies)
         self.words = QLabel("", self)  # the schedule in words, as the list will say it
         self.words.setObjectName("words")
         self.words.setWordWrap(True)
@@ -122,6 +129,22 @@ class RoutineEditor(QGroupBox):
         self.retries = QSpinBox(self)
         self.retries.setRange(0, 100)
         self.idempotent = QCheckBox(_("Safe to run twice (idempotent)"), self)
+        self.except_dates = QLineEdit(self)
+        self.except_dates.setPlaceholderText(_("e.g. 2026-12-24, 2026-12-31"))
+        self.shadow = QCheckBox(_("Trial run: decide each moment, never start the command"),
+                                self)  # fmt: skip
+        self.shadow.setToolTip(_("Untick to make it live: a new revision from now on"))
+        self.max_runs = QSpinBox(self)
+        self.max_runs.setRange(0, 10_000)
+        self.max_runs.setSpecialValueText(_("no limit"))  # shown for 0
+        self.max_runtime = self._duration_edit()
+        self.cooldown = self._duration_edit()
+        self.cooldown_max = self._duration_edit()
+        self.cooldown_max.setPlaceholderText(_("none: one day"))
+        self.group = QLineEdit(self)
+        self.group.setPlaceholderText(_("e.g. disk: one routine of a group runs at a time"))
+        self.after = QLineEdit(self)
+        self.after.setPlaceholderText(_("e.g. backup, or backup:finished for any end"))
         rows: list[tuple[str, QWidget, str | None]] = [
             (_("Name"), self.name, "name"),
             (_("Schedule"), self.schedule, "schedule"),
@@ -135,11 +158,53 @@ class RoutineEditor(QGroupBox):
             (_("Retries"), self.retries, None),
             ("", self.idempotent, None),
         ]
+        self.touched: set[str] = set()  # fields the person typed in
+        self.show_all = False  # after a save was tried: every problem shows
+        self._watch_touches()
+        self._keys()
         for label, widget, key in rows:
             if label:  # the label names a field wrapped with its error line (no buddy)
                 widget.setAccessibleName(label)
             form.addRow(label, self._with_error(widget, key))
         self._watch()
+
+    def _policy_section(self) -> QWidget:
+        """The policies (DESIGN §14), folded away until asked for or set: most routines
+        need none, and the preview keeps its room."""
+        self.policies_toggle = QToolButton(self)
+        self.policies_toggle.setText(_("Policies: exclusions, trial, budgets, cooldown, "
+                                       "group, chain"))  # fmt: skip
+        self.policies_toggle.setCheckable(True)
+        self.policies_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.policies_toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.policies_toggle.setAutoRaise(True)
+        self.policies_toggle.toggled.connect(self._show_policies)
+        self.policies = QWidget(self)
+        form = QFormLayout(self.policies)
+        form.setContentsMargins(0, 0, 0, 0)
+        rows: list[tuple[str, QWidget, str | None]] = [
+            (_("Except on"), self.except_dates, "except_dates"),
+            ("", self.shadow, None),
+            (_("Runs a day"), self.max_runs, None),
+            (_("Run time a day"), self.max_runtime, "max_runtime_per_day"),
+            (_("Cooldown after a failure"), self.cooldown, "cooldown"),
+            (_("Longest cooldown"), self.cooldown_max, "cooldown_max"),
+            (_("Group"), self.group, None),
+            (_("Also run after"), self.after, "after"),
+        ]
+        for label, widget, key in rows:
+            if label:  # named by its label (wrapped with its error line: no buddy)
+                widget.setAccessibleName(label)
+            form.addRow(label, self._with_error(widget, key))
+        self.policies.hide()
+        return self.policies
+
+    def _show_policies(self, shown: bool) -> None:
+        self.policies.setVisible(shown)
+        arrow = Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        self.policies_toggle.setArrowType(arrow)
+        if self.policies_toggle.isChecked() != shown:
+            self.policies_toggle.setChecked(shown)
 
     def _with_error(self, widget: QWidget, key: str | None) -> QWidget:
         if key is None:
@@ -194,16 +259,47 @@ class RoutineEditor(QGroupBox):
         row.addWidget(self.save_button)
         return row
 
+    def _keys(self) -> None:
+        """Enter saves, Esc cancels, from any field of the form."""
+        context = Qt.ShortcutContext.WidgetWithChildrenShortcut
+        for key, act in ((Qt.Key.Key_Return, self.save), (Qt.Key.Key_Enter, self.save),
+                         (Qt.Key.Key_Escape, self.close_editor)):  # fmt: skip
+            shortcut = QShortcut(QKeySequence(key), self)
+            shortcut.setContext(context)
+            shortcut.activated.connect(act)
+
+    def _watch_touches(self) -> None:
+        """A field's problem shows once the person has typed in it (or tried to save): an
+        empty form says nothing yet."""
+        fields = {"name": self.name, "schedule": self.schedule, "command": self.command,
+                  "grace": self.grace, "timeout": self.timeout,
+                  "except_dates": self.except_dates, "max_runtime_per_day": self.max_runtime,
+                  "cooldown": self.cooldown, "cooldown_max": self.cooldown_max,
+                  "after": self.after}  # fmt: skip
+        for key, edit in fields.items():
+            edit.textEdited.connect(lambda _text, key=key: self._touch(key))
+        zone_line = self.zone.lineEdit()
+        if zone_line is not None:
+            zone_line.textEdited.connect(lambda _text: self._touch("timezone"))
+        self.zone.activated.connect(lambda _index: self._touch("timezone"))
+
+    def _touch(self, key: str) -> None:
+        self.touched.add(key)
+
     def _watch(self) -> None:
         """Any change starts (or restarts) the debounce timer."""
-        for edit in (self.name, self.schedule, self.command, self.grace, self.timeout):
+        edits = (self.name, self.schedule, self.command, self.grace, self.timeout,
+                 self.except_dates, self.max_runtime, self.cooldown, self.cooldown_max,
+                 self.group, self.after)  # fmt: skip
+        for edit in edits:
             edit.textChanged.connect(self._changed)
         self.zone.currentTextChanged.connect(self._changed)
         for box in (self.misfire, self.overlap):
             box.currentIndexChanged.connect(self._changed)
-        for check in (self.shell, self.idempotent):
+        for check in (self.shell, self.idempotent, self.shadow):
             check.toggled.connect(self._changed)
         self.retries.valueChanged.connect(self._changed)
+        self.max_runs.valueChanged.connect(self._changed)
 
     def _changed(self, *_args: object) -> None:
         self.status.hide()  # a refusal was about what the form said before this change
@@ -228,6 +324,8 @@ class RoutineEditor(QGroupBox):
 
     def _open(self) -> None:
         self.status.hide()
+        self.touched.clear()
+        self.show_all = self.editing is not None  # a stored routine's problems are news
         self.show()
         (self.schedule if self.name.text() else self.name).setFocus()
         self._debounce.start()
@@ -244,6 +342,15 @@ class RoutineEditor(QGroupBox):
         self.timeout.setText(draft.timeout)
         self.retries.setValue(draft.retries)
         self.idempotent.setChecked(draft.idempotent)
+        self.except_dates.setText(draft.except_dates)
+        self.shadow.setChecked(draft.shadow)
+        self.max_runs.setValue(draft.max_runs_per_day)
+        self.max_runtime.setText(draft.max_runtime_per_day)
+        self.cooldown.setText(draft.cooldown)
+        self.cooldown_max.setText(draft.cooldown_max)
+        self.group.setText(draft.group)
+        self.after.setText(draft.after)
+        self._show_policies(draft.has_policies)
 
     def close_editor(self) -> None:
         self._debounce.stop()
@@ -264,6 +371,14 @@ class RoutineEditor(QGroupBox):
             timeout=self.timeout.text(),
             retries=self.retries.value(),
             idempotent=self.idempotent.isChecked(),
+            except_dates=self.except_dates.text(),
+            shadow=self.shadow.isChecked(),
+            max_runs_per_day=self.max_runs.value(),
+            max_runtime_per_day=self.max_runtime.text(),
+            cooldown=self.cooldown.text(),
+            cooldown_max=self.cooldown_max.text(),
+            group=self.group.text(),
+            after=self.after.text(),
         )
 
     # -- checking and the preview -----------------------------------------------------------
@@ -294,9 +409,13 @@ class RoutineEditor(QGroupBox):
     def _show(self, result: DraftCheck, now: datetime) -> None:
         for key, label in self.errors.items():
             message = result.message(key)
-            if key != "form" or message:
-                label.setText(message or "")
-                label.setVisible(bool(message))
+            if key == "form" and not message:
+                continue
+            shown = key == "form" or self.show_all or key in self.touched
+            label.setText(message or "")
+            label.setVisible(bool(message) and shown)
+        if any(result.message(key) for key in _POLICY_FIELDS):
+            self._show_policies(True)  # a problem is never folded away
         self.preview.clear()
         self.words.clear()
         if result.preview is not None:
@@ -304,25 +423,34 @@ class RoutineEditor(QGroupBox):
             self._fill_preview(result.preview)
 
     def _fill_preview(self, preview: Preview) -> None:
-        locale = self.desktop.locale
         interval = preview.timetable.kind is ScheduleKind.INTERVAL
         for moment in preview.moments:
-            wall = format_datetime(moment.local, format="medium", locale=locale)
-            note = preview.note(moment, locale) or ""
-            cells = [wall, "UTC" + format_offset(moment.offset), self._status(moment, interval)]
-            item = QTreeWidgetItem([*cells, note])
-            item.setData(0, KindRole, moment.kind.value)
-            for column in range(4):
-                item.setToolTip(column, note)
-            if moment.skipped:
-                font = item.font(0)
-                font.setStrikeOut(True)
-                item.setFont(0, font)
-            self.preview.addTopLevelItem(item)
+            self._add_moment(preview, moment, interval)
         if not preview.moments:
             self.preview.addTopLevelItem(QTreeWidgetItem([_("No further occurrences")]))
+        if preview.ruled is not None:  # however far ahead: before a 02:30 routine is saved
+            self.preview.addTopLevelItem(QTreeWidgetItem([_("… the next clock change:")]))
+            self._add_moment(preview, preview.ruled, interval)
 
-    def _status(self, moment: BoundTime, interval: bool) -> str:
+    def _add_moment(self, preview: Preview, moment: BoundTime, interval: bool) -> None:
+        locale = self.desktop.locale
+        wall = format_datetime(moment.local, format="medium", locale=locale)
+        note = preview.note(moment, locale) or ""
+        skip = preview.skip_reason(moment)
+        cells = [wall, "UTC" + format_offset(moment.offset), self._status(moment, interval, skip)]
+        item = QTreeWidgetItem([*cells, note])
+        item.setData(0, KindRole, moment.kind.value)
+        for column in range(4):
+            item.setToolTip(column, note)
+        if skip is not None:
+            font = item.font(0)
+            font.setStrikeOut(True)
+            item.setFont(0, font)
+        self.preview.addTopLevelItem(item)
+
+    def _status(self, moment: BoundTime, interval: bool, skip: str | None) -> str:
+        if skip == SkipReason.EXCLUDED_DATE:
+            return _("Skipped: an excluded date")
         if moment.kind is LocalTimeKind.NONEXISTENT:
             return _("Skipped: this time does not exist")
         if moment.kind is LocalTimeKind.REPEATED and not interval:
@@ -338,6 +466,7 @@ class RoutineEditor(QGroupBox):
     async def submit(self) -> bool:
         """Check, then add or edit through the operator API; True once it is stored."""
         self._debounce.stop()
+        self.show_all = True  # a save asks for every problem at once
         result = await self.check()
         if result.spec is None:
             self._say(_("Fix the problems shown above to save."))

@@ -65,6 +65,7 @@ class RoutinesModel(QAbstractTableModel):
             "skipped": _("Skipped"),
             "recovery_required": _("Needs your decision"),
             "reconciled": _("Decided by a person"),
+            "shadowed": _("Trial (not started)"),
         }
 
     # -- content ----------------------------------------------------------------------------

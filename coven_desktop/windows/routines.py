@@ -18,7 +18,6 @@ from PySide6.QtCore import QItemSelectionModel, QObject, QSortFilterProxyModel, 
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QSizePolicy,
@@ -35,6 +34,7 @@ from coven_desktop.tasks import Tasks
 from coven_desktop.windows.cancelling import ask_to_cancel
 from coven_desktop.windows.fitting import FittingTable
 from coven_desktop.windows.import_dialog import ImportDialog
+from coven_desktop.windows.notice import Notice
 from coven_desktop.windows.routine_editor import RoutineEditor
 from coven_desktop.windows.routine_model import Column, Index, RoutinesModel, SortRole
 from coven_desktop.windows.routine_rows import RoutineRow, load_rows
@@ -73,9 +73,7 @@ class Page(QWidget):
         layout = QVBoxLayout(self)
         self.actions_bar = self._actions()
         layout.addWidget(self.actions_bar)
-        self.notice = QLabel("", self)
-        self.notice.setWordWrap(True)
-        self.notice.hide()
+        self.notice = Notice(self)
         layout.addWidget(self.notice)
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.table = self._table(splitter)
@@ -106,7 +104,7 @@ class Page(QWidget):
         table.setTabKeyNavigation(False)  # Tab leaves the table (issue #22)
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         table.doubleClicked.connect(lambda _index: self.edit_selected())
-        table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
+        table.selectionModel().selectionChanged.connect(lambda *_: self._picked())
         for key in ("edit", "pause", "resume", "run_now", "cancel", "runs", "delete", "explain"):
             table.addAction(self.action[key])
         return table
@@ -169,6 +167,11 @@ class Page(QWidget):
         self.importer.show()
         self.importer.raise_()
         return self.importer
+
+    def _picked(self) -> None:
+        """Another row: a notice about the last one is stale."""
+        self.notice.clear()
+        self._update_actions()
 
     def _update_actions(self) -> None:
         row = self.selected()
@@ -256,7 +259,7 @@ class Page(QWidget):
     def _act_on_selected(self, work: Callable[[str], Callable[[Engine], object]]) -> None:
         row = self.selected()
         if row is not None:
-            self.notice.hide()
+            self.notice.clear()
             self.desktop.act(work(row.name))
 
     def cancel_selected(self) -> None:
@@ -317,8 +320,19 @@ class Page(QWidget):
         self.select(name)
 
     def _on_refused(self, message: str) -> None:
-        self.notice.setText(message)
-        self.notice.show()
+        """Say why, with the way out as buttons: a quarantined routine is probed or released
+        here, not by a command in a terminal."""
+        row = self.selected()
+        if row is not None and row.state is RoutineState.QUARANTINED:
+            name, act = row.name, self.desktop.act
+            self.notice.say(
+                _("{name} is quarantined after repeated failures: nothing runs until "
+                  "you try it once or release it.").format(name=name),
+                ((_("Probe once"), lambda: act(lambda e: e.operator.probe(name))),
+                 (_("Release"), lambda: act(lambda e: e.operator.release(name)))),
+            )  # fmt: skip
+            return
+        self.notice.say(message)
 
     # -- tasks ------------------------------------------------------------------------------
     async def settle(self) -> None:

@@ -190,6 +190,7 @@ class Legend(QLabel):
             (mark["skipped"], _("Skipped")),
             (mark["recovery_required"], _("Recovery required")),
             (mark["reconciled"], _("Reconciled")), (mark["in_progress"], _("Running")),
+            (mark["shadowed"], _("Trial: decided, not started")),
             (mark["planned"], _("Planned")),
             (mark["planned_skipped"], _("Will be skipped (time does not exist)")),
             (colours.window, _("Missed or paused window (×count)")),

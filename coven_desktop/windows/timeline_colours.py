@@ -33,6 +33,7 @@ STATE_COLOURS: dict[str, QColor] = {
     "skipped": QColor("#9e9e9e"),
     "recovery_required": QColor("#ad1457"),
     "reconciled": QColor("#1565c0"),
+    "shadowed": QColor("#9575cd"),  # a trial's moment: decided, never started
     IN_PROGRESS: QColor("#00838f"),
     PLANNED: QColor("#90a4ae"),
     PLANNED_SKIPPED: QColor("#bdbdbd"),

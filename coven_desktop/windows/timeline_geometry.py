@@ -27,12 +27,13 @@ from coven_core.queries import CoalescedWindow, Lane, PlannedMoment, RecordedOcc
 PLANNED, PLANNED_SKIPPED, IN_PROGRESS = "planned", "planned_skipped", "in_progress"
 DISPOSITIONS = (
     "succeeded", "failed", "cancelled", "timed_out", "skipped", "recovery_required", "reconciled",
+    "shadowed",
 )  # fmt: skip
 #: The colour categories in painting order: where marks of several share a pixel column at a
 #: wide zoom, the later one shows, so what needs a person's eye is painted last.
 CATEGORIES = (
-    PLANNED, PLANNED_SKIPPED, "succeeded", "skipped", "reconciled", "cancelled", IN_PROGRESS,
-    "timed_out", "failed", "recovery_required",
+    PLANNED, PLANNED_SKIPPED, "shadowed", "succeeded", "skipped", "reconciled", "cancelled",
+    IN_PROGRESS, "timed_out", "failed", "recovery_required",
 )  # fmt: skip
 MARK_WIDTH, MARK_HEIGHT = 3.0, 16.0  # pixels: one occurrence's mark
 #: How far a strip reaches beyond each side of the view, in views: panning that far is a blit;

@@ -78,6 +78,7 @@ from coven_core.runtime.base import (
     as_recorded,
     unknowable,
 )
+from coven_core.schedule.exclusions import excludes
 from coven_core.schedule.timetable import Timetable
 from coven_core.scheduling import ids, lease, occurrences, routines
 from coven_core.scheduling.decisions import Segment, spans
@@ -116,6 +117,11 @@ STARTS = (
     datetime(2026, 10, 23, 20, 0, tzinfo=UTC),
 )
 MAX_ROUTINES = 6
+#: The RevisionSpec fields of the policies (DESIGN §14) an edit may change.
+_POLICY_FIELDS = (
+    "except_dates", "shadow", "max_runs_per_day", "max_runtime_per_day", "cooldown",
+    "cooldown_max", "group", "after",
+)  # fmt: skip
 MAX_PASSES_PER_STEP = 20_000
 #: Boundaries a pass or an operator command crosses in this process (the runner's and the
 #: delivery's are not reached: simulated commands have no runner and no output).
@@ -240,6 +246,82 @@ def _no_rerun_after_ambiguity(conn: apsw.Connection) -> list[str]:
     ]
 
 
+def _shadow_starts_nothing(conn: apsw.Connection) -> list[str]:
+    """A trial (shadow) revision's occurrence never has an attempt: nothing was started."""
+    rows = conn.execute(
+        "SELECT o.id FROM occurrences o JOIN revisions v ON v.routine_id = o.routine_id "
+        "AND v.number = o.revision WHERE v.shadow AND EXISTS "
+        "(SELECT 1 FROM attempts a WHERE a.occurrence_id = o.id)"
+    )
+    return [f"occurrence {oid} of a trial (shadow) revision has an attempt" for (oid,) in rows]
+
+
+_FINISHED = ("succeeded", "failed", "timed_out", "cancelled")
+
+
+def _each_upstream_end_triggers_once(conn: apsw.Connection) -> list[str]:
+    """Every triggered occurrence answers an upstream end its revision asked for (a settled
+    attempt; a success for ``succeeded``: a person's retry may have reopened the upstream
+    since); and every upstream run that ended — settled as succeeded, failed, timed out or
+    cancelled after an attempt — triggers exactly one occurrence of each live routine whose
+    newest revision, already in force when the upstream settled, names it (DESIGN §14)."""
+    triggered = {
+        oid: (rid, json.loads(decision)["upstream"], outcome)
+        for oid, rid, decision, outcome in conn.execute(
+            "SELECT o.id, o.routine_id, o.decision, v.after_outcome FROM occurrences o JOIN "
+            "revisions v ON v.routine_id = o.routine_id AND v.number = o.revision "
+            "WHERE o.kind = 'triggered'"
+        )
+    }
+    attempts = dict(conn.execute(
+        "SELECT occurrence_id, max(failure_class IS NULL) FROM attempts WHERE state = 'settled' "
+        "GROUP BY occurrence_id"
+    ))  # fmt: skip
+    ends = {
+        oid: (name, disposition, settled)
+        for oid, name, disposition, settled in conn.execute(
+            "SELECT o.id, r.name, o.disposition, o.settled_at FROM occurrences o JOIN routines r "
+            "ON r.id = o.routine_id WHERE o.disposition IN (?, ?, ?, ?)",
+            _FINISHED,
+        )
+        if oid in attempts
+    }
+    problems = [
+        f"{oid} was triggered by {upstream}, which did not end as {outcome}"
+        for oid, (_rid, upstream, outcome) in triggered.items()
+        if upstream not in attempts or (outcome == "succeeded" and not attempts[upstream])
+    ]
+    downstream = list(conn.execute(
+        "SELECT r.id, v.after_routine, v.after_outcome, v.created_at FROM routines r JOIN "
+        "revisions v ON v.routine_id = r.id AND v.number = r.revision "
+        "WHERE r.state != 'deleted' AND v.after_routine IS NOT NULL"
+    ))  # fmt: skip
+    for upstream, (name, disposition, settled) in ends.items():
+        for rid, after, outcome, created in downstream:
+            wanted = after == name and created < settled
+            matches = outcome == "finished" or disposition == "succeeded"
+            if wanted and matches and f"{rid}@after:{upstream}" not in triggered:
+                problems.append(f"{upstream} ({disposition}) triggered nothing of {rid}")
+    return problems
+
+
+def _exclusions_hold(conn: apsw.Connection) -> list[str]:
+    """A moment on one of its revision's exclusion dates never runs, and a moment skipped
+    as excluded is on one of them (the local date decides)."""
+    rows = conn.execute(
+        "SELECT o.id, o.reason, o.run_id IS NOT NULL FROM occurrences o JOIN revisions v "
+        "ON v.routine_id = o.routine_id AND v.number = o.revision WHERE o.kind = 'scheduled' "
+        "AND (o.run_id IS NOT NULL OR o.reason = 'excluded_date') AND (coalesce(o.reason, '') = "
+        "'excluded_date') != EXISTS (SELECT 1 FROM json_each(v.except_dates) "
+        "WHERE value = substr(o.local_time, 1, 10))"
+    )
+    return [
+        f"occurrence {oid} ran on an excluded date" if ran
+        else f"occurrence {oid} was skipped as excluded ({reason}) on a date not excluded"
+        for oid, reason, ran in rows
+    ]  # fmt: skip
+
+
 _STORE_CHECKS: tuple[Callable[[apsw.Connection], list[str]], ...] = (
     _live_states,
     _attempt_numbers,
@@ -247,6 +329,9 @@ _STORE_CHECKS: tuple[Callable[[apsw.Connection], list[str]], ...] = (
     _success_has_an_exit,
     _awaiting_routines_plan_nothing,
     _no_rerun_after_ambiguity,
+    _exclusions_hold,
+    _shadow_starts_nothing,
+    _each_upstream_end_triggers_once,
 )
 
 
@@ -266,6 +351,7 @@ class _Routine:
     through: datetime  # expected moments are known up to here (exclusive)
     instants: list[Moment] = field(default_factory=list)  # sorted
     known: set[Moment] = field(default_factory=set)
+    excluded: set[Moment] = field(default_factory=set)  # on an exclusion date (see below)
     decided: Counter[Moment] = field(default_factory=Counter)
 
 
@@ -317,6 +403,8 @@ class MomentLedger:
                     )
                     continue
                 state.known.add(moment)
+                if excludes(segment.spec.except_dates, bound):
+                    state.excluded.add(moment)
                 state.instants.append(moment)
                 new.add(moment)
         state.instants.sort()
@@ -343,7 +431,7 @@ class MomentLedger:
     def _read_new_rows(self, conn: apsw.Connection) -> None:
         rows = conn.execute(
             "SELECT rowid, id, routine_id, kind, scheduled_utc, window_first, window_last "
-            "FROM occurrences WHERE rowid > ? AND kind != 'manual' ORDER BY rowid",
+            "FROM occurrences WHERE rowid > ? AND kind NOT IN ('manual', 'triggered') ORDER BY rowid",
             (self._last_rowid,),
         )
         for rowid, oid, rid, kind, at, first, last in list(rows):
@@ -376,6 +464,12 @@ def _moment_problem(rid: str, moment: Moment, state: _Routine) -> str | None:
         return f"routine {rid}: the moment {when} was decided twice" if count > 1 else None
     if gap:  # its own row, and it may also lie inside a window of missed moments
         return None if count >= 1 else f"routine {rid}: the gap at {when} has no row"
+    if moment in state.excluded:  # likewise: it never runs (_exclusions_hold) either way
+        return (
+            None
+            if count >= 1
+            else (f"routine {rid}: the moment {when} (an excluded date) passed with no disposition")
+        )
     if count == 1:
         return None
     if count == 0:
@@ -744,6 +838,9 @@ class Simulator:
         self.seed, self.data_dir = seed, data_dir
         self.rng = random.Random(seed)
         self.upgrades = random.Random(seed * 104_729 + 5) if upgrades else None
+        # The policies of issue #23 draw from their own stream, so that the trajectories the
+        # seeds had before them stay as they were where no policy changes what happens.
+        self.policies = random.Random(seed * 15_485_863 + 23)
         self.clock = VirtualClock(self.rng.choice(STARTS))
         self.world = World(random.Random(seed * 7919 + 1), self.clock)
         self.world.may_start = self._may_start
@@ -867,7 +964,7 @@ class Simulator:
     # -- what a person does -----------------------------------------------------------------------
     def _spec(self) -> RevisionSpec:
         rng = self.rng
-        return RevisionSpec(
+        spec = RevisionSpec(
             schedule=rng.choice(SCHEDULES),
             timezone=rng.choice(ZONES),
             argv=("/usr/bin/sim",),
@@ -879,6 +976,26 @@ class Simulator:
             idempotent=rng.random() < 0.3,
             quarantine_after=rng.choice((2, 3, 5)),
         )
+        return self._policies(spec)
+
+    def _policies(self, spec: RevisionSpec) -> RevisionSpec:
+        """The policies of DESIGN §14 a person might set, each in some of the revisions."""
+        rng, today = self.policies, self.clock.now_utc().date()
+        days = rng.choice((0, 0, 1, 3))
+        excluded = {today + timedelta(days=rng.randint(-1, 12)) for _ in range(days)}
+        shadow = rng.random() < 0.2
+        runs = rng.choice((None, None, None, 1, 2, 4))
+        runtime = rng.choice((None, None, None, timedelta(minutes=30), timedelta(hours=3)))
+        rest = rng.choice((None, None, timedelta(minutes=20), timedelta(hours=1)))
+        rest_max = rng.choice((None, timedelta(hours=2)))
+        group = rng.choice((None, None, "disk", "net"))
+        names = self._names()
+        after = rng.choice(names) if names and rng.random() < 0.25 else None
+        return replace(
+            spec, except_dates=tuple(sorted(excluded)), shadow=shadow, max_runs_per_day=runs,
+            max_runtime_per_day=runtime, cooldown=rest, cooldown_max=rest_max, group=group,
+            after=after, after_outcome=rng.choice(("succeeded", "finished")),
+        )  # fmt: skip
 
     def act_add(self) -> None:
         if len(self._names()) >= MAX_ROUTINES:
@@ -895,6 +1012,8 @@ class Simulator:
         fresh = self._spec()
         field_name = self.rng.choice(("schedule", "timezone", "retries", "timeout", "overlap",
                                       "misfire", "idempotent"))  # fmt: skip
+        if self.policies.random() < 0.3:
+            field_name = self.policies.choice(_POLICY_FIELDS)
         value = getattr(fresh, field_name)
 
         def change(spec: RevisionSpec) -> RevisionSpec:
@@ -1074,13 +1193,20 @@ class Simulator:
         its zone was lost may still start: its instant is known, and the command needs no
         zone; the ledger proves that nothing is decided after.)"""
         conn = self.node.store.conn
-        state, forced, probe, kind, run = conn.execute(
-            "SELECT r.state, o.forced, o.probe, o.kind, o.run_id FROM occurrences o "
-            "JOIN routines r ON r.id = o.routine_id WHERE o.id = ?",
+        state, forced, probe, kind, run, shadow = conn.execute(
+            "SELECT r.state, o.forced, o.probe, o.kind, o.run_id, v.shadow FROM occurrences o "
+            "JOIN routines r ON r.id = o.routine_id JOIN revisions v ON v.routine_id = "
+            "o.routine_id AND v.number = o.revision WHERE o.id = ?",
             (launch.occurrence_id,),
         ).fetchone()
         by_person = kind == "manual" or forced or run in self.retried
         problems = []
+        if shadow:
+            problems.append(f"{launch.occurrence_id} of a trial (shadow) revision started")
+        if kind != "manual" and launch.attempt_id.endswith(".1"):
+            problems.extend(_within_runs_budget(conn, launch))
+            problems.extend(_after_the_cooldown(conn, launch))
+        problems.extend(self._group_is_free(conn, launch))
         if state == "deleted" or (state == "quarantined" and not probe):
             problems.append(f"{launch.occurrence_id} started although its routine is {state}")
         elif state == "paused" and not by_person:
@@ -1096,6 +1222,19 @@ class Simulator:
                 "awaits a decision"
             )
         return problems
+
+    def _group_is_free(self, conn: apsw.Connection, launch: Launch) -> list[str]:
+        """No command of another routine of the launch's group runs on the machine now."""
+        group = _group_of(conn, launch.occurrence_id)
+        if group is None:
+            return []
+        return [
+            f"{launch.occurrence_id} started while {other.launch.occurrence_id} of its group "
+            f"{group} still runs"
+            for other in self.world.live()
+            if other.launch.routine_id != launch.routine_id
+            and _group_of(conn, other.launch.occurrence_id) == group
+        ]
 
     def violations(self) -> list[str]:
         now = self.clock.now_utc()
@@ -1186,6 +1325,67 @@ class Simulator:
             (instant_text(now),),
         )
         return [f"routine {name}: the moment at {due} is due but undecided" for name, due in rows]
+
+
+def _group_of(conn: apsw.Connection, occurrence_id: str) -> str | None:
+    row = conn.execute(
+        "SELECT v.group_name FROM occurrences o JOIN revisions v ON v.routine_id = o.routine_id "
+        "AND v.number = o.revision WHERE o.id = ?",
+        (occurrence_id,),
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def _within_runs_budget(conn: apsw.Connection, launch: Launch) -> list[str]:
+    """A scheduled run starts only while its local day (in the revision's zone) has started
+    fewer runs than the revision's budget; a person's runs count too (DESIGN §14)."""
+    most, zone, claimed = conn.execute(
+        "SELECT v.max_runs_per_day, v.timezone, a.claimed_at FROM attempts a JOIN occurrences "
+        "o ON o.id = a.occurrence_id JOIN revisions v ON v.routine_id = o.routine_id AND "
+        "v.number = o.revision WHERE a.id = ?",
+        (launch.attempt_id,),
+    ).fetchone()
+    if most is None:
+        return []
+    local = instant_from(claimed).astimezone(ZoneInfo(zone)).date()
+    rows = conn.execute(
+        "SELECT a.claimed_at FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id "
+        "WHERE o.routine_id = ? AND a.number = 1 AND a.occurrence_id != ?",
+        (launch.routine_id, launch.occurrence_id),
+    )
+    before = sum(
+        1 for (at,) in rows
+        if at <= claimed and instant_from(at).astimezone(ZoneInfo(zone)).date() == local
+    )  # fmt: skip
+    if before < most:
+        return []
+    return [
+        f"{launch.occurrence_id} started as run {before + 1} of {local}, over its budget {most}"
+    ]
+
+
+def _after_the_cooldown(conn: apsw.Connection, launch: Launch) -> list[str]:
+    """A scheduled run never starts while its routine rests after failures in a row: the
+    revision's cooldown, doubled per further failure, capped, from the last failure."""
+    rest, cap, failures, claimed = conn.execute(
+        "SELECT v.cooldown_seconds, v.cooldown_max_seconds, r.consecutive_failures, "
+        "a.claimed_at FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id JOIN "
+        "revisions v ON v.routine_id = o.routine_id AND v.number = o.revision JOIN routines r "
+        "ON r.id = o.routine_id WHERE a.id = ?",
+        (launch.attempt_id,),
+    ).fetchone()
+    last = conn.execute(
+        "SELECT max(settled_at) FROM occurrences WHERE routine_id = ? AND probe = 0 "
+        "AND disposition IN ('failed', 'timed_out')",
+        (launch.routine_id,),
+    ).fetchone()[0]
+    if rest is None or not failures or last is None:
+        return []
+    length = min(rest * 2 ** (failures - 1), max(cap or 86_400, rest))
+    until = instant_from(last) + timedelta(seconds=length)
+    if instant_from(claimed) >= until:
+        return []
+    return [f"{launch.occurrence_id} started at {claimed} inside its cooldown until {until}"]
 
 
 def _against_truth(

@@ -4,7 +4,7 @@ engine event on the bridge's signal (never a fixed wait)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import qasync
 
@@ -26,8 +26,11 @@ def wait_for_event(
     loop: qasync.QEventLoop,
     predicate: Callable[[Event], bool],
     timeout: float = 20.0,
+    *,
+    doing: Awaitable[object] | None = None,
 ) -> Event:
-    """Resolve on the bridge's signal (never a fixed wait)."""
+    """Resolve on the bridge's signal (never a fixed wait). ``doing`` runs only once the
+    listener is connected: an event that arrives while it runs is not missed."""
     found: asyncio.Future[Event] = loop.create_future()
 
     def look(events: list[Event]) -> None:
@@ -37,6 +40,8 @@ def wait_for_event(
 
     desktop.service.eventsArrived.connect(look)
     try:
+        if doing is not None:
+            loop.run_until_complete(doing)
         return loop.run_until_complete(asyncio.wait_for(found, timeout))
     finally:
         desktop.service.eventsArrived.disconnect(look)

@@ -139,8 +139,8 @@ def test_the_menu_keeps_its_order_while_a_real_command_runs(desktop: Desktop, lo
     assert top_level(desktop) == calm
     assert menu_action(desktop, "Running (1)").isEnabled()
     run_id = desktop.overview.running[0].run_id  # type: ignore[union-attr]
-    loop.run_until_complete(desktop.act(lambda e: e.operator.cancel(run_id)))
-    wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
+    cancel = desktop.act(lambda e: e.operator.cancel(run_id))
+    wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED, doing=cancel)
     loop.run_until_complete(desktop.refresh())
     assert top_level(desktop) == calm
     assert not menu_action(desktop, "Running (0)").isEnabled()

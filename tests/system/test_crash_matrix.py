@@ -47,6 +47,7 @@ from tests.system.conftest import Harness, wait_for
 
 OPERATOR_POINTS = frozenset({"revision.before_commit", "revision.after_commit", "publish.before"})
 RUNNER_POINTS = frozenset({"runner.started", "runner.spawned"})
+CHAIN_POINT = "chain.before_plan"  # reached only by an upstream with a routine after it
 KINDS = ("non-idempotent", "idempotent")
 CRASHED = failpoints.CRASH_STATUS
 TIMEOUT = 30.0
@@ -150,6 +151,22 @@ def test_a_crash_at_each_boundary_converges(
     row = _observe(case, point, crashed, at_crash)
     crash_matrix.append(row)
     _check(case, row, _expected(point, case.idempotent), exact=not relaunched)
+    if point == CHAIN_POINT:
+        _check_one_downstream(case)
+
+
+def _check_one_downstream(case: Case) -> None:
+    """The upstream's success planned exactly one downstream occurrence, whatever the crash
+    between the two writes did: both were rolled back together, then made again."""
+    ((upstream,),) = case.harness.query(
+        "SELECT id FROM occurrences WHERE routine_id = ?", (case.routine_id,)
+    )
+    rows = case.harness.query(
+        "SELECT o.id FROM occurrences o JOIN routines r ON r.id = o.routine_id "
+        "WHERE r.name = ? AND o.kind = 'triggered'",
+        (DOWNSTREAM,),
+    )
+    assert [row[0].split("@after:")[1] for row in rows] == [upstream]
 
 
 def _expected(point: str, idempotent: bool) -> tuple[str, int]:
@@ -208,8 +225,13 @@ def _armed(point: str) -> dict[str, str]:
     return {failpoints.ENV: f"{point}:crash"}
 
 
+DOWNSTREAM = "after-crashy"
+
+
 def _crash_the_daemon(case: Case, point: str) -> str:
     rid = case.add()
+    if point == CHAIN_POINT:  # a routine chained after it: its success reaches the point
+        case.harness.add(DOWNSTREAM, ("true",), after=case.name)
     daemon = _start_when_due(case.harness, _armed(point))
     reached = wait_for(lambda: daemon.poll() is not None or _finished(case.harness, rid), TIMEOUT)
     if reached and daemon.poll() is None:

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +28,7 @@ from coven_core.clock import SystemClock
 from coven_core.engine import open_engine
 from coven_core.model import RevisionSpec
 from coven_core.views.status import status
+from tests.system.conftest import wait_for
 
 TOOLS = ("Xvfb", "openbox", "trayer", "xdotool", "xwininfo")
 
@@ -115,16 +116,6 @@ def display() -> Iterator[Display]:
                 process.kill()
 
 
-def wait_for(find: Callable[[], Spot | bool | None], timeout: float = 30.0) -> Spot | bool | None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = find()
-        if found:
-            return found
-        time.sleep(0.2)  # real time: another process draws the screen
-    return None
-
-
 _WINDOW = re.compile(r"^(\s*)0x[0-9a-f]+ .*?(\d+)x(\d+)\+-?\d+\+-?\d+\s+\+(-?\d+)\+(-?\d+)\s*$")
 
 
@@ -210,8 +201,9 @@ def test_pause_all_from_the_tray_menu_on_a_real_display(
     data = tmp_path / "data"
     add_routine(data)
     quit_at_end.append(launch(display.env, data, tmp_path / "app.log"))
-    icon = wait_for(lambda: embedded_icon(display.env))
-    assert isinstance(icon, Spot), "the tray icon was never embedded in the tray host"
+    assert wait_for(lambda: embedded_icon(display.env)), "the icon was never embedded in the tray"
+    icon = embedded_icon(display.env)
+    assert icon is not None
     presses = key_presses_to("Pause all", data)
     x, y = icon.centre
     right_click = ["xdotool", "mousemove", str(x), str(y), "click", "3", "sleep", "0.5"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import NamedTuple
@@ -27,12 +28,13 @@ class _Row(NamedTuple):
     manual_key: str | None
     window_first: str | None
     cause: str | None
+    decision: str | None
 
 
 def check_ids(context: Context) -> Iterator[Finding]:
     rows = context.conn.execute(
         "SELECT id, routine_id, kind, scheduled_utc, local_kind, manual_key, window_first, "
-        "cause FROM occurrences ORDER BY id"
+        "cause, decision FROM occurrences ORDER BY id"
     )
     for row in map(_Row._make, rows):
         expected = _derived_id(row)
@@ -48,12 +50,24 @@ def check_ids(context: Context) -> Iterator[Finding]:
 def _derived_id(row: _Row) -> str | None:
     if row.kind == "manual":
         return None if row.manual_key is None else ids.manual_id(row.routine_id, row.manual_key)
+    if row.kind == "triggered":  # derived from the upstream occurrence (a chain, DESIGN §14)
+        upstream = _upstream(row.decision)
+        return None if upstream is None else ids.triggered_id(row.routine_id, upstream)
     if row.kind == "coalesced":
         first = instant_from(row.window_first or row.scheduled_utc)
         broken = row.cause == MissedCause.ROUTINE_BROKEN.value
         return ids.coalesced_id(row.routine_id, first, broken=broken)
     gap = row.local_kind == LocalTimeKind.NONEXISTENT.value
     return ids.occurrence_id(row.routine_id, _moment(instant_from(row.scheduled_utc), gap))
+
+
+def _upstream(decision: str | None) -> str | None:
+    try:
+        found = json.loads(decision or "{}")
+    except ValueError:
+        return None
+    upstream = found.get("upstream") if isinstance(found, dict) else None
+    return upstream if isinstance(upstream, str) else None
 
 
 def _moment(instant: datetime, gap: bool) -> BoundTime:

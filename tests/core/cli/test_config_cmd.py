@@ -11,12 +11,14 @@ def test_config_shows_the_default_timeout_and_set_changes_it(coven: Coven) -> No
     coven.new_store()
     shown = coven.json("config")["settings"]
     assert [(s["name"], s["value"], s["default"]) for s in shown] == [
-        ("default-timeout", "1d", True)
+        ("default-timeout", "1d", True),
+        ("max-active", "4", True),
     ]
     status, out, err = coven("config", "set", "default-timeout", "6h")
     assert (status, err) == (0, "") and "default-timeout is now 6h" in out
     status, out, _ = coven("config")
-    assert "6h" in out and "(default)" not in out
+    [line] = [line for line in out.splitlines() if line.startswith("default-timeout")]
+    assert "6h" in line and "(default)" not in line
 
 
 def test_config_set_refuses_what_is_not_a_timeout(coven: Coven) -> None:

@@ -158,7 +158,7 @@ def test_delete_keeps_history_but_frees_the_name(coven: Coven) -> None:
         (["routine", "show", "nobody"], "no routine named 'nobody'"),
         (["routine", "edit", "nobody", "--grace", "5m"], "no routine named 'nobody'"),
         (["routine", "edit", "backup"], "nothing to change"),
-        (["routine", "edit", "backup", "--schedule", "rrule:FREQ=DAILY;BYSETPOS=1"], "unsupported RRULE part BYSETPOS"),
+        (["routine", "edit", "backup", "--schedule", "rrule:FREQ=YEARLY;BYWEEKNO=1"], "unsupported RRULE part BYWEEKNO"),
         (["routine", "edit", "backup", "--tz", "Nowhere"], "unknown time zone 'Nowhere'"),
         (["routine", "edit", "backup", "--"], "the command is empty"),
         (["routine", "delete", "nobody"], "no routine named 'nobody'"),

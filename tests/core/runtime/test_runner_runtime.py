@@ -67,6 +67,19 @@ def test_cancel_stops_the_command(runtime: RunnerRuntime) -> None:
     assert exit_.cancelled and exit_.stop_confirmed and exit_.classify() is FailureClass.CANCELLED
 
 
+def test_a_cancel_the_instant_the_runner_exists_is_a_cancel(runtime: RunnerRuntime) -> None:
+    """Found by the app's tests (issue #21): a cancel sent as soon as the runner's pid was
+    known reached it before it handled its signals; SIGUSR1's default action killed it, no
+    journal was left, and the run awaited a person's decision. The runner is now born with
+    its stop signals held, and takes them once it can answer them: nothing ran, cancelled."""
+    for number in range(5):  # each a race the old runner could lose
+        attempt = f"early{number}"
+        runtime.start(launch(attempt, "/bin/sleep", "30", stop_grace=timedelta(seconds=1)))
+        assert runtime.cancel(attempt)
+        exit_ = next_exit(runtime, runtime.wake)  # type: ignore[attr-defined]
+        assert exit_.classify() is FailureClass.CANCELLED, exit_
+
+
 def test_recover_reads_what_a_finished_runner_left(runtime: RunnerRuntime) -> None:
     started = runtime.start(launch("a4", "/bin/true"))
     next_exit(runtime, runtime.wake)  # type: ignore[attr-defined]

@@ -302,13 +302,57 @@ def test_aware_datetimes_are_a_programming_error() -> None:
         schedule.wall_times_from(NEW_YEAR_2025.replace(tzinfo=UTC))
 
 
+# BYSETPOS ------------------------------------------------------------------------------
+
+
+def test_bysetpos_picks_the_last_weekday_of_each_month() -> None:
+    rule = "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1;BYHOUR=18;BYMINUTE=0"
+    assert _first(rule, datetime(2026, 1, 1), 5) == _times(
+        "2026-01-30T18:00", "2026-02-27T18:00", "2026-03-31T18:00", "2026-04-30T18:00",
+        "2026-05-29T18:00",
+    )  # fmt: skip
+
+
+def test_bysetpos_counts_from_both_ends_within_each_period() -> None:
+    # The first and the second-to-last working day of each month.
+    rule = "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=1,-2;BYHOUR=9;BYMINUTE=0"
+    assert _first(rule, datetime(2026, 8, 1), 4) == _times(
+        "2026-08-03T09:00", "2026-08-28T09:00", "2026-09-01T09:00", "2026-09-29T09:00"
+    )
+
+
+def test_bysetpos_is_counted_in_the_whole_period_even_before_dtstart() -> None:
+    # DTSTART on Jan 15: the month's first working day (Jan 1) lies before it, so January
+    # yields nothing rather than promoting a later day to "first".
+    rule = "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=1;BYHOUR=9;BYMINUTE=0"
+    assert _first(rule, datetime(2026, 1, 15), 2) == _times("2026-02-02T09:00", "2026-03-02T09:00")
+
+
+def test_bysetpos_keeps_its_place_in_the_written_rule() -> None:
+    schedule = RRuleSchedule.parse("FREQ=MONTHLY;BYSETPOS=-1,1;BYDAY=SA,SU", NEW_YEAR_2025)
+    assert str(schedule) == "FREQ=MONTHLY;BYDAY=SA,SU;BYSETPOS=-1,1"
+
+
 # Errors --------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("rule", "message"),
     [
-        ("FREQ=MONTHLY;BYSETPOS=-1;BYDAY=MO", "unsupported RRULE part BYSETPOS"),
+        (
+            "FREQ=DAILY;BYSETPOS=1",
+            "RRULE BYSETPOS: it picks among the times another BY part gives (for example "
+            "BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1), and none is given",
+        ),
+        (
+            "FREQ=MONTHLY;BYDAY=MO;BYSETPOS=0",
+            "RRULE BYSETPOS: 0 is not allowed (use 1..366 or -366..-1)",
+        ),
+        (
+            "FREQ=MONTHLY;BYDAY=MO;BYSETPOS=367",
+            "RRULE BYSETPOS: 367 is out of range (use 1..366 or -366..-1)",
+        ),
+        ("FREQ=MONTHLY;BYDAY=MO;BYSETPOS=last", "RRULE BYSETPOS: 'last' is not a whole number"),
         ("FREQ=YEARLY;BYWEEKNO=20", "unsupported RRULE part BYWEEKNO"),
         ("FREQ=YEARLY;BYYEARDAY=100", "unsupported RRULE part BYYEARDAY"),
         ("FREQ=MINUTELY;BYSECOND=30", "unsupported RRULE part BYSECOND"),
@@ -500,6 +544,7 @@ def _rules(draw: st.DrawFn) -> str:
     maybe("BYDAY", day)
     maybe("BYHOUR", st.integers(0, 23).map(str))
     maybe("BYMINUTE", st.integers(0, 59).map(str))
+    maybe("BYSETPOS", st.sampled_from(["1", "2", "-1", "-2", "3"]))
     parts.append(f"WKST={draw(weekday)}")
     return ";".join(parts)
 

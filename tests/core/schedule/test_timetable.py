@@ -172,7 +172,7 @@ def test_classify(spec: str, kind: ScheduleKind) -> None:
         ("every 0m", "at least 1 minute"),
         ("every 5 weeks", "is not like 'every 30m'"),
         ("once 2026-02-30T10:00", "is not a local date-time"),
-        ("rrule:FREQ=DAILY;BYSETPOS=1", "unsupported RRULE part BYSETPOS"),
+        ("rrule:FREQ=YEARLY;BYWEEKNO=1", "unsupported RRULE part BYWEEKNO"),
         ("cron:0 0 32 * *", r"cron field 3 \(day of month\): 32 is out of range 1-31"),
     ],
 )

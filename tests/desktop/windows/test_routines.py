@@ -509,3 +509,74 @@ def ran_out(desktop: Desktop, loop: qasync.QEventLoop, timeout: float = 20.0) ->
             return
         assert loop.time() < deadline, f"still running: {overview.running}"
         loop.run_until_complete(asyncio.sleep(0.05))  # real time: a real command ends
+
+
+def test_a_fresh_form_says_nothing_until_a_field_is_typed_in(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    drive(loop, page, page.editor.check)
+    errors = page.editor.errors
+    assert not errors["name"].isVisible() and not errors["command"].isVisible()
+    assert errors["name"].text()  # the engine did find it: empty, not yet shown
+    type_schedule(qtbot, loop, page, "0 0 L * *")
+    assert errors["schedule"].isVisible() and not errors["name"].isVisible()
+    press(qtbot, loop, page, page.editor.save_button)  # a save shows every problem
+    assert errors["name"].isVisible() and errors["command"].isVisible()
+
+
+def test_enter_saves_and_esc_cancels(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    fill(qtbot, loop, page, "backup", "/bin/true")
+    type_schedule(qtbot, loop, page, "@daily")
+    drive(loop, page, lambda: qtbot.keyClick(page.editor.command, Qt.Key.Key_Return))
+    drive(loop, page)
+    assert engine(desktop, loop, lambda e: show(e.store, "backup").routine.name) == "backup"
+    assert not page.editor.isVisible()
+    page.open_editor()
+    qtbot.keyClicks(page.editor.name, "draft")
+    qtbot.keyClick(page.editor.name, Qt.Key.Key_Escape)
+    assert not page.editor.isVisible()
+    assert [v.routine.name for v in engine(desktop, loop, lambda e: list_routines(e.store))] == [
+        "backup"
+    ]
+
+
+def test_the_preview_reaches_the_next_clock_change_however_far(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    fill(qtbot, loop, page, "backup", "/bin/true", zone="Europe/Berlin")
+    type_schedule(qtbot, loop, page, "30 2 * * *")  # 8 days from 1 March: none is 29 March
+    rows = preview_rows(page)
+    assert rows[-2][0] == "… the next clock change:"
+    assert rows[-1][0].startswith("Mar 29, 2026") and rows[-1][2].startswith("Skipped")
+    type_schedule(qtbot, loop, page, "30 2 * * 1")  # Mondays: no clock change touches them
+    assert "… the next clock change:" not in [row[0] for row in preview_rows(page)]
+
+
+def test_a_refused_run_now_on_a_quarantined_routine_offers_probe_and_release(
+    desktop, qtbot, loop, page
+) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "sync", "@daily", "UTC")
+    loop.run_until_complete(desktop.act(lambda e: e.operator.quarantine("sync", "by hand")))
+    drive(loop, page, page.reload)
+    page.select("sync")
+    page.action["run_now"].trigger()
+    drive(loop, page)
+    notice = page.notice
+    assert notice.isVisible() and "quarantined" in notice.text()
+    assert "coven " not in notice.text()  # a button, never a command to type
+    assert [b.text() for b in notice.buttons] == ["Probe once", "Release"]
+    press(qtbot, loop, page, notice.buttons[1])
+    drive(loop, page)
+    assert not notice.isVisible()
+    assert (
+        engine(desktop, loop, lambda e: show(e.store, "sync").routine.state) is RoutineState.ACTIVE
+    )
+
+
+def test_a_notice_goes_when_another_routine_is_picked(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    for name in ("a", "b"):
+        add(desktop, loop, name, "@daily", "UTC")
+    drive(loop, page, page.reload)
+    page.select("a")
+    page.notice.say("something about a")
+    page.select("b")
+    assert not page.notice.isVisible()

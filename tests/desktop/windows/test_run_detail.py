@@ -123,8 +123,8 @@ def test_keeping_it_running_cancels_nothing(desktop: Desktop, loop: qasync.QEven
     box.button(QMessageBox.StandardButton.No).click()
     quiet(loop, desktop, window)
     assert row_of(desktop, loop, occurrence).outcome == "running"
-    loop.run_until_complete(desktop.service.call(lambda e: e.operator.cancel_routine("sleeper")))
-    wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
+    cancel = desktop.service.call(lambda e: e.operator.cancel_routine("sleeper"))
+    wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED, doing=cancel)
     window.close()
 
 

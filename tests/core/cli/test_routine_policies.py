@@ -1,0 +1,138 @@
+"""The policy options of ``coven routine add|edit`` (issue #23) and how the CLI tells their
+decisions (``history``, ``inspect``)."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from tests.core.cli.conftest import Coven
+from tests.core.conftest import T0, Engine
+
+DAILY = ("--schedule", "30 2 * * *", "--tz", "America/New_York")
+
+
+def test_except_dates_are_kept_in_order_once_each_and_shown(coven: Coven) -> None:
+    shown = coven.add(
+        "backup", *DAILY, "--except", "2026-12-25", "--except", "2026-12-24",
+        "--except", "2026-12-25",
+    )  # fmt: skip
+    assert shown["except_dates"] == ["2026-12-24", "2026-12-25"]
+    _status, out, _err = coven("routine", "show", "backup")
+    assert "2026-12-24, 2026-12-25" in out
+
+
+def test_edit_replaces_the_except_dates_and_none_clears_them(coven: Coven) -> None:
+    coven.add("backup", *DAILY, "--except", "2026-12-24")
+    edited = coven.json("routine", "edit", "backup", "--except", "2027-01-01")
+    assert (edited["except_dates"], edited["revision"]) == (["2027-01-01"], 2)
+    assert coven.json("routine", "edit", "backup", "--except", "none")["except_dates"] == []
+
+
+def test_a_bad_except_date_is_refused_by_name(coven: Coven) -> None:
+    coven.refuses(
+        "routine", "add", "x", *DAILY, "--except", "24.12.2026", "--", "/bin/true",
+        message="'24.12.2026' is not a date like 2026-12-24",
+    )  # fmt: skip
+
+
+def test_preview_lists_excluded_moments_as_skipped(coven: Coven) -> None:
+    doc = coven.json(
+        "preview", "--schedule", "rrule:FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1",
+        "--tz", "Europe/Berlin", "--start", "2026-01-01T18:00", "--from", "2026-01-01",
+        "--count", "3", "--except", "2026-02-27",
+    )  # fmt: skip
+    assert [(m["local"], m["disposition"], m["reason"]) for m in doc["occurrences"]] == [
+        ("2026-01-30T18:00:00", "planned", None),
+        ("2026-02-27T18:00:00", "skipped", "excluded_date"),
+        ("2026-03-31T18:00:00", "planned", None),
+    ]
+    assert doc["except_dates"] == ["2026-02-27"]
+
+
+def test_history_and_inspect_say_why_a_moment_was_excluded(
+    on_engine_clock: Engine, coven: Coven
+) -> None:
+    engine = on_engine_clock
+    engine.add("daily", "0 13 * * *", except_dates=(date(2026, 3, 1),))
+    engine.run_until(T0 + timedelta(hours=2))
+    _status, out, _err = coven("history", "daily")
+    assert "excluded_date · Its date, 2026-03-01, is one of the routine's exclusion dates." in out
+    [row] = coven.json("history", "daily")["occurrences"]
+    assert (row["reason"], row["decision"]) == ("excluded_date", {"date": "2026-03-01"})
+    _status, out, _err = coven("inspect", row["occurrence_id"])
+    assert out.startswith("Its date, 2026-03-01, is one of the routine's exclusion dates.\n\n")
+
+
+def test_shadow_then_live_each_make_a_revision(coven: Coven) -> None:
+    shown = coven.add("trial", *DAILY, "--shadow")
+    assert (shown["shadow"], shown["revision"]) == (True, 1)
+    _status, out, _err = coven("routine", "show", "trial")
+    assert "shadow: decided as if live, never started" in out
+    live = coven.json("routine", "edit", "trial", "--live")
+    assert (live["shadow"], live["revision"]) == (False, 2)
+    again = coven.json("routine", "edit", "trial", "--shadow")
+    assert (again["shadow"], coven.json("routine", "edit", "trial", "--no-shadow")["shadow"]) == (
+        True, False,
+    )  # fmt: skip
+
+
+def test_history_says_what_a_trial_would_have_done(on_engine_clock: Engine, coven: Coven) -> None:
+    engine = on_engine_clock
+    engine.add("trial", "0 13 * * *", shadow=True)
+    engine.run_until(T0 + timedelta(hours=2))
+    _status, out, _err = coven("history", "trial")
+    assert "shadowed" in out
+    assert "would_run · A trial: it would have run /bin/true; nothing was started." in out
+    assert engine.runtime.launches == []
+
+
+def test_budgets_are_set_shown_and_cleared(coven: Coven) -> None:
+    shown = coven.add("b", *DAILY, "--max-runs-per-day", "3", "--max-runtime-per-day", "1h30m")
+    assert (shown["max_runs_per_day"], shown["max_runtime_per_day_seconds"]) == (3, 5400)
+    _status, out, _err = coven("routine", "show", "b")
+    assert "3 runs a day · 1h30m of run time a day" in out
+    cleared = coven.json("routine", "edit", "b", "--max-runs-per-day", "none")
+    assert (cleared["max_runs_per_day"], cleared["max_runtime_per_day_seconds"]) == (None, 5400)
+    coven.refuses("routine", "edit", "b", "--max-runs-per-day", "0", message="0 must be at least 1")
+
+
+def test_history_says_whose_budget_was_used(on_engine_clock: Engine, coven: Coven) -> None:
+    engine = on_engine_clock
+    engine.add("hourly", "0 * * * *", max_runs_per_day=1)
+    engine.run_until(T0 + timedelta(hours=1, minutes=5))
+    _status, out, _err = coven("history", "hourly")
+    assert "budget_exhausted · The budget of 2026-03-01 was used up: 1 of 1 runs." in out
+
+
+def test_cooldown_is_set_and_shown(coven: Coven) -> None:
+    shown = coven.add("c", *DAILY, "--cooldown", "15m", "--cooldown-max", "2h")
+    assert (shown["cooldown_seconds"], shown["cooldown_max_seconds"]) == (900, 7200)
+    _status, out, _err = coven("routine", "show", "c")
+    assert "15m after a failure, doubling up to 2h" in out
+    assert coven.json("routine", "edit", "c", "--cooldown", "none")["cooldown_seconds"] is None
+
+
+def test_group_is_set_and_cleared(coven: Coven) -> None:
+    assert coven.add("g", *DAILY, "--group", "disk")["group"] == "disk"
+    _status, out, _err = coven("routine", "show", "g")
+    assert "disk (one routine of the group runs at a time)" in out
+    assert coven.json("routine", "edit", "g", "--group", "none")["group"] is None
+
+
+def test_max_active_is_shown_and_set_in_config(coven: Coven) -> None:
+    coven.add("backup", *DAILY)  # a read on a missing store refuses (issue 19): make one
+    shown = {s["name"]: s for s in coven.json("config")["settings"]}
+    assert (shown["max-active"]["value"], shown["max-active"]["default"]) == ("4", True)
+    assert coven.json("config", "set", "max-active", "8")["value"] == "8"
+    coven.refuses("config", "set", "max-active", "0", message="max-active must be at least 1")
+
+
+def test_after_sets_a_chain_and_refuses_a_loop_by_name(coven: Coven) -> None:
+    coven.add("backup", *DAILY)
+    shown = coven.add("verify", *DAILY, "--after", "backup:finished")
+    assert (shown["after"], shown["after_outcome"]) == ("backup", "finished")
+    _status, out, _err = coven("routine", "show", "verify")
+    assert "when a run of backup ends, however it ends" in out
+    coven.refuses("routine", "edit", "backup", "--after", "verify",
+                  message="a chain cannot loop: backup → verify → backup", status=2)  # fmt: skip
+    assert coven.json("routine", "edit", "verify", "--after", "none")["after"] is None

@@ -1,0 +1,145 @@
+"""The routine editor's policy fields (issue #23): typed into, saved, checked through the engine."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from PySide6.QtCore import Qt
+
+from coven_core.model import RevisionSpec
+from coven_core.queries import show
+from tests.desktop.windows.test_routines import (
+    NEW_YORK,
+    click,
+    drive,
+    engine,
+    fill,
+    page,
+    press,
+    preview_rows,
+    reload,
+    type_schedule,
+)
+
+__all__ = ["page"]  # the fixture, shared with the routines window's tests
+
+
+def test_except_dates_mark_the_preview_and_are_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    open_policies(qtbot, loop, page)
+    fill(qtbot, loop, page, "backup", "/bin/true")
+    drive(loop, page, lambda: qtbot.keyClicks(page.editor.except_dates, "2026-03-03, 2026-03-02"))
+    type_schedule(qtbot, loop, page, "0 9 * * *")
+    statuses = [row[2] for row in preview_rows(page)[:4]]
+    assert statuses == ["Planned", "Skipped: an excluded date", "Skipped: an excluded date",
+                        "Planned"]  # fmt: skip
+    assert page.editor.preview.topLevelItem(1).font(0).strikeOut()
+    assert not page.editor.preview.topLevelItem(3).font(0).strikeOut()
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
+    spec = engine(desktop, loop, lambda e: show(e.store, "backup").revision.spec)
+    assert (spec.timezone, spec.except_dates) == (NEW_YORK, (date(2026, 3, 2), date(2026, 3, 3)))
+
+
+def test_a_bad_except_date_is_named_inline(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    open_policies(qtbot, loop, page)
+    fill(qtbot, loop, page, "backup", "/bin/true")
+    drive(loop, page, lambda: qtbot.keyClicks(page.editor.except_dates, "christmas"))
+    result = type_schedule(qtbot, loop, page, "0 9 * * *")
+    error = page.editor.errors["except_dates"]
+    assert error.isVisible() and error.text() == "'christmas' is not a date like 2026-12-24"
+    assert result.spec is None
+
+
+def test_a_trial_is_ticked_then_made_live_from_the_editor(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    open_policies(qtbot, loop, page)
+    fill(qtbot, loop, page, "trial", "/bin/true")
+    type_schedule(qtbot, loop, page, "0 9 * * *")
+    qtbot.mouseClick(page.editor.shadow, Qt.MouseButton.LeftButton)
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
+    assert engine(desktop, loop, lambda e: show(e.store, "trial").revision.spec.shadow)
+    reload(loop, page)
+    assert page.select("trial")
+    click(qtbot, loop, page, "edit")
+    assert page.editor.shadow.isChecked()  # the editor shows the stored trial
+    assert page.editor.policies.isVisible()  # unfolded: a policy is set
+    qtbot.mouseClick(page.editor.shadow, Qt.MouseButton.LeftButton)  # make it live
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
+    revision = engine(desktop, loop, lambda e: show(e.store, "trial").revision)
+    assert (revision.number, revision.spec.shadow) == (2, False)
+
+
+def test_budgets_are_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    open_policies(qtbot, loop, page)
+    fill(qtbot, loop, page, "budgeted", "/bin/true")
+    type_schedule(qtbot, loop, page, "*/5 * * * *")
+    editor = page.editor
+    assert editor.max_runs.text() == "no limit"
+
+    drive(loop, page, lambda: retype(qtbot, {editor.max_runs: "4", editor.max_runtime: "2h"}))
+    spec = saved_spec(desktop, qtbot, loop, page, "budgeted")
+    assert (spec.max_runs_per_day, spec.max_runtime_per_day) == (4, timedelta(hours=2))
+
+
+def test_a_cooldown_is_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    open_policies(qtbot, loop, page)
+    fill(qtbot, loop, page, "resting", "/bin/true")
+    type_schedule(qtbot, loop, page, "*/5 * * * *")
+    editor = page.editor
+
+    drive(loop, page, lambda: retype(qtbot, {editor.cooldown: "15m", editor.cooldown_max: "ever"}))
+    press(qtbot, loop, page, editor.save_button)
+    drive(loop, page)
+    error = editor.errors["cooldown_max"]
+    assert error.isVisible() and "ever" in error.text()
+    drive(loop, page, lambda: retype(qtbot, {editor.cooldown_max: "3h"}))
+    spec = saved_spec(desktop, qtbot, loop, page, "resting")
+    assert (spec.cooldown, spec.cooldown_max) == (timedelta(minutes=15), timedelta(hours=3))
+
+
+def open_policies(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    """Unfold the editor's policies, as a person does, with a click on their heading."""
+    toggle = page.editor.policies_toggle
+    assert not page.editor.policies.isVisible()
+    drive(loop, page, lambda: qtbot.mouseClick(toggle, Qt.MouseButton.LeftButton))
+    assert page.editor.policies.isVisible()
+
+
+def retype(qtbot, fields: dict) -> None:  # type: ignore[no-untyped-def,type-arg]
+    """Replace what each field (a line edit or a spin box) says, typing like a person."""
+    for field, text in fields.items():
+        field.selectAll()
+        qtbot.keyClicks(field, text)
+
+
+def saved_spec(desktop, qtbot, loop, page, name: str):  # type: ignore[no-untyped-def]
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
+    return engine(desktop, loop, lambda e: show(e.store, name).revision.spec)
+
+
+def test_a_group_is_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    open_policies(qtbot, loop, page)
+    fill(qtbot, loop, page, "grouped", "/bin/true")
+    type_schedule(qtbot, loop, page, "*/5 * * * *")
+    drive(loop, page, lambda: retype(qtbot, {page.editor.group: " disk "}))
+    assert saved_spec(desktop, qtbot, loop, page, "grouped").group == "disk"
+
+
+def test_a_chain_is_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    engine(desktop, loop, lambda e: e.operator.add_routine(
+        "backup", RevisionSpec("@daily", "UTC", ("/bin/true",))))  # fmt: skip
+    page.open_editor()
+    open_policies(qtbot, loop, page)
+    fill(qtbot, loop, page, "verify", "/bin/true")
+    type_schedule(qtbot, loop, page, "@weekly")
+    drive(loop, page, lambda: retype(qtbot, {page.editor.after: "backup:finished"}))
+    spec = saved_spec(desktop, qtbot, loop, page, "verify")
+    assert (spec.after, spec.after_outcome) == ("backup", "finished")

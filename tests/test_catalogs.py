@@ -101,3 +101,17 @@ def test_plurals_follow_the_language() -> None:
     assert ngettext("{count} routine", "{count} routines", 2, "de_DE") == "{count} Routinen"
     assert _("Needs attention", "de_DE") == "Handlungsbedarf"
     assert _("Needs attention", "en_US") == "Needs attention"
+
+
+def test_the_app_has_no_second_translation_system() -> None:
+    """Qt's ``tr()`` has no catalogue here (DESIGN §12): a text through it stays English on a
+    German screen, so every text goes through ``_()``/``ngettext`` instead."""
+    qt_tr = re.compile(r"(?<![\w.])(?:self\.)?tr\(|QCoreApplication\.translate\(")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for folder in ("coven_desktop", "core")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if qt_tr.search(line)
+    ]
+    assert not found, "Qt's tr() instead of _(): " + ", ".join(found)

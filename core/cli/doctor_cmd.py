@@ -51,16 +51,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_readable(report: Report) -> None:
-    width = max(len(name) for name in CHECKS)
+    width, locale = max(len(name) for name in CHECKS), user_locale()
     for name in CHECKS:
         for finding in (f for f in report.findings if f.check == name):
-            print(_line(finding, width))
+            print(_line(finding, width, locale))
     print()
     print(_verdict_text(report))
 
 
-def _line(finding: Finding, width: int) -> str:
-    return f"{_MARKS[finding.severity]} {finding.check:<{width}}  {finding.message}"
+def _line(finding: Finding, width: int, locale: str) -> str:
+    return f"{_MARKS[finding.severity]} {finding.check:<{width}}  {finding.text(locale)}"
 
 
 def _verdict_text(report: Report) -> str:

@@ -416,9 +416,9 @@ class Page(LivePage):
                     [
                         _(_CHECKS[f.check]) if f.check in _CHECKS else f.check,
                         self._severity(f.severity),
-                        f.message,
+                        f.text(self.locale_name),
                     ],
-                    tooltip=f.message,
+                    tooltip=f.text(self.locale_name),
                     colour=_SEVERITY_COLOUR.get(f.severity),
                     bold=f.severity == "error",
                 )
@@ -428,7 +428,7 @@ class Page(LivePage):
         self.tabs.setCurrentWidget(self.doctor_tab)
 
 
-#: The doctor's checks by name, in words (its findings themselves are in English still).
+#: The doctor's checks by name, in words.
 _CHECKS = {
     "attempts": N_("attempts"), "audit": N_("audit"), "counters": N_("counters"),
     "evidence": N_("evidence"), "growth": N_("growth"), "ids": N_("ids"),

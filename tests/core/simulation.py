@@ -48,7 +48,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -1375,6 +1375,16 @@ def _group_of(conn: apsw.Connection, occurrence_id: str) -> str | None:
     return None if row is None else row[0]
 
 
+def _budget_zone(key: str) -> tzinfo:
+    """The zone the budget's days are in: the routine's, or UTC while the tz database in use
+    has lost it (DESIGN §14; seed 895461265 judged a lost zone's days by the system's
+    database, which still had it)."""
+    try:
+        return tzdb.zone(key)
+    except ZoneError:
+        return UTC
+
+
 def _within_runs_budget(conn: apsw.Connection, launch: Launch) -> list[str]:
     """A scheduled run starts only while its local day (in the revision's zone) has started
     fewer runs than the revision's budget; a person's runs count too (DESIGN §14)."""
@@ -1386,7 +1396,8 @@ def _within_runs_budget(conn: apsw.Connection, launch: Launch) -> list[str]:
     ).fetchone()
     if most is None:
         return []
-    local = instant_from(claimed).astimezone(ZoneInfo(zone)).date()
+    days_in = _budget_zone(zone)
+    local = instant_from(claimed).astimezone(days_in).date()
     rows = conn.execute(
         "SELECT a.claimed_at FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id "
         "WHERE o.routine_id = ? AND a.number = 1 AND a.occurrence_id != ?",
@@ -1394,7 +1405,7 @@ def _within_runs_budget(conn: apsw.Connection, launch: Launch) -> list[str]:
     )
     before = sum(
         1 for (at,) in rows
-        if at <= claimed and instant_from(at).astimezone(ZoneInfo(zone)).date() == local
+        if at <= claimed and instant_from(at).astimezone(days_in).date() == local
     )  # fmt: skip
     if before < most:
         return []

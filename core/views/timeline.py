@@ -69,6 +69,10 @@ class RecordedOccurrence:
     state: str
     disposition: str | None
     reason: str | None
+    # When its command ran: the first attempt's start to the last one's end, None while an
+    # attempt still runs (the timeline draws it as a bar growing to now); None if none started.
+    ran_from: datetime | None = None
+    ran_until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +170,12 @@ def _lane(
 
 _COLUMNS = (
     "id, kind, scheduled_utc, local_time, utc_offset, local_kind, state, disposition, reason, "
-    "window_first, window_last, window_count, cause"
+    "window_first, window_last, window_count, cause, "
+    # by the attempts' unique (occurrence_id, number) index: a few rows per occurrence
+    "(SELECT min(a.started_at) FROM attempts a WHERE a.occurrence_id = occurrences.id), "
+    "(SELECT CASE WHEN count(*) = count(coalesce(a.exited_at, a.settled_at)) "
+    "THEN max(coalesce(a.exited_at, a.settled_at)) END FROM attempts a "
+    "WHERE a.occurrence_id = occurrences.id AND a.started_at IS NOT NULL)"
 )
 
 
@@ -208,9 +217,11 @@ def _window(row: tuple[Any, ...]) -> CoalescedWindow:
 def _recorded(row: tuple[Any, ...]) -> RecordedOccurrence:
     oid, kind, utc, local, offset, local_kind, state, disposition, reason = row[:9]
     wall = None if local is None else datetime.fromisoformat(local)
+    ran_from, ran_until = row[13], row[14]
     return RecordedOccurrence(
-        oid, kind, instant_from(utc), wall, offset, local_kind, state, disposition, reason
-    )
+        oid, kind, instant_from(utc), wall, offset, local_kind, state, disposition, reason,
+        maybe_instant_from(ran_from), None if ran_from is None else maybe_instant_from(ran_until),
+    )  # fmt: skip
 
 
 def _planned(

@@ -19,8 +19,8 @@ from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from babel.dates import format_datetime
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QHideEvent, QPalette, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -54,6 +54,11 @@ def display_zone() -> tzinfo:
         return UTC
 
 
+#: How often the now line and running runs' bars move on while the page is shown: a pixel
+#: of the default day-wide view is about two minutes, so this is finer than the eye sees.
+TICK_MS = 30_000
+
+
 class Page(QWidget):
     loaded = Signal()  # new data is on the canvas
     inspectorOpened = Signal(object)  # the window a click opened: a run's detail, or an explanation
@@ -74,6 +79,20 @@ class Page(QWidget):
         self.canvas.activated.connect(self.inspect)
         desktop.overviewChanged.connect(self._on_overview)  # a slot: dropped with the page
         self._on_view(self.canvas.start, self.canvas.start + self.canvas.span)
+        self.ticker = QTimer(self)  # while shown: the clock moves the now line and running bars
+        self.ticker.setInterval(TICK_MS)
+        self.ticker.timeout.connect(self.tick)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        self.ticker.start()
+        super().showEvent(event)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        self.ticker.stop()
+        super().hideEvent(event)
+
+    def tick(self) -> None:
+        self.canvas.advance_now(self.desktop.clock.now_utc().timestamp())
 
     def _build(self) -> None:
         layout = QVBoxLayout(self)
@@ -104,7 +123,8 @@ class Page(QWidget):
 
         def read(engine: Engine) -> tuple[Timeline, list[LaneGeometry]]:
             found = timeline(engine.store, start, end, now)
-            return found, [LaneGeometry.of(lane) for lane in found.lanes]  # plain Python
+            at = now.timestamp()
+            return found, [LaneGeometry.of(lane, at) for lane in found.lanes]  # plain Python
 
         data, rows = await self.desktop.service.call(read)
         self.data, self._loaded = data, (start.timestamp(), end.timestamp())

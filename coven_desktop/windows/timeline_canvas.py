@@ -108,10 +108,20 @@ class TimelineCanvas(QWidget):
         super().changeEvent(event)
 
     # -- data and view --------------------------------------------------------------------
+    def advance_now(self, now: float) -> None:
+        """Time passed with no news from the engine: the now line moves on and running runs'
+        bars grow with it (no store read: nothing but the clock changed)."""
+        self.now = now
+        for lane in self.lanes:
+            lane.grow(now)
+        self.update()
+
     def set_timeline(self, timeline: Timeline, rows: list[LaneGeometry] | None = None) -> None:
         """Show ``timeline``; ``rows`` is its geometry when already built (off this thread)."""
         self.lanes = (
-            rows if rows is not None else [LaneGeometry.of(lane) for lane in timeline.lanes]
+            rows
+            if rows is not None
+            else [LaneGeometry.of(lane, timeline.now.timestamp()) for lane in timeline.lanes]
         )
         self.bands = [(b.start.timestamp(), b.end.timestamp(), b.kind) for b in timeline.bands]
         self.now = timeline.now.timestamp()

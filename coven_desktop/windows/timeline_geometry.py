@@ -60,10 +60,13 @@ class LaneGeometry:
     transitions: list[tuple[float, Transition]] = field(default_factory=list)
     instants: array[float] = field(default_factory=lambda: array("d"))  # every mark, sorted
     items: list[Mark] = field(default_factory=list)
+    #: When the commands ran, per colour: a bar from the first start to the last end, or to
+    #: ``now`` while one still runs (a running run grows; a tick alone hid behind now).
+    runs: dict[str, list[tuple[float, float, RecordedOccurrence]]] = field(default_factory=dict)
     _strip: Strip | None = None
 
     @classmethod
-    def of(cls, lane: Lane) -> LaneGeometry:
+    def of(cls, lane: Lane, now: float | None = None) -> LaneGeometry:
         built = cls(lane)
         marks: list[Mark] = [*lane.recorded, *lane.planned]
         everything = sorted(marks, key=lambda item: item.utc)
@@ -72,6 +75,9 @@ class LaneGeometry:
             instant = item.utc.timestamp()
             per_colour.setdefault(category_of(item), []).append(instant)
             built.instants.append(instant)
+            ran = _ran(item, now)
+            if ran is not None:
+                built.runs.setdefault(category_of(item), []).append((*ran, item))  # type: ignore[arg-type]
         built.items = everything
         built.marks = {key: array("d", per_colour[key]) for key in CATEGORIES if key in per_colour}
         built.windows = [(w.first.timestamp(), w.last.timestamp(), w) for w in lane.windows]
@@ -89,7 +95,27 @@ class LaneGeometry:
                 distance = abs(self.instants[candidate] - instant)
                 if distance <= tolerance and (best is None or distance < best[0]):
                     best = (distance, candidate)
-        return None if best is None else self.items[best[1]]
+        return self.items[best[1]] if best is not None else self._running_at(instant)
+
+    def grow(self, now: float) -> bool:
+        """Runs still going reach ``now``; whether any did (then the strip is drawn again)."""
+        grown = False
+        for bars in self.runs.values():
+            for index, (began, _ended, item) in enumerate(bars):
+                if isinstance(item, RecordedOccurrence) and item.ran_until is None:
+                    bars[index] = (began, max(now, began), item)
+                    grown = True
+        if grown:
+            self._strip = None
+        return grown
+
+    def _running_at(self, instant: float) -> RecordedOccurrence | None:
+        """The run whose bar covers ``instant`` (its mark is out of reach)."""
+        for bars in self.runs.values():
+            for began, ended, item in bars:
+                if began <= instant <= ended:
+                    return item
+        return None
 
     def forget_strip(self) -> None:
         """The strip was drawn in other colours (the palette changed): draw it again."""
@@ -112,6 +138,9 @@ class LaneGeometry:
                 low = bisect_left(instants, start + MARK_WIDTH / scale)
                 high = bisect_left(instants, start + (width - MARK_WIDTH) / scale)
                 cover = _cover(instants[low:high], start, scale, width)
+                bars = self.runs.get(key)
+                if bars:
+                    cover = _with_bars(cover, bars, start, scale, width)
                 mask = (mask & ~_bytes_int(cover.translate(_ALL_SET))) | _bytes_int(
                     cover.translate(_VALUE[index]))  # fmt: skip
         return Strip(start, scale, width, palette.pixels(mask.to_bytes(width, "little")))
@@ -177,6 +206,32 @@ def _cover(instants: array[float], start: float, scale: float, width: int) -> by
     for shift in range(1, _HALF + 1):
         spread |= (bits << 8 * shift) | (bits >> 8 * shift)
     return (spread & ((1 << 8 * width) - 1)).to_bytes(width, "little")
+
+
+def _ran(item: Mark, now: float | None) -> tuple[float, float] | None:
+    if not isinstance(item, RecordedOccurrence) or item.ran_from is None:
+        return None
+    began = item.ran_from.timestamp()
+    if item.ran_until is not None:
+        return began, item.ran_until.timestamp()
+    return None if now is None else (began, max(now, began))
+
+
+def _with_bars(
+    cover: bytes,
+    bars: list[tuple[float, float, RecordedOccurrence]],
+    start: float,
+    scale: float,
+    width: int,
+) -> bytes:
+    """``cover`` with every bar's columns set: a run as long as it ran."""
+    hit = bytearray(cover)
+    for began, ended, _item in bars:
+        first = max(int((began - start) * scale), 0)
+        last = min(int((ended - start) * scale), width - 1)
+        if last >= first:
+            hit[first : last + 1] = b"\x01" * (last - first + 1)
+    return bytes(hit)
 
 
 class Palette:

@@ -56,6 +56,9 @@ def test_one_lane_per_routine_with_its_history_and_its_future(page: Page) -> Non
     every5 = lanes["every5"].lane
     assert [w.cause for w in every5.windows] == ["asleep"]
     assert every5.planned and every5.recorded[0].disposition == "succeeded"
+    ran = every5.recorded[0]
+    assert ran.ran_from is not None and ran.ran_until is not None  # the run's bar, read
+    assert ran.utc <= ran.ran_from <= ran.ran_until
     assert [t.is_gap for t in lanes["nightly"].lane.transitions] == [True]
     assert page.data is not None and [b.kind for b in page.data.bands] == ["asleep"]
     assert not page.canvas.grab().isNull()  # paints without a warning
@@ -264,3 +267,35 @@ def test_the_axis_writes_hours_as_the_locale_does() -> None:
     english, german = (axis_label(tick, 3600, UTC, locale) for locale in ("en_US", "de_DE"))
     assert english.startswith("2:00") and english.endswith("PM")
     assert german == "14:00"
+
+
+def test_a_running_run_is_a_bar_that_grows_with_the_clock() -> None:
+    """Started at 10:00 and still going: a bar from its start to now, found under the pointer
+    anywhere along it, reaching further each time the clock moves on."""
+    ten = datetime(2026, 3, 1, 10, tzinfo=UTC).timestamp()
+    when = datetime.fromtimestamp(ten, UTC)
+    running = RecordedOccurrence("o", "scheduled", when, None, 0, "regular", "running", None,
+                                 None, ran_from=when)  # fmt: skip
+    lane = LaneGeometry.of(Lane("r", "r", "UTC", "active", (running,), (), (), (), False),
+                           now=ten + 3600)  # fmt: skip
+    view = View(ten - 3600, 4 * 3600, 0, 400)  # 09:00–13:00, 100 px an hour
+    live = COLOURS["in_progress"].name()
+
+    def colour(hours_after_ten: float) -> str:
+        strip = lane.strip_for(view, PALETTE)
+        return colour_at(strip, view, view.x(ten + hours_after_ten * 3600))
+
+    assert [colour(h) for h in (0.5, 0.9, 1.5)] == [live, live, "transparent"]
+    assert lane.nearest(ten + 1800, tolerance=60) is running
+    assert lane.grow(ten + 2 * 3600)
+    assert [colour(h) for h in (1.5, 2.5)] == [live, "transparent"]
+    assert lane.nearest(ten + 5400, tolerance=60) is running
+
+
+def test_the_clock_ticks_only_while_the_page_is_shown(
+    page: Page, seeded_desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    assert page.ticker.isActive()
+    seeded_desktop.window.show_page("routines")
+    loop.run_until_complete(seeded_desktop.window.settle())
+    assert not page.ticker.isActive()  # a hidden page costs nothing

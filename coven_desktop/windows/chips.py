@@ -8,18 +8,37 @@ as a chip; :func:`chip_style` styles a label the same way (the run detail's head
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter
+from PySide6.QtCore import (
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QPointF,
+    QRectF,
+    QSize,
+    Qt,
+)
+from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from coven_desktop.windows.timeline_colours import STATE_COLOURS as COLOURS
 from coven_desktop.windows.timeline_geometry import IN_PROGRESS, PLANNED
 from coven_desktop.windows.tones import contrast
 
-#: A cell's outcome key (a disposition, or ``waiting``/``starting``/``running``).
+#: A cell's outcome key (a disposition, ``waiting``/``starting``/``running``, or a routine's
+#: state: ``active``, ``paused``, ``quarantined``, ``broken``).
 ChipRole = Qt.ItemDataRole.UserRole + 20
+#: A chip's icon, as (theme name, the style's fallback pixmap): drawn inside the chip, so the
+#: state reads by shape as well as by colour.
+CHIP_ICON_ROLE = Qt.ItemDataRole.UserRole + 21
 
-_LIVE = {"running": IN_PROGRESS, "starting": IN_PROGRESS, "waiting": PLANNED}
+#: Keys that are not dispositions, by the disposition whose colour they share: a routine that
+#: runs as a run does; a quarantined one as a failure; a broken one as a decision a person owes.
+_LIVE = {
+    "running": IN_PROGRESS, "starting": IN_PROGRESS, "waiting": PLANNED,
+    "active": "succeeded", "paused": "skipped", "quarantined": "failed",
+    "broken": "recovery_required", "deleted": "cancelled",
+}  # fmt: skip
+_ICON = 14  # pixels: the chip's icon, inside its padding
 _PAD_X, _PAD_Y, _RADIUS = 7.0, 3.0, 8.0
 
 
@@ -65,25 +84,38 @@ class ChipDelegate(QStyledItemDelegate):
         self.initStyleOption(plain, index)
         plain.text = ""
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, plain, painter, option.widget)
-        self._paint_chip(painter, option, str(index.data(Qt.ItemDataRole.DisplayRole) or ""),
-                         chip_colour(str(outcome)))  # fmt: skip
+        text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+        icon = _icon(index.data(CHIP_ICON_ROLE), style)
+        self._paint_chip(painter, option, text, chip_colour(str(outcome)), icon)
 
     @staticmethod
     def _paint_chip(
-        painter: QPainter, option: QStyleOptionViewItem, text: str, fill: QColor
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        text: str,
+        fill: QColor,
+        icon: QIcon | None = None,
     ) -> None:
         rect = QRectF(option.rect).adjusted(3, 3, -3, -3)
         metrics = option.fontMetrics
-        width = min(rect.width(), metrics.horizontalAdvance(text) + 2 * _PAD_X + 2)
+        room = _ICON + 4 if icon is not None else 0
+        width = min(rect.width(), metrics.horizontalAdvance(text) + 2 * _PAD_X + 2 + room)
         chip = QRectF(rect.left(), rect.top(), width, rect.height())
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(fill)
         painter.drawRoundedRect(chip, _RADIUS, _RADIUS)
-        painter.setPen(text_on(fill))
-        shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, int(width - 2 * _PAD_X + 1))
-        painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, shown)
+        ink = text_on(fill)
+        if icon is not None:
+            top = chip.top() + (chip.height() - _ICON) / 2
+            painter.drawPixmap(QPointF(chip.left() + _PAD_X, top), _inked(icon, ink))
+        painter.setPen(ink)
+        words = chip.adjusted(room, 0, 0, 0)
+        shown = metrics.elidedText(
+            text, Qt.TextElideMode.ElideRight, int(width - room - 2 * _PAD_X + 1)
+        )
+        painter.drawText(words, Qt.AlignmentFlag.AlignCenter, shown)
         painter.restore()
 
     def sizeHint(
@@ -92,5 +124,24 @@ class ChipDelegate(QStyledItemDelegate):
         hint = super().sizeHint(option, index)
         if index.data(ChipRole):
             text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
-            hint.setWidth(option.fontMetrics.horizontalAdvance(text) + int(2 * _PAD_X) + 10)
+            room = _ICON + 4 if index.data(CHIP_ICON_ROLE) else 0
+            hint.setWidth(option.fontMetrics.horizontalAdvance(text) + int(2 * _PAD_X) + 10 + room)
         return hint
+
+
+def _inked(icon: QIcon, ink: QColor) -> QPixmap:
+    """The icon's shape in the chip's text colour: legible on any chip colour (a red
+    quarantine icon vanished on the red chip), and the same ink as the words beside it."""
+    pixmap = icon.pixmap(_ICON, _ICON)
+    with_ink = QPainter(pixmap)
+    with_ink.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceIn)
+    with_ink.fillRect(pixmap.rect(), ink)
+    with_ink.end()
+    return pixmap
+
+
+def _icon(named: object, style: QStyle) -> QIcon | None:
+    if not isinstance(named, tuple):
+        return None
+    theme, fallback = named
+    return QIcon.fromTheme(str(theme), style.standardIcon(fallback))

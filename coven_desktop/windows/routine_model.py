@@ -9,12 +9,14 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import QStyle
 
 from coven_core import queries
 from coven_core.model import RoutineState
 from coven_core.queries import RunningRun, _
 from coven_desktop import texts
 from coven_desktop.windows import run_times
+from coven_desktop.windows.chips import CHIP_ICON_ROLE, ChipRole
 from coven_desktop.windows.routine_rows import RoutineRow, ago, instant_text
 
 Index = QModelIndex | QPersistentModelIndex
@@ -24,6 +26,17 @@ NameRole = Qt.ItemDataRole.UserRole + 1
 #: What a column sorts by: times as instants (never their words: "today" before "tomorrow"),
 #: the rest as folded text.
 SortRole = Qt.ItemDataRole.UserRole + 2
+IconRole = CHIP_ICON_ROLE
+
+#: The State chip's icon: a themed one, the style's own where the desktop has no theme.
+STATE_ICONS: dict[str, tuple[str, QStyle.StandardPixmap]] = {
+    "active": ("emblem-default", QStyle.StandardPixmap.SP_DialogApplyButton),
+    "running": ("media-playback-start", QStyle.StandardPixmap.SP_MediaPlay),
+    "paused": ("media-playback-pause", QStyle.StandardPixmap.SP_MediaPause),
+    "quarantined": ("dialog-error", QStyle.StandardPixmap.SP_MessageBoxCritical),
+    "broken": ("dialog-warning", QStyle.StandardPixmap.SP_MessageBoxWarning),
+    "deleted": ("edit-delete", QStyle.StandardPixmap.SP_TrashIcon),
+}
 _NEVER = float("inf")
 
 
@@ -105,7 +118,8 @@ class RoutinesModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        if role != Qt.ItemDataRole.DisplayRole:
+        shown = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole)  # a tip, if cut
+        if role not in shown:
             return None
         if orientation == Qt.Orientation.Horizontal and 0 <= section < len(Column):
             return self._headers[Column(section)]
@@ -125,7 +139,16 @@ class RoutinesModel(QAbstractTableModel):
             return row.name
         if role == SortRole:
             return self._sort_key(row, column)
+        if column is Column.STATE and role in (ChipRole, IconRole):
+            state = self.state_key(row)
+            return state if role == ChipRole else STATE_ICONS[state]
         return None
+
+    def state_key(self, row: RoutineRow) -> str:
+        """What the State chip shows: ``broken``, ``running`` or the routine's state."""
+        if row.view.broken is not None:
+            return "broken"
+        return "running" if self.running.get(row.name) else row.state.value
 
     def _sort_key(self, row: RoutineRow, column: Column) -> Any:
         if column is Column.NEXT_RUN:

@@ -18,11 +18,13 @@ from PySide6.QtCore import QItemSelectionModel, QObject, QSortFilterProxyModel, 
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QLineEdit,
+    QMenu,
     QMessageBox,
-    QSizePolicy,
     QSplitter,
     QToolBar,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -32,6 +34,7 @@ from coven_core.model import RoutineState
 from coven_core.queries import _
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.cancelling import ask_to_cancel
+from coven_desktop.windows.chips import ChipDelegate
 from coven_desktop.windows.fitting import FittingTable
 from coven_desktop.windows.import_dialog import ImportDialog
 from coven_desktop.windows.notice import Notice
@@ -47,6 +50,8 @@ if TYPE_CHECKING:
 #: The widest a column of the list starts (pixels); a person can still drag it wider.
 WIDEST_COLUMN = 280
 #: The columns that give way, first the first, when the window cannot hold them all.
+#: The toolbar's less frequent actions, under "More" (each is in the rows' context menu too).
+IN_MORE = frozenset({"runs", "delete", "explain", "import"})
 GIVE_WAY = (Column.STATE, Column.SCHEDULE, Column.LAST_RESULT, Column.NEXT_RUN)
 
 
@@ -72,12 +77,14 @@ class Page(QWidget):
     def _build(self) -> None:
         layout = QVBoxLayout(self)
         self.actions_bar = self._actions()
-        layout.addWidget(self.actions_bar)
+        top = QHBoxLayout()  # the filter beside the bar, not in it: the bar never overflows
+        top.addWidget(self.actions_bar, 1)
+        layout.addLayout(top)
         self.notice = Notice(self)
         layout.addWidget(self.notice)
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.table = self._table(splitter)
-        self._filter_box(self.actions_bar)
+        self._filter_box(top)
         self.editor = RoutineEditor(self.desktop, splitter)
         self.editor.hide()
         self.editor.saved.connect(self._on_saved)
@@ -94,6 +101,8 @@ class Page(QWidget):
         table.setAccessibleName(_("Routines"))
         self.shown = RoutineFilter(self.model, self)
         table.setModel(self.shown)
+        table.setItemDelegateForColumn(Column.STATE, ChipDelegate(table))
+        table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)  # never cut
         table.setSortingEnabled(True)
         table.sortByColumn(Column.NAME, Qt.SortOrder.AscendingOrder)
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -109,9 +118,9 @@ class Page(QWidget):
             table.addAction(self.action[key])
         return table
 
-    def _filter_box(self, bar: QToolBar) -> None:
+    def _filter_box(self, row: QHBoxLayout) -> None:
         """Type part of a name or a state ("paused", "running"); Ctrl+F comes here."""
-        self.filter = QLineEdit(bar)
+        self.filter = QLineEdit(self)
         self.filter.setPlaceholderText(_("Filter…"))
         self.filter.setToolTip(_("Part of a name or a state, e.g. paused (Ctrl+F)"))
         self.filter.setAccessibleName(_("Filter routines"))
@@ -119,10 +128,7 @@ class Page(QWidget):
         self.filter.setMinimumWidth(150)
         self.filter.setMaximumWidth(240)
         self.filter.textChanged.connect(self.shown.set_needle)
-        spacer = QWidget(bar)
-        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        bar.addWidget(spacer)
-        bar.addWidget(self.filter)
+        row.addWidget(self.filter)
         find = QShortcut(QKeySequence.StandardKey.Find, self)
         find.activated.connect(self._find)
 
@@ -149,6 +155,7 @@ class Page(QWidget):
             "edit": QKeySequence(Qt.Key.Key_Return),
             "delete": QKeySequence(QKeySequence.StandardKey.Delete),
         }
+        more = QMenu(_("More"), self)
         for key, text, slot in entries:
             action = QAction(text, self)
             action.setObjectName(key)
@@ -156,8 +163,14 @@ class Page(QWidget):
                 action.setShortcut(shortcuts[key])
                 action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             action.triggered.connect(lambda _checked=False, run=slot: run())
-            bar.addAction(action)
+            (more.addAction if key in IN_MORE else bar.addAction)(action)
             self.action[key] = action
+        self.more = QToolButton(bar)  # the bar fits at 1000 px in every language (issue #22)
+        self.more.setText(_("More"))
+        self.more.setAccessibleName(_("More actions"))
+        self.more.setMenu(more)
+        self.more.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        bar.addWidget(self.more)
         return bar
 
     def open_import(self) -> ImportDialog:
@@ -179,7 +192,11 @@ class Page(QWidget):
             self.action[key].setEnabled(row is not None)
         self.action["cancel"].setEnabled(row is not None and row.name in self.model.running)
         self.action["pause"].setEnabled(row is not None and row.state is RoutineState.ACTIVE)
-        self.action["resume"].setEnabled(row is not None and row.state is RoutineState.PAUSED)
+        paused = row is not None and row.state is RoutineState.PAUSED
+        self.action["resume"].setEnabled(paused)
+        # one place on the bar for the two: whichever the routine can take (Pause by default)
+        self.action["resume"].setVisible(paused)
+        self.action["pause"].setVisible(not paused)
 
     # -- loading ----------------------------------------------------------------------------
     async def reload(self) -> None:

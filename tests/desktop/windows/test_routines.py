@@ -18,8 +18,9 @@ from coven_core.operations.drafts import DraftCheck
 from coven_core.queries import list_routines, show
 from coven_core.scheduling import routines
 from coven_desktop.desktop import Desktop
+from coven_desktop.windows.chips import CHIP_ICON_ROLE, ChipRole
 from coven_desktop.windows.routine_editor import KindRole
-from coven_desktop.windows.routine_model import Column, NameRole
+from coven_desktop.windows.routine_model import STATE_ICONS, Column, NameRole
 from coven_desktop.windows.routines import Page
 
 NNBSP = "\u202f"  # Babel's space before AM/PM in en_US
@@ -93,8 +94,14 @@ def engine(desktop: Desktop, loop: qasync.QEventLoop, read: Callable[[Any], Any]
 
 
 def click(qtbot: QtBot, loop: qasync.QEventLoop, page: Page, action: str) -> None:
-    """Click a row action's tool button."""
-    button = page.actions_bar.widgetForAction(page.action[action])
+    """Click a row action's tool button (pick it from More, for those kept there)."""
+    chosen = page.action[action]
+    button = page.actions_bar.widgetForAction(chosen)
+    if button is None:
+        menu = page.more.menu()
+        assert chosen in menu.actions() and chosen.isEnabled() and page.more.isVisible()
+        drive(loop, page, chosen.trigger)
+        return
     assert isinstance(button, QToolButton) and button.isEnabled()
     drive(loop, page, lambda: qtbot.mouseClick(button, Qt.MouseButton.LeftButton))
 
@@ -201,6 +208,9 @@ def test_a_broken_routine_says_so_and_the_others_read_as_before(
 
     assert cell(0, Column.SCHEDULE) == f"Every day at 2:30{NNBSP}AM"
     assert cell(1, Column.STATE) == "Broken: edit or delete it"
+    chip = [model.data(model.index(row, Column.STATE), ChipRole) for row in (0, 1)]
+    assert chip == ["active", "broken"]  # a chip of a colour and an icon of its own
+    assert model.data(model.index(1, Column.STATE), CHIP_ICON_ROLE) == STATE_ICONS["broken"]
     assert "Mars/Olympus" in cell(1, Column.SCHEDULE) and "coven routine edit sync" in cell(
         1, Column.SCHEDULE
     )
@@ -344,6 +354,7 @@ def test_pause_and_resume_from_the_row_actions(desktop, qtbot, loop, page) -> No
     state = engine(desktop, loop, lambda e: show(e.store, "backup").routine.state)
     assert state is RoutineState.PAUSED
     assert page.model.data(page.model.index(0, Column.STATE)).startswith("Paused")
+    assert page.model.data(page.model.index(0, Column.STATE), ChipRole) == "paused"
     assert page.action["resume"].isEnabled() and not page.action["pause"].isEnabled()
     click(qtbot, loop, page, "resume")
     drive(loop, page)
@@ -580,3 +591,16 @@ def test_a_notice_goes_when_another_routine_is_picked(desktop, loop, page) -> No
     page.notice.say("something about a")
     page.select("b")
     assert not page.notice.isVisible()
+
+
+def test_the_toolbar_fits_at_the_default_width_with_the_rest_under_more(page: Page) -> None:
+    page.window().resize(1000, 700)
+    page.actions_bar.adjustSize()
+    overflow = page.actions_bar.findChild(QToolButton, "qt_toolbar_ext_button")
+    assert overflow is None or not overflow.isVisible()
+    assert page.more.isVisible() and {a.objectName() for a in page.more.menu().actions()} == {
+        "runs",
+        "delete",
+        "explain",
+        "import",
+    }

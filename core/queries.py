@@ -408,6 +408,11 @@ def _verdict(
             f"It will not run: its upcoming times do not exist in {zone} (they fall in "
             "daylight-saving gaps, and Coven never moves a run to another time)."
         )
+    from coven_core.views.explain import chain_verdict  # it reads this module
+
+    chained = chain_verdict(view.revision, "en_US")
+    if first is None and chained is not None:
+        return chained
     if first is None:
         return "It will not run again: its schedule has no further occurrences."
     return f"It will run next at {_iso(first.utc)} ({first.local:%Y-%m-%d %H:%M} local)."

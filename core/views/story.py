@@ -33,6 +33,7 @@ _SKIPPED = {
     "budget_exhausted": "Skipped: the day's budget was used up",
     "cooldown": "Skipped: the routine was cooling down after failures",
     "group_busy": "Skipped: another routine of its group was running",
+    "condition_unmet": "Skipped: its conditions (AC power, network) were not met",
 }
 
 _CAUSES = {

@@ -63,25 +63,36 @@ class Host(Protocol):
 
 class HostWatch:
     """A state a host keeps current from its notifications (any thread may set it); each
-    change calls ``on_change`` (the host wakes the scheduler with it)."""
+    change calls ``on_change`` (the host wakes the scheduler with it). What no notification
+    reports (its source is ``none``) is read from ``fallback`` when asked."""
 
     def __init__(
         self,
         state: HostState | None = None,
         on_change: Callable[[], None] | None = None,
         inhibit: Callable[[str, str], int | None] | None = None,
+        fallback: Host | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self._state = state or HostState()
         self.on_change = on_change
-        self._inhibit = inhibit
+        self.inhibitor = inhibit  # set by the host once its bus is known
+        self._fallback = fallback
 
     def inhibit(self, mode: str, why: str) -> int | None:
-        return None if self._inhibit is None else self._inhibit(mode, why)
+        return None if self.inhibitor is None else self.inhibitor(mode, why)
 
     def state(self) -> HostState:
         with self._lock:
-            return self._state
+            watched = self._state
+        if self._fallback is None or "none" not in (watched.power_source, watched.network_source):
+            return watched
+        read = self._fallback.state()
+        if watched.power_source == "none":
+            watched = replace(watched, power=read.power, power_source=read.power_source)
+        if watched.network_source == "none":
+            watched = replace(watched, network=read.network, network_source=read.network_source)
+        return watched
 
     def set(self, **changes: object) -> None:
         """Change some fields (``power=Power.AC, power_source="upower"``); a change that

@@ -84,6 +84,7 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.views.overview import RunningRun as RunningRun
     from coven_core.views.overview import TrayState as TrayState
     from coven_core.views.overview import overview as overview
+    from coven_core.views.policies import after_only as after_only
     from coven_core.views.quarantined import Failure as Failure
     from coven_core.views.quarantined import Quarantined as Quarantined
     from coven_core.views.quarantined import quarantined as quarantined
@@ -131,6 +132,7 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
         "change_sentence", "explain_occurrence", "explain_routine", "outcome_sentence",
     ),
     "coven_core.views.notices": ("Notice", "NoticeKind", "notice", "throttle", "wake_summary"),
+    "coven_core.views.policies": ("after_only",),
     "coven_core.views.overview": (
         "Overview", "RoutineLine", "RunningRun", "TrayState", "overview",
     ),

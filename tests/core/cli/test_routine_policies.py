@@ -168,3 +168,24 @@ def test_a_chained_routine_needs_no_schedule_and_says_after_what(coven: Coven) -
         message="--schedule and --tz are needed (a routine that only another one triggers "
         "needs --after ROUTINE instead)",
     )  # fmt: skip
+
+
+def test_history_and_inspect_say_which_condition_was_unmet(
+    on_engine_clock: Engine, coven: Coven
+) -> None:
+    from coven_core.host import HostState, HostWatch, Network, Power
+
+    engine = on_engine_clock
+    state = HostState(Power.BATTERY, Network.ONLINE, "upower", "networkmanager")
+    engine.scheduler.host = HostWatch(state)
+    engine.add("daily", "0 13 * * *", on_ac_power=True, grace=timedelta(minutes=30))
+    engine.run_until(T0 + timedelta(hours=2))
+    _status, out, _err = coven("history", "daily")
+    assert (
+        "condition_unmet · Its conditions were not met through its grace: the machine was on "
+        "battery power (upower)."
+    ) in out
+    [row] = coven.json("history", "daily")["occurrences"]
+    assert row["decision"]["unmet"] == ["on_ac_power"]
+    _status, out, _err = coven("inspect", row["occurrence_id"])
+    assert out.startswith("Its conditions were not met through its grace")

@@ -1,7 +1,7 @@
 # The developer command surface. `make help` lists the targets.
 PY ?= python3
 
-.PHONY: help install format lint types test test-slow bench bench-quick check pictures
+.PHONY: help install format lint types test test-slow bench bench-quick check catalogs pictures
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -21,6 +21,11 @@ types:  ## type-check (strict for the engine)
 	@# core/ is installed as coven_core; give mypy that name through a symlink.
 	mkdir -p build/typecheck && ln -sfn ../../core build/typecheck/coven_core
 	MYPYPATH=build/typecheck $(PY) -m mypy -p coven_core -p coven_desktop
+
+catalogs:  ## extract the messages (resources/locale/coven.pot) and update every language's .po
+	@# pybabel reads its settings from pyproject.toml ([tool.babel.*]); run from the repository root.
+	$(PY) -m babel.messages.frontend extract
+	$(PY) -m babel.messages.frontend update
 
 test:  ## the README's test command
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest

@@ -22,7 +22,9 @@ import apsw
 from coven_core import events
 from coven_core.events import Event
 from coven_core.model import Revision, Routine, RoutineState
+from coven_core.notation import i18n
 from coven_core.notation.durations import NO_TIMEOUT, format_timeout
+from coven_core.notation.reasons import reason_text as reason_text
 from coven_core.notation.utc import local_seconds, utc_text
 from coven_core.schedule.exclusions import excludes
 from coven_core.scheduling import routines
@@ -44,8 +46,13 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.moving.plan import PlannedRoutine as PlannedRoutine
     from coven_core.moving.plan import import_preview as import_preview
     from coven_core.moving.sources import users_crontab as users_crontab
+    from coven_core.notation.i18n import N_ as N_
     from coven_core.notation.i18n import _ as _
+    from coven_core.notation.i18n import ngettext as ngettext
+    from coven_core.notation.i18n import use_locale as use_locale
     from coven_core.notation.i18n import user_locale as user_locale
+    from coven_core.notation.reasons import failure_text as failure_text
+    from coven_core.notation.sizes import size_text as size_text
     from coven_core.operations.drafts import DraftCheck as DraftCheck
     from coven_core.operations.drafts import RoutineDraft as RoutineDraft
     from coven_core.schedule.timetable import ScheduleKind as ScheduleKind
@@ -104,6 +111,7 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.views.timeline import RecordedOccurrence as RecordedOccurrence
     from coven_core.views.timeline import Timeline as Timeline
     from coven_core.views.timeline import timeline as timeline
+    from coven_core.views.tooltip import state_word as state_word
     from coven_core.views.tooltip import tooltip as tooltip
 
 #: Read views and words computed elsewhere in the engine, by the module that computes them:
@@ -114,7 +122,9 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
     "coven_core.moving.dst_differences": ("ForeignScheduler",),
     "coven_core.moving.plan": ("ImportPlan", "PlannedRoutine", "import_preview"),
     "coven_core.moving.sources": ("users_crontab",),
-    "coven_core.notation.i18n": ("_", "user_locale"),
+    "coven_core.notation.i18n": ("_", "N_", "ngettext", "use_locale", "user_locale"),
+    "coven_core.notation.reasons": ("failure_text",),
+    "coven_core.notation.sizes": ("size_text",),
     "coven_core.operations.drafts": ("DraftCheck", "RoutineDraft"),
     "coven_core.schedule.timetable": ("ScheduleKind",),
     "coven_core.schedule.words": ("describe_timetable",),
@@ -146,7 +156,7 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
         "BAND_ASLEEP", "MAX_RANGE", "CoalescedWindow", "Lane", "PlannedMoment",
         "RecordedOccurrence", "Timeline", "timeline",
     ),
-    "coven_core.views.tooltip": ("tooltip",),
+    "coven_core.views.tooltip": ("state_word", "tooltip"),
 }  # fmt: skip
 _HOME = {name: module for module, names in _ELSEWHERE.items() for name in names}
 
@@ -398,26 +408,32 @@ def _next_run(view: RoutineView, start: datetime) -> BoundTime | None:
 def _verdict(
     view: RoutineView, paused_all: bool, first: BoundTime | None, any_moments: bool
 ) -> str:
+    """Whether and when it runs next, in the user's language (``coven explain``)."""
     routine = view.routine
-    because = f" ({routine.state_reason})" if routine.state_reason else ""
     if routine.state is not RoutineState.ACTIVE:
-        return f"It will not run: the routine is {routine.state.value}{because}."
-    if paused_all:
-        return "It will not run: all scheduling is paused (coven resume --all)."
-    if first is None and any_moments:
-        zone = view.zone
-        return (
-            f"It will not run: its upcoming times do not exist in {zone} (they fall in "
-            "daylight-saving gaps, and Coven never moves a run to another time)."
+        state = i18n._(routine.state.value)  # "paused": marked in views/explain
+        if not routine.state_reason:
+            return i18n._("It will not run: the routine is {state}.").format(state=state)
+        return i18n._("It will not run: the routine is {state} ({reason}).").format(
+            state=state, reason=reason_text(routine.state_reason)
         )
+    if paused_all:
+        return i18n._("It will not run: all scheduling is paused (coven resume --all).")
+    if first is None and any_moments:
+        return i18n._(
+            "It will not run: its upcoming times do not exist in {place} (they fall in "
+            "daylight-saving gaps, and Coven never moves a run to another time)."
+        ).format(place=view.zone)
     from coven_core.views.explain import chain_verdict  # it reads this module
 
-    chained = chain_verdict(view.revision, "en_US")
+    chained = chain_verdict(view.revision, None)
     if first is None and chained is not None:
         return chained
     if first is None:
-        return "It will not run again: its schedule has no further occurrences."
-    return f"It will run next at {_iso(first.utc)} ({first.local:%Y-%m-%d %H:%M} local)."
+        return i18n._("It will not run again: its schedule has no further occurrences.")
+    return i18n._("It will run next at {utc} ({local} local).").format(
+        utc=_iso(first.utc), local=f"{first.local:%Y-%m-%d %H:%M}"
+    )
 
 
 # -- what the app reads beyond the views above ------------------------------------------------

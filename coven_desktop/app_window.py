@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 import coven_core
 from coven_core import queries
-from coven_core.queries import Overview
+from coven_core.queries import Overview, _, ngettext
 from coven_desktop.resources import icon
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows import PAGES, page_info
@@ -73,11 +73,11 @@ class MainWindow(QMainWindow):
 
     def _status_line(self, body: QWidget) -> QHBoxLayout:
         line = QHBoxLayout()
-        self.headline = QLabel(self.tr("Coven keeps your routines running on time."), body)
+        self.headline = QLabel(_("Coven keeps your routines running on time."), body)
         self.summary = QLabel("", body)
         self.engine_info = QLabel(
-            self.tr("Engine {version} · tz database {tzdb}").format(
-                version=coven_core.__version__, tzdb=queries.tz_database()
+            _("Engine {version} · tz database {tzdb}").format(
+                version=coven_core.__version__, tzdb=queries.tz_database().version
             ),
             body,
         )
@@ -173,10 +173,12 @@ class MainWindow(QMainWindow):
 
     # -- the status line --------------------------------------------------------------------
     def show_overview(self, overview: Overview) -> None:
-        parts = [self.tr("State: {state}").format(state=overview.state.value)]
+        state = queries.state_word(overview.state)
+        parts = [_("State: {state}").format(state=state)]
         if overview.standby:
-            parts.append(self.tr("standby — another Coven process is scheduling"))
-        parts.append(self.tr("{count} routine(s)").format(count=len(overview.routines)))
+            parts.append(_("standby — another Coven process is scheduling"))
+        count = len(overview.routines)
+        parts.append(ngettext("{count} routine", "{count} routines", count).format(count=count))
         self.summary.setText(" · ".join(parts))
         self.sidebar.show_counts(overview)
         self.summary.setToolTip(self.summary.text())  # the line may be too narrow for it

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QObject, QTranslator, Signal
 from PySide6.QtDBus import QDBusConnection
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
@@ -29,7 +29,7 @@ from coven_core.errors import CovenError
 from coven_core.events import Event
 from coven_core.host import HostWatch, PortableHost
 from coven_core.operator import ZoneChoice
-from coven_core.queries import NoticeKind, Overview, user_locale
+from coven_core.queries import NoticeKind, Overview, _, user_locale
 from coven_desktop import autostart
 from coven_desktop.notifications import NoticeSettings, Notifications, Shown
 from coven_desktop.osnotify import Notifier, OsEvent, host_zone, start_notifiers, wake_reason_for
@@ -64,7 +64,7 @@ class Desktop(QObject):
         system_bus: Callable[[], QDBusConnection] | None = None,
     ) -> None:
         super().__init__()
-        self.clock, self.locale = clock, user_locale()
+        self.clock = clock
         self.data_dir = data_dir
         # The power and network state conditions read, and the sleep inhibitors (DESIGN §14):
         # followed on the system bus from start(), read portably for what it does not say.
@@ -79,6 +79,8 @@ class Desktop(QObject):
         self.notifications = Notifications(self.tray.notify, self.service.call, clock.monotonic,
                                            NoticeSettings(data_dir), parent=self)  # fmt: skip
         self.tray.notices = {kind: self.notifications.settings.is_on(kind) for kind in NoticeKind}
+        self._qt_words: QTranslator | None = None
+        self.locale = user_locale()
         self.overview: Overview | None = None
         self.notifier: Notifier | None = None
         self.zone_prompts: list[ZonePrompt] = []
@@ -92,6 +94,34 @@ class Desktop(QObject):
         self._closed = False
         self.left_running: int | None = None
         self._wire()
+
+    @property
+    def locale(self) -> str:
+        """The locale the app speaks: its texts, dates and numbers (the environment's)."""
+        return self._locale
+
+    @locale.setter
+    def locale(self, locale: str) -> None:
+        # Every _() and ngettext() of the app translates into it from now on (DESIGN §12):
+        # texts are translated where they are shown, so what is drawn next follows.
+        self._locale = self.notifications.locale = locale
+        queries.use_locale(locale)
+        self._use_qt_words(locale)
+
+    def _use_qt_words(self, locale: str) -> None:
+        """Qt's own words — standard buttons, context menus, file dialogs — from the catalogue
+        PySide6 ships (qtbase), in the same language as ours (none needed for English)."""
+        app = QCoreApplication.instance()
+        if app is None:  # no Qt application (yet): nothing draws Qt's words
+            return
+        if self._qt_words is not None:
+            app.removeTranslator(self._qt_words)
+            self._qt_words = None
+        words = QTranslator(self)
+        folder = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
+        if words.load(QLocale(locale), "qtbase", "_", folder):
+            app.installTranslator(words)
+            self._qt_words = words
 
     @property
     def window(self) -> MainWindow:
@@ -232,16 +262,16 @@ class Desktop(QObject):
     def _waiting_text(self, running: int) -> str:
         seconds = f"{DRAIN_SECONDS:g}"
         if running == 1:
-            return self.tr(
+            return _(
                 "Quitting: waiting for 1 running command… if it still runs after {seconds} s, "
                 "it will be adopted at the next start"
             ).format(seconds=seconds)
         if running:
-            return self.tr(
+            return _(
                 "Quitting: waiting for {count} running commands… those still running after "
                 "{seconds} s will be adopted at the next start"
             ).format(count=running, seconds=seconds)
-        return self.tr("Quitting…")
+        return _("Quitting…")
 
     def start_at_login(self, on: bool) -> None:
         """Write or remove the autostart entry for this app on this store (DESIGN §12)."""
@@ -296,7 +326,7 @@ class Desktop(QObject):
 
     async def _act(self, work: Callable[[Engine], object]) -> object:
         if self._quitting is not None:  # the engine is stopping: start nothing new
-            self._refused(self.tr("Coven is quitting: nothing new is started"))
+            self._refused(_("Coven is quitting: nothing new is started"))
             return None
         try:
             result = await self.service.call(work)

@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 
 from coven_core import queries
 from coven_core.events import Event, EventKind
-from coven_core.queries import Notice, NoticeKind
+from coven_core.queries import Notice, NoticeKind, _
 
 if TYPE_CHECKING:
     from coven_core.engine import Engine
@@ -202,7 +202,7 @@ class Notifications(QObject):
     def refused(self, message: str) -> None:
         """A person's action was refused and no window is open to say so: say it here (the
         answer to their own click: never throttled, never turned off)."""
-        self._present(Shown(self.tr("Coven could not do that"), message))
+        self._present(Shown(_("Coven could not do that"), message))
 
     def clicked(self) -> None:
         """The newest notice was clicked (the tray's message says no more than that)."""

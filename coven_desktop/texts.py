@@ -23,3 +23,9 @@ def when(at: datetime, now: datetime, locale: str) -> str:
         day = format_date(local_at, format="medium", locale=locale)
     delta = format_timedelta(at - now, add_direction=True, locale=locale)
     return f"{day} {time}, {delta}"
+
+
+def tz_database(version: str, source: str) -> str:
+    """``2026f, the system's`` / ``2026f, bundled (tzdata)``: which tz database is in use."""
+    words = _("the system's") if source == "system" else _("bundled (tzdata)")
+    return _("{version}, {source}").format(version=version, source=words)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox, QSystemTrayIcon
 
 from coven_core import queries
 from coven_core.model import RoutineState
-from coven_core.queries import NoticeKind, Overview, RoutineLine, TrayState
+from coven_core.queries import N_, NoticeKind, Overview, RoutineLine, TrayState, _
 from coven_desktop.resources import icon
 
 #: Routines listed in the menu itself (the next due); the rest are one submenu away.
@@ -29,15 +29,15 @@ DIRECT_ROUTINES = 10
 
 #: What each kind of notification is about, as the Notifications submenu lists them.
 NOTICE_LABELS = {
-    NoticeKind.FAILED: "Failed runs",
-    NoticeKind.TIMED_OUT: "Timed-out runs",
-    NoticeKind.NEEDS_DECISION: "Runs that need your decision",
-    NoticeKind.OVERRUN: "Runs taking much longer than usual",
-    NoticeKind.QUARANTINED: "Quarantined routines",
-    NoticeKind.BROKEN: "Broken routines",
-    NoticeKind.WAKE: "What was missed while asleep or not running",
-    NoticeKind.CANCELLED: "Cancelled runs",
-    NoticeKind.STOPPED: "Stopped runs",
+    NoticeKind.FAILED: N_("Failed runs"),
+    NoticeKind.TIMED_OUT: N_("Timed-out runs"),
+    NoticeKind.NEEDS_DECISION: N_("Runs that need your decision"),
+    NoticeKind.OVERRUN: N_("Runs taking much longer than usual"),
+    NoticeKind.QUARANTINED: N_("Quarantined routines"),
+    NoticeKind.BROKEN: N_("Broken routines"),
+    NoticeKind.WAKE: N_("What was missed while asleep or not running"),
+    NoticeKind.CANCELLED: N_("Cancelled runs"),
+    NoticeKind.STOPPED: N_("Stopped runs"),
 }
 
 
@@ -141,17 +141,15 @@ class Tray(QObject):
         self._pause_all(overview)
         self._notifications()
         self._start_at_login()
-        self._action(self.tr("Open Coven…"), self.windowRequested.emit).setObjectName("open")
-        self._action(self.tr("Quit"), self.quitRequested.emit).setObjectName("quit")
+        self._action(_("Open Coven…"), self.windowRequested.emit).setObjectName("open")
+        self._action(_("Quit"), self.quitRequested.emit).setObjectName("quit")
 
     def _headline(self, overview: Overview, now: datetime, locale: str) -> None:
         """The tooltip's sentence: what needs looking at, then the next run — none while all
         scheduling is paused (the engine's ``next_run`` honours pause-all)."""
         text = queries.tooltip(overview, now, locale)
         if overview.standby:
-            text = self.tr("Standby: another Coven process is scheduling · {state}").format(
-                state=text
-            )
+            text = _("Standby: another Coven process is scheduling · {state}").format(state=text)
         self._info(text).setObjectName("headline")
 
     def _info(self, text: str) -> QAction:
@@ -161,22 +159,22 @@ class Tray(QObject):
 
     def _attention(self, overview: Overview) -> None:
         count = overview.attention
-        text = self.tr("Needs attention ({count})…").format(count=count)
-        action = self._action(text if count else self.tr("Nothing needs attention"),
+        text = _("Needs attention ({count})…").format(count=count)
+        action = self._action(text if count else _("Nothing needs attention"),
                               self.attentionRequested.emit)  # fmt: skip
         action.setObjectName("attention")
         action.setEnabled(bool(count))
 
     def _running(self, overview: Overview) -> None:
         """Every running run in one submenu, always in the same place; disabled when none."""
-        title = self.tr("Running ({count})").format(count=len(overview.running))
+        title = _("Running ({count})").format(count=len(overview.running))
         running = self.menu.addMenu(title)
         running.setObjectName("running")
         running.setEnabled(bool(overview.running))
         for run in overview.running:
-            label = self.tr("Cancel {routine}…").format(routine=run.routine)
+            label = _("Cancel {routine}…").format(routine=run.routine)
             if run.started_at is not None:
-                label = self.tr("Cancel {routine} (since {time})…").format(
+                label = _("Cancel {routine} (since {time})…").format(
                     routine=run.routine, time=self._clock_time(run.started_at)
                 )
             confirm = self._confirm_cancel(run.routine, self.cancelRequested, run.run_id)
@@ -199,7 +197,7 @@ class Tray(QObject):
         for line in soonest[:DIRECT_ROUTINES]:
             self._routine_menu(self.menu, line, overview)
         if len(lines) > DIRECT_ROUTINES:
-            label = self.tr("All routines ({count})").format(count=len(lines))
+            label = _("All routines ({count})").format(count=len(lines))
             everything = self.menu.addMenu(label)
             everything.setObjectName("routines:all")
             everything.aboutToShow.connect(lambda: self._fill_all(everything, overview))
@@ -220,21 +218,21 @@ class Tray(QObject):
             return
         name = line.name
         if name in overview.broken:
-            text = self.tr("Broken: edit or delete it in Coven…")
+            text = _("Broken: edit or delete it in Coven…")
             self._action(text, lambda: self.pageRequested.emit("routines"), submenu)
         elif line.state is RoutineState.QUARANTINED:
-            self._routine_action(submenu, self.tr("Probe once"), self.probeRequested, name)
-            self._routine_action(submenu, self.tr("Release"), self.releaseRequested, name)
+            self._routine_action(submenu, _("Probe once"), self.probeRequested, name)
+            self._routine_action(submenu, _("Release"), self.releaseRequested, name)
         else:
-            self._routine_action(submenu, self.tr("Run now"), self.runNowRequested, name)
+            self._routine_action(submenu, _("Run now"), self.runNowRequested, name)
             paused = line.state is RoutineState.PAUSED
-            toggle = (self.tr("Resume"), self.resumeRequested) if paused else (
-                self.tr("Pause"), self.pauseRequested)  # fmt: skip
+            toggle = (_("Resume"), self.resumeRequested) if paused else (
+                _("Pause"), self.pauseRequested)  # fmt: skip
             self._routine_action(submenu, *toggle, name)
         if any(run.routine == name for run in overview.running):
             submenu.addSeparator()
             confirm = self._confirm_cancel(name, self.cancelRoutineRequested, name)
-            self._action(self.tr("Cancel…"), confirm, submenu)
+            self._action(_("Cancel…"), confirm, submenu)
 
     def _routine_action(self, menu: QMenu, text: str, signal: SignalInstance, key: str) -> None:
         """An action that emits ``signal(key)``: a routine name."""
@@ -242,17 +240,17 @@ class Tray(QObject):
 
     def _pause_all(self, overview: Overview) -> None:
         if overview.paused_all:
-            action = self._action(self.tr("Resume all"), self.resumeAllRequested.emit)
+            action = self._action(_("Resume all"), self.resumeAllRequested.emit)
         else:
-            action = self._action(self.tr("Pause all"), self.pauseAllRequested.emit)
+            action = self._action(_("Pause all"), self.pauseAllRequested.emit)
         action.setObjectName("pause-all")
 
     def _notifications(self) -> None:
         """A switch per kind of notification (kept by the app: see NoticeSettings)."""
-        menu = self.menu.addMenu(self.tr("Notifications"))
+        menu = self.menu.addMenu(_("Notifications"))
         menu.setObjectName("notifications")
         for kind, label in NOTICE_LABELS.items():
-            action = menu.addAction(self.tr(label))
+            action = menu.addAction(_(label))
             action.setObjectName(f"notice:{kind.value}")
             action.setCheckable(True)
             action.setChecked(self.notices.get(kind, True))
@@ -265,7 +263,7 @@ class Tray(QObject):
     def _start_at_login(self) -> None:
         if self.autostart is None:
             return
-        action = self.menu.addAction(self.tr("Start at login"))
+        action = self.menu.addAction(_("Start at login"))
         action.setObjectName("autostart")
         action.setCheckable(True)
         action.setChecked(self.autostart)
@@ -296,15 +294,15 @@ class Tray(QObject):
     def ask_to_cancel(self, routine: str, cancel: Callable[[], None]) -> QMessageBox:
         """Ask once before cancelling; non-modal (``open``), so the tray keeps working."""
         self._close_confirmation()
-        title = self.tr("Cancel {routine}?").format(routine=routine)
-        question = self.tr("Cancel the running {routine}?").format(routine=routine)
+        title = _("Cancel {routine}?").format(routine=routine)
+        question = _("Cancel the running {routine}?").format(routine=routine)
         box = QMessageBox(QMessageBox.Icon.Question, title, question)
-        box.setInformativeText(self.tr(
+        box.setInformativeText(_(
             "Coven stops its command (SIGTERM, then SIGKILL after the routine's stop grace) "
             "and records the run as cancelled."
         ))  # fmt: skip
-        stop = box.addButton(self.tr("Cancel the run"), QMessageBox.ButtonRole.DestructiveRole)
-        keep = box.addButton(self.tr("Keep it running"), QMessageBox.ButtonRole.RejectRole)
+        stop = box.addButton(_("Cancel the run"), QMessageBox.ButtonRole.DestructiveRole)
+        keep = box.addButton(_("Keep it running"), QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(keep)
         box.setEscapeButton(keep)
         box.buttonClicked.connect(lambda clicked: cancel() if clicked is stop else None)

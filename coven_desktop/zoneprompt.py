@@ -11,6 +11,7 @@ from collections.abc import Callable
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from coven_core.operator import ZoneChoice
+from coven_core.queries import _
 
 
 class ZonePrompt(QMessageBox):
@@ -19,18 +20,18 @@ class ZonePrompt(QMessageBox):
     ) -> None:
         super().__init__(parent)
         self.choice = choice
-        self.setWindowTitle(self.tr("Your time zone changed"))
+        self.setWindowTitle(_("Your time zone changed"))
         self.setText(
-            self.tr(
+            _(
                 "This computer is now in {new}. The routine \u201c{routine}\u201d runs in {old}. "
                 "Should it keep {old} or follow you to {new}?"
             ).format(new=choice.host_zone, old=choice.kept_zone, routine=choice.routine)
         )
         self.keep_button = self.addButton(
-            self.tr("Keep {zone}").format(zone=choice.kept_zone), QMessageBox.ButtonRole.RejectRole
+            _("Keep {zone}").format(zone=choice.kept_zone), QMessageBox.ButtonRole.RejectRole
         )
         self.follow_button = self.addButton(
-            self.tr("Follow me to {zone}").format(zone=choice.host_zone),
+            _("Follow me to {zone}").format(zone=choice.host_zone),
             QMessageBox.ButtonRole.AcceptRole,
         )
         self.buttonClicked.connect(lambda button: button is self.follow_button and follow(choice))

@@ -29,6 +29,15 @@ def _private_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.delenv("COVEN_DATA_DIR", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _environment_locale():
+    """A test that sets the app's locale (``desktop.locale = "de_DE"``) leaves it behind."""
+    yield
+    from coven_core.notation.i18n import use_locale
+
+    use_locale(None)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="also run tests marked slow")
 

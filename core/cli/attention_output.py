@@ -8,6 +8,7 @@ from typing import Any
 from coven_core.cli.output import last_lines, print_fields, print_lines
 from coven_core.cli.times import instant_in, local_text
 from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.reasons import failure_text, reason_text
 from coven_core.scheduling import overrun
 from coven_core.views.attention import AttemptEvidence, Item
 
@@ -34,7 +35,8 @@ def print_items(items: Sequence[Item], zones: Mapping[str, str], broken: Mapping
 
 
 def _print_item(item: Item, zone: str, locale: str) -> None:
-    print(f"{item.kind} · {_('run', locale)} {item.run_id or '—'} · {item.routine}")
+    run = _("run {run}", locale).format(run=item.run_id or "—")
+    print(f"{item.kind} · {run} · {item.routine}")
     print_fields(_summary(item, zone, locale), indent=_FIELD)
     for attempt in item.attempts:
         _print_attempt(attempt, zone, locale)
@@ -47,7 +49,7 @@ def _summary(item: Item, zone: str, locale: str) -> list[tuple[str, str]]:
         (_("Scheduled", locale), f"{_time_text(item.scheduled_utc, zone, locale)} ({zone})"),
         (_("Occurrence", locale), item.occurrence_id),
         (_("Outcome", locale), item.disposition or "—"),
-        (_("Reason", locale), item.reason or "—"),
+        (_("Reason", locale), reason_text(item.reason, locale) if item.reason else "—"),
     ]
     if item.delivery_error:
         fields.append((_("Delivery", locale), item.delivery_error))
@@ -60,9 +62,12 @@ def _summary(item: Item, zone: str, locale: str) -> list[tuple[str, str]]:
 
 
 def _print_attempt(attempt: AttemptEvidence, zone: str, locale: str) -> None:
-    outcome = attempt.failure_class or attempt.state
-    message = f" — {attempt.message}" if attempt.message else ""
-    print(f"{_FIELD}{_('Attempt', locale)} {attempt.number}: {outcome}{message}")
+    outcome = (
+        failure_text(attempt.failure_class, locale) if attempt.failure_class else attempt.state
+    )
+    message = f" — {reason_text(attempt.message, locale)}" if attempt.message else ""
+    heading = _("Attempt {number}", locale).format(number=attempt.number)
+    print(f"{_FIELD}{heading}: {outcome}{message}")
     print_fields(_attempt_fields(attempt, zone, locale), indent=_NESTED)
     _print_block(_("Journal", locale), _journal_lines(attempt, zone, locale), locale)
     _print_block("stdout", _tail_lines(attempt.stdout_tail), locale)
@@ -110,7 +115,8 @@ def _tail_lines(tail: str) -> list[str]:
 
 def _print_block(label: str, lines: Sequence[str], locale: str) -> None:
     if not lines:
-        print(f"{_NESTED}{label}: {_('(none)', locale)}")
+        none = _("(none)", locale)
+        print(f"{_NESTED}{label}: {none}")
         return
     print(f"{_NESTED}{label}:")
     print_lines(lines, indent=_LINE)

@@ -25,7 +25,7 @@ from coven_core.cli.output import print_json, print_table
 from coven_core.errors import Conflict
 from coven_core.integrity import audit
 from coven_core.integrity.audit import AuditEntry, AuditKind, ChainReport
-from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.i18n import N_, _, user_locale
 from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.utc import utc_text
 
@@ -82,7 +82,7 @@ def _print_entries(found: Sequence[AuditEntry], older: int) -> None:
     if not found:
         print(_("The audit log has no entries yet.", locale))
         return
-    headers = ["Seq", "UTC", "Who", "Action", "Target", "Why", "Result"]
+    headers = [N_("Seq"), N_("UTC"), N_("Who"), N_("Action"), N_("Target"), N_("Why"), N_("Result")]
     print_table([_(h, locale) for h in headers], [_row(entry, locale) for entry in found])
     if older:
         line = _("… and {older} older (see them with --limit {more})", locale)

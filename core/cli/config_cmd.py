@@ -41,7 +41,7 @@ def run_show(args: argparse.Namespace) -> int:
         print_json({"settings": [value.to_json() for value in values]})
         return 0
     default = _("(default)")
-    rows = [[v.name, v.value + (f" {default}" if v.is_default else ""), v.help] for v in values]
+    rows = [[v.name, v.value + (f" {default}" if v.is_default else ""), _(v.help)] for v in values]
     print_table([_("Setting"), _("Value"), _("Meaning")], rows)
     return 0
 

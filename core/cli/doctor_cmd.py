@@ -22,7 +22,7 @@ from typing import Any
 from coven_core.cli.arguments import EXIT_CONFLICT, add_store_options, opened_engine
 from coven_core.cli.output import print_json
 from coven_core.integrity.doctor import CHECKS, ERROR, INFO, WARNING, Finding, Report, doctor
-from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.i18n import _, ngettext, user_locale
 
 _MARKS = {INFO: "✓", WARNING: "!", ERROR: "✗"}
 _QUICK_HELP = "SQLite's quick_check instead of the full integrity check; no growth figures"
@@ -51,23 +51,26 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_readable(report: Report) -> None:
-    width = max(len(name) for name in CHECKS)
+    width, locale = max(len(name) for name in CHECKS), user_locale()
     for name in CHECKS:
         for finding in (f for f in report.findings if f.check == name):
-            print(_line(finding, width))
+            print(_line(finding, width, locale))
     print()
     print(_verdict_text(report))
 
 
-def _line(finding: Finding, width: int) -> str:
-    return f"{_MARKS[finding.severity]} {finding.check:<{width}}  {finding.message}"
+def _line(finding: Finding, width: int, locale: str) -> str:
+    return f"{_MARKS[finding.severity]} {finding.check:<{width}}  {finding.text(locale)}"
 
 
 def _verdict_text(report: Report) -> str:
     locale = user_locale()
     errors, warnings = report.count(ERROR), report.count(WARNING)
-    counts = _("{errors} error(s), {warnings} warning(s)", locale).format(
-        errors=errors, warnings=warnings
+    counts = _("{errors}, {warnings}", locale).format(
+        errors=ngettext("{count} error", "{count} errors", errors, locale).format(count=errors),
+        warnings=ngettext("{count} warning", "{count} warnings", warnings, locale).format(
+            count=warnings
+        ),
     )
     if errors:
         return counts + _(": the store contradicts its promises", locale)

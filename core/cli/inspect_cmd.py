@@ -27,7 +27,7 @@ from typing import Any
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_fields, print_json, print_table
 from coven_core.cli.times import instant_in
-from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.i18n import N_, _, user_locale
 from coven_core.notation.utc import utc_text
 from coven_core.views.inspection import ListState, inspect, list_by_state
 from coven_core.views.policies import decision_sentence
@@ -62,10 +62,10 @@ def _print_list(state: ListState, items: Sequence[Mapping[str, Any]]) -> None:
     if not items:
         print(_("Nothing is {state}.", locale).format(state=state.value))
     elif state in _ROUTINE_STATES:
-        headers = ["Routine", "State", "Since (UTC)", "Failures", "Reason"]
+        headers = [N_("Routine"), N_("State"), N_("Since (UTC)"), N_("Failures"), N_("Reason")]
         print_table([_(h, locale) for h in headers], [_routine_row(item) for item in items])
     else:
-        headers = ["Occurrence", "Run", "Routine", "UTC", "State", "Reason"]
+        headers = [N_("Occurrence"), N_("Run"), N_("Routine"), N_("UTC"), N_("State"), N_("Reason")]
         print_table([_(h, locale) for h in headers], [_occurrence_row(item) for item in items])
 
 
@@ -106,7 +106,7 @@ def _print_inspected(found: Mapping[str, Any]) -> None:
     for index, (heading, row) in enumerate(_sections(found, locale)):
         if index:
             print()
-        print(f"{heading}:" if row else f"{heading}: {_('none', locale)}")
+        print(f"{heading}:" if row else f"{heading}: " + _("none", locale))
         if row:
             print_fields([(key, _value(value)) for key, value in row.items()], indent="  ")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_json
-from coven_core.notation.i18n import _
+from coven_core.notation.i18n import _, ngettext
 from coven_core.operator import Operator
 
 
@@ -48,7 +48,12 @@ def run_resume(args: argparse.Namespace) -> int:
         op = engine.operator
         skipped = op.resume_all() if args.all else op.resume(args.name)
     document = {**_target(args), "state": "active", "skipped": skipped}
-    _say(args, document, _("Resumed {what}; {skipped} missed moment(s) recorded as skipped."))
+    said = ngettext(
+        "Resumed {what}; {skipped} missed moment recorded as skipped.",
+        "Resumed {what}; {skipped} missed moments recorded as skipped.",
+        skipped,
+    )
+    _say(args, document, said)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Durations and sizes shown to people: Babel, in the user's locale."""
+"""Durations and sizes shown to people: Babel, in the user's locale (sizes: notation.sizes)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,7 @@ from datetime import timedelta
 from babel.dates import format_timedelta
 from babel.units import format_unit
 
-# SI steps, to match the CLDR unit names (a kilobyte is 1000 bytes there).
-_SIZE_UNITS = (
-    (10**9, "digital-gigabyte"),
-    (10**6, "digital-megabyte"),
-    (10**3, "digital-kilobyte"),
-)
+from coven_core.notation.sizes import size_text as size_text
 
 
 def duration_text(seconds: float | None, locale: str) -> str:
@@ -25,11 +20,3 @@ def duration_text(seconds: float | None, locale: str) -> str:
     if 0 < abs(seconds) < 1:
         return format_unit(round(seconds * 1000), "duration-millisecond", locale=locale)
     return format_timedelta(timedelta(seconds=seconds), threshold=1, locale=locale)
-
-
-def size_text(size: int, locale: str) -> str:
-    """``12.3 MB``: one decimal at most, in the largest unit the size reaches."""
-    for step, unit in _SIZE_UNITS:
-        if size >= step:
-            return format_unit(size / step, unit, length="short", format="#,##0.#", locale=locale)
-    return format_unit(size, "digital-byte", locale=locale)

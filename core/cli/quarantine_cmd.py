@@ -9,7 +9,7 @@ from typing import Any
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_json
 from coven_core.cli.run_output import scheduler_watches, started_run
-from coven_core.notation.i18n import _
+from coven_core.notation.i18n import _, ngettext
 from coven_core.queries import show
 
 
@@ -51,7 +51,11 @@ def run_release(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"routine": args.name, "state": "active", "skipped": skipped})
         return 0
-    line = _("Released {name}; {skipped} moment(s) passed while quarantined, recorded as skipped.")
+    line = ngettext(
+        "Released {name}; {skipped} moment passed while quarantined, recorded as skipped.",
+        "Released {name}; {skipped} moments passed while quarantined, recorded as skipped.",
+        skipped,
+    )
     print(line.format(name=repr(args.name), skipped=skipped))
     return 0
 

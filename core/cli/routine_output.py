@@ -10,7 +10,7 @@ from coven_core.cli.output import print_fields, print_table
 from coven_core.cli.times import maybe_local_text
 from coven_core.model import Revision
 from coven_core.notation.durations import format_timeout
-from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.i18n import N_, _, user_locale
 from coven_core.queries import RoutineView
 from coven_core.views.policies import after_only, policy_fields
 
@@ -20,7 +20,8 @@ def print_routines(views: Sequence[RoutineView]) -> None:
     if not views:
         print(_("No routines yet. Add one with: coven routine add NAME ...", locale))
         return
-    headers = [_(word, locale) for word in ("Name", "State", "Schedule", "Zone", "Next", "Last")]
+    words = (N_("Name"), N_("State"), N_("Schedule"), N_("Zone"), N_("Next"), N_("Last"))
+    headers = [_(word, locale) for word in words]
     print_table(headers, [_list_row(view, locale) for view in views])
     for view in views:
         if view.broken:

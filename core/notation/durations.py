@@ -15,6 +15,7 @@ import re
 from datetime import timedelta
 
 from coven_core.errors import ValidationError
+from coven_core.notation.i18n import N_, _
 from coven_core.notation.limits import LONGEST_DURATION, LONGEST_DURATION_TEXT
 
 # Largest unit first, each at most once: "1h30m" reads one way only; "30m1h" is a typo.
@@ -29,8 +30,9 @@ NO_TIMEOUT = timedelta(0)
 
 
 class DurationError(ValidationError):
-    def __init__(self, text: str, problem: str = "is not a duration like 90s, 15m, 2h or 1d"):
-        super().__init__(f"{text!r} {problem}")
+    def __init__(self, text: str, problem: str = N_("{text!r} is not a duration like 90s, 15m, 2h "
+                                                   "or 1d")):  # fmt: skip
+        super().__init__(_(problem).format(text=text, longest=LONGEST_DURATION_TEXT))
 
 
 def parse_duration(text: str) -> timedelta:
@@ -41,9 +43,9 @@ def parse_duration(text: str) -> timedelta:
         raise DurationError(text)
     seconds = _seconds(match.groups())
     if seconds > LONGEST_DURATION.total_seconds():
-        raise DurationError(text, f"is longer than {LONGEST_DURATION_TEXT}, the longest allowed")
+        raise DurationError(text, N_("{text!r} is longer than {longest}, the longest allowed"))
     if seconds == 0:
-        raise DurationError(text, "is not longer than zero")
+        raise DurationError(text, N_("{text!r} is not longer than zero"))
     return timedelta(seconds=seconds)
 
 

@@ -19,6 +19,7 @@ from coven_core import events
 from coven_core.errors import ScheduleError, ValidationError
 from coven_core.events import EventKind
 from coven_core.model import RevisionSpec, Routine, RoutineState, SkipReason
+from coven_core.notation import reasons
 from coven_core.notation.limits import (
     LATEST_YEAR,
     MOST_QUARANTINE_AFTER,
@@ -115,7 +116,7 @@ def delete(conn: apsw.Connection, now: datetime, name: str) -> str:
     """No future planning; history is kept; a run in flight is not touched."""
     routine = routines.by_name(conn, name)
     close_broken(conn, routine, now, operator_stamp(conn, now))
-    routines.set_state(conn, routine.id, RoutineState.DELETED, "deleted by a person", now)
+    routines.set_state(conn, routine.id, RoutineState.DELETED, reasons.DELETED_BY_A_PERSON, now)
     _skip_waiting(conn, routine.id, SkipReason.DELETED, now)
     events.record(conn, now, EventKind.ROUTINE_DELETED, routine_id=routine.id, name=name)
     return routine.id

@@ -15,6 +15,7 @@ from coven_core import events
 from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import MissedCause, Revision, Routine, RoutineState, SkipReason
+from coven_core.notation import reasons
 from coven_core.operations import runs
 from coven_core.scheduling import occurrences, routines
 from coven_core.scheduling.decisions import load, record_broken
@@ -79,7 +80,7 @@ def quarantine(conn: apsw.Connection, now: datetime, name: str, reason: str | No
     if routine.state is RoutineState.QUARANTINED:
         return "already quarantined"
     require_state(routine, RoutineState.ACTIVE, "quarantined")  # keeps a pause's reason
-    why = reason or f"quarantined by {runs.operator_name()}"
+    why = reason or reasons.QUARANTINED_BY.format(who=runs.operator_name())
     routines.set_state(conn, routine.id, RoutineState.QUARANTINED, why, now)
     events.record(conn, now, EventKind.QUARANTINED, routine_id=routine.id, reason=why)
     return "quarantined"

@@ -21,6 +21,7 @@ from coven_core import events
 from coven_core.errors import Conflict, ValidationError
 from coven_core.events import EventKind
 from coven_core.model import Disposition, RoutineState
+from coven_core.notation import reasons
 from coven_core.operations import stopping
 from coven_core.operations.runs import operator_name
 from coven_core.scheduling import routines
@@ -133,6 +134,6 @@ def _keep_paused(conn: apsw.Connection, item: Item, now: datetime) -> RoutineSta
     routine = routines.by_id(conn, item.routine_id)
     if routine.state not in (RoutineState.ACTIVE, RoutineState.PAUSED):
         return routine.state
-    why = f"paused after a decision on run {item.run_id}; resume it when ready"
+    why = reasons.KEPT_PAUSED.format(run=item.run_id)
     routines.set_state(conn, routine.id, RoutineState.PAUSED, why, now)
     return RoutineState.PAUSED

@@ -11,6 +11,7 @@ from __future__ import annotations
 import unicodedata
 
 from coven_core.errors import ValidationError
+from coven_core.notation.i18n import _
 
 LONGEST_NAME = 64
 #: Unicode categories a name may not contain: control, format, surrogate, private use,
@@ -21,13 +22,17 @@ _REFUSED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 def check_name(name: str) -> None:
     """A ValidationError naming the first thing wrong with ``name``, if anything is."""
     if not name.strip():
-        raise ValidationError("a routine needs a name")
+        raise ValidationError(_("a routine needs a name"))
     if len(name) > LONGEST_NAME:
         raise ValidationError(
-            f"a routine's name must be at most {LONGEST_NAME} characters (this one has {len(name)})"
+            _("a routine's name must be at most {most} characters (this one has {count})").format(
+                most=LONGEST_NAME, count=len(name)
+            )
         )
     if name != name.strip():
-        raise ValidationError(f"the name {name!r} starts or ends with a space; remove it")
+        raise ValidationError(
+            _("the name {name!r} starts or ends with a space; remove it").format(name=name)
+        )
     for char in name:
         if unicodedata.category(char) in _REFUSED:
             raise ValidationError(

@@ -19,6 +19,7 @@ import apsw
 
 from coven_core.errors import ValidationError
 from coven_core.notation.durations import format_timeout, parse_timeout
+from coven_core.notation.i18n import N_
 from coven_core.store.codec import instant_text
 
 DEFAULT_TIMEOUT = "default-timeout"
@@ -55,10 +56,13 @@ KNOWN: dict[str, Setting] = {
         DEFAULT_TIMEOUT,
         "1d",
         _timeout_value,
-        "the timeout of a run whose routine has none of its own (none: no limit)",
+        N_("the timeout of a run whose routine has none of its own (none: no limit)"),
     ),
     MAX_ACTIVE: Setting(
-        MAX_ACTIVE, "4", _count_value, "how many runs may be active at once, all routines together"
+        MAX_ACTIVE,
+        "4",
+        _count_value,
+        N_("how many runs may be active at once, all routines together"),
     ),
 }
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from datetime import date
 
 from coven_core.errors import ValidationError
+from coven_core.notation.i18n import _
 from coven_core.tz.binding import BoundTime
 
 EXCLUDED_DATE = "excluded_date"
@@ -22,7 +23,9 @@ def parse_date(text: str) -> date:
     try:
         return date.fromisoformat(text.strip())
     except ValueError:
-        raise ValidationError(f"{text!r} is not a date like 2026-12-24") from None
+        raise ValidationError(
+            _("{text!r} is not a date like 2026-12-24").format(text=text)
+        ) from None
 
 
 def normalised(dates: Iterable[date]) -> tuple[date, ...]:

@@ -116,7 +116,7 @@ class _Words:
         days = sorted(set(cron_days), key=lambda d: (d - 1) % 7)
         positions = [(d - 1) % 7 for d in days]
         if len(days) >= 3 and positions == list(range(positions[0], positions[-1] + 1)):
-            return self("{first} to {last}").format(
+            return _("{first} to {last}", self.locale).format(
                 first=self.weekday(days[0]), last=self.weekday(days[-1])
             )
         return self.listing(self.weekday(d) for d in days)

@@ -20,6 +20,7 @@ from coven_core import events
 from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import Disposition, OccurrenceKind
+from coven_core.notation.i18n import _
 from coven_core.scheduling import ids
 from coven_core.scheduling.occurrences import Stamp
 from coven_core.store.codec import instant_text
@@ -93,7 +94,7 @@ def parse_after(text: str) -> tuple[str, str]:
     if not colon or outcome not in OUTCOMES:
         name, outcome = text.strip(), SUCCEEDED
     if not name:
-        raise ValidationError("--after needs a routine's name, e.g. --after backup:succeeded")
+        raise ValidationError(_("--after needs a routine's name, e.g. --after backup:succeeded"))
     return name, outcome
 
 
@@ -107,7 +108,7 @@ def check_no_loop(conn: apsw.Connection, name: str, after: str | None) -> None:
     while current is not None and current not in path[1:]:  # an old loop is not this one's
         path.append(current)
         if current == name:
-            raise ValidationError(f"a chain cannot loop: {' → '.join(path)}")
+            raise ValidationError(_("a chain cannot loop: {path}").format(path=" → ".join(path)))
         current = _upstream_of(conn, current, first=len(path) == 2)
 
 
@@ -118,5 +119,5 @@ def _upstream_of(conn: apsw.Connection, name: str, *, first: bool) -> str | None
         (name,),
     ).fetchone()
     if row is None and first:
-        raise ValidationError(f"--after: no routine named {name!r}")
+        raise ValidationError(_("--after: no routine named {name!r}").format(name=name))
     return None if row is None else row[0]

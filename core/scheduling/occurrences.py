@@ -226,9 +226,13 @@ _WAITING = (
     "SELECT id, routine_id, revision, scheduled_utc, kind, probe, forced, run_id, "
     "(SELECT count(*) FROM attempts a WHERE a.occurrence_id = occurrences.id), "
     f"(SELECT count(*) FROM {ACTIVE}), {MAX_ACTIVE_SQL} FROM occurrences "
-    "WHERE state = 'planned' AND scheduled_utc <= ?1 "
-    "AND (not_before IS NULL OR not_before <= ?1) ORDER BY scheduled_utc, id LIMIT ?2"
+    "WHERE state = 'planned' AND (not_before IS NULL OR not_before <= ?1) "
+    "ORDER BY scheduled_utc, id LIMIT ?2"
 )
+"""Every planned row's time has come: the planner plans a moment once it is due, a person's run
+at the moment it is asked for. So a wall clock set back before a moment that waits for a free
+slot or for its retry does not make it wait for its time a second time (DESIGN §3; seed
+2048113717)."""
 
 
 def earliest_retry(conn: apsw.Connection, now: datetime) -> datetime | None:

@@ -16,6 +16,7 @@ import apsw
 from coven_core import events
 from coven_core.events import EventKind
 from coven_core.model import Disposition, FailureClass, Revision, RoutineState
+from coven_core.notation import reasons
 from coven_core.runtime.base import Exit
 from coven_core.scheduling import chains, routines
 from coven_core.scheduling.occurrences import Stamp, settle
@@ -195,7 +196,7 @@ def _pause_for_decision(conn: apsw.Connection, attempt: _Attempt, stamp: Stamp) 
     if routine.state is not RoutineState.ACTIVE:
         return
     run_id = scalar(conn, "SELECT run_id FROM occurrences WHERE id = ?", (attempt.occurrence_id,))
-    why = f"run {run_id} needs your decision (coven attention)"
+    why = reasons.AWAITS_DECISION.format(run=run_id)
     routines.set_state(conn, routine.id, RoutineState.PAUSED, why, stamp.now)
     events.record(conn, stamp.now, EventKind.PAUSED, routine_id=routine.id, reason=why)
 
@@ -214,6 +215,6 @@ def _count_failure(conn: apsw.Connection, attempt: _Attempt, stamp: Stamp) -> No
     )
     limit = routines.current_revision(conn, routine).spec.quarantine_after
     if routine.state is RoutineState.ACTIVE and limit > 0 and failures >= limit:
-        why = f"{failures} consecutive failed occurrences"
+        why = reasons.FAILED_IN_A_ROW.format(count=failures)
         routines.set_state(conn, routine.id, RoutineState.QUARANTINED, why, stamp.now)
         events.record(conn, stamp.now, EventKind.QUARANTINED, routine_id=routine.id, reason=why)

@@ -21,6 +21,7 @@ from coven_core import events
 from coven_core.clock import Clock, WakeReason
 from coven_core.events import EventKind
 from coven_core.model import MissedCause
+from coven_core.scheduling import backoffs
 from coven_core.scheduling.passes import last_pass_at
 from coven_core.store.codec import instant_from
 
@@ -82,8 +83,12 @@ class DriftWatch:
             start = now - drift.asleep
             events.record(conn, now, EventKind.SLEPT, start=start.isoformat(), end=now.isoformat())
         if drift.jumped:
-            size = (drift.step - drift.asleep).total_seconds()
-            events.record(conn, now, EventKind.CLOCK_JUMPED, seconds=size, trigger=trigger)
+            step = drift.step - drift.asleep
+            size = step.total_seconds()
+            moved = backoffs.follow_the_clock(conn, step)
+            events.record(
+                conn, now, EventKind.CLOCK_JUMPED, seconds=size, trigger=trigger, backoffs=moved
+            )
             if size < 0:
                 events.record(conn, now, EventKind.REPLANNED, why="the wall clock moved back")
 

@@ -31,7 +31,8 @@ from babel.dates import (
 )
 
 from coven_core.model import Disposition, OccurrenceKind, Revision
-from coven_core.notation.i18n import _
+from coven_core.notation.i18n import N_, _
+from coven_core.notation.reasons import reason_text
 from coven_core.queries import Explanation, explain, usable
 from coven_core.schedule.exclusions import EXCLUDED_DATE
 from coven_core.schedule.timetable import ScheduleKind, Timetable
@@ -259,11 +260,6 @@ def _stored_moment(row: dict[str, Any], revision: Revision) -> BoundTime:
     return bind(datetime.fromisoformat(row["local_time"]), zone)
 
 
-def N_(message: str) -> str:
-    """Marks a message for extraction (``pybabel extract`` knows ``N_``); translated later."""
-    return message
-
-
 _CAUSES = {
     "asleep": N_("the computer was asleep"),
     "app_not_running": N_("Coven was not running"),
@@ -316,6 +312,15 @@ _REASONS = {
 }
 
 
+#: A routine's state in a word, for "the routine is {state}".
+_ROUTINE_STATES = {
+    "active": N_("active"),
+    "paused": N_("paused"),
+    "quarantined": N_("quarantined"),
+    "deleted": N_("deleted"),
+}
+
+
 def outcome_sentence(disposition: str | None, reason: str | None, state: str, locale: str) -> str:
     """What became of an occurrence: "It succeeded.", "It was skipped (missed)." …"""
     if disposition is None:
@@ -326,7 +331,7 @@ def outcome_sentence(disposition: str | None, reason: str | None, state: str, lo
 
 def cause_text(cause: str | None, locale: str) -> str:
     """Why a window of moments did not run: "the computer was asleep" …"""
-    return _(_CAUSES.get(cause or "", "nothing could run them"), locale)
+    return _(_CAUSES.get(cause or "", N_("nothing could run them")), locale)
 
 
 # -- one routine ---------------------------------------------------------------------------
@@ -374,7 +379,7 @@ def explain_routine(
     )  # fmt: skip
 
 
-def chain_verdict(revision: Revision | None, locale: str) -> str | None:
+def chain_verdict(revision: Revision | None, locale: str | None) -> str | None:
     """When a routine that only its upstream runs (schedule ``after``) runs; None otherwise."""
     if revision is None or after_only(revision.spec, locale) is None:
         return None
@@ -391,8 +396,9 @@ def verdict(found: Explanation, locale: str) -> str:
     routine = found.view.routine
     if routine.state.value != "active":
         text = _("It will not run: the routine is {state}.", locale)
-        state = _(routine.state.value, locale) + (
-            f" ({routine.state_reason})" if routine.state_reason else "")  # fmt: skip
+        state = _(_ROUTINE_STATES[routine.state.value], locale)
+        if routine.state_reason:
+            state += f" ({reason_text(routine.state_reason, locale)})"
         return text.format(state=state)
     if found.paused_all:
         return _("It will not run: all scheduling is paused.", locale)

@@ -17,7 +17,7 @@ from pathlib import Path
 import apsw
 
 from coven_core.events import Event, EventKind
-from coven_core.notation.i18n import _
+from coven_core.notation.i18n import N_, _, ngettext
 from coven_core.scheduling import overrun
 from coven_core.store.codec import maybe_instant_from
 from coven_core.store.store import Store
@@ -59,10 +59,10 @@ class Notice:
 
 
 _SETTLED = {
-    "failed": (NoticeKind.FAILED, "{routine} failed"),
-    "timed_out": (NoticeKind.TIMED_OUT, "{routine} timed out"),
-    "cancelled": (NoticeKind.CANCELLED, "{routine} was cancelled"),
-    "recovery_required": (NoticeKind.NEEDS_DECISION, "{routine} needs your decision"),
+    "failed": (NoticeKind.FAILED, N_("{routine} failed")),
+    "timed_out": (NoticeKind.TIMED_OUT, N_("{routine} timed out")),
+    "cancelled": (NoticeKind.CANCELLED, N_("{routine} was cancelled")),
+    "recovery_required": (NoticeKind.NEEDS_DECISION, N_("{routine} needs your decision")),
 }
 
 
@@ -174,8 +174,8 @@ def fold(notices: Sequence[Notice], locale: str | None = None) -> Notice:
 
 
 _HEADINGS = {
-    EventKind.SLEPT: "While asleep",
-    EventKind.DOWNTIME: "While Coven was not running",
+    EventKind.SLEPT: N_("While asleep"),
+    EventKind.DOWNTIME: N_("While Coven was not running"),
 }
 
 
@@ -219,12 +219,11 @@ def _missed_part(
     if count is None:
         text = _("moments of {routine} missed", locale).format(routine=name)
     else:
-        many = (
-            "{count} moment of {routine} missed"
-            if count == 1
-            else ("{count} moments of {routine} missed")
-        )
-        text = _(many, locale).format(count=count, routine=name)
+        many = ngettext(
+            "{count} moment of {routine} missed", "{count} moments of {routine} missed", count,
+            locale,
+        )  # fmt: skip
+        text = many.format(count=count, routine=name)
     window_first = maybe_instant_from(first)
     ran = latest_ran(conn, routine_id, window_first) if window_first else None
     if ran is None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from coven_core.model import RevisionSpec
 from coven_core.notation.durations import format_duration
-from coven_core.notation.i18n import _
+from coven_core.notation.i18n import N_, _, ngettext
 from coven_core.schedule.exclusions import dates_text
 from coven_core.schedule.timetable import AFTER_ONLY
 from coven_core.scheduling.cooldown import DEFAULT_CAP
@@ -83,7 +83,7 @@ def _conditions_text(spec: RevisionSpec, locale: str) -> str:
     return f"{' · '.join(parts)} ({waits})"
 
 
-def after_only(spec: RevisionSpec, locale: str) -> str | None:
+def after_only(spec: RevisionSpec, locale: str | None) -> str | None:
     """``after up``: what stands for the schedule and the next run of a routine that only
     its upstream runs (schedule ``after``); None for a routine with a schedule."""
     if spec.after is None or spec.schedule.strip().lower() != AFTER_ONLY:
@@ -96,7 +96,9 @@ def after_only(spec: RevisionSpec, locale: str) -> str | None:
 def _budget_text(spec: RevisionSpec, locale: str) -> str:
     parts = []
     if spec.max_runs_per_day is not None:
-        parts.append(_("{count} runs a day", locale).format(count=spec.max_runs_per_day))
+        runs = spec.max_runs_per_day
+        parts.append(ngettext("{count} run a day", "{count} runs a day", runs, locale).format(
+            count=runs))  # fmt: skip
     if spec.max_runtime_per_day is not None:
         runtime = format_duration(spec.max_runtime_per_day)
         parts.append(_("{runtime} of run time a day", locale).format(runtime=runtime))
@@ -136,27 +138,26 @@ def _policy_sentence(reason: str | None, inputs: dict[str, Any], locale: str) ->
             day=inputs.get("day", "?"), use=_budget_use(inputs, locale)
         )
     if reason == "cooldown":
-        text = (
-            "The routine was cooling down after {failures} failed run(s) in a row, until {until}."
-        )
-        return _(text, locale).format(
-            failures=inputs.get("failures", "?"), until=_utc_text(inputs.get("until"))
-        )
+        failures = inputs.get("failures", 0)
+        text = ngettext(
+            "The routine was cooling down after {failures} failed run in a row, until {until}.",
+            "The routine was cooling down after {failures} failed runs in a row, until {until}.",
+            failures if isinstance(failures, int) else 0, locale,
+        )  # fmt: skip
+        return text.format(failures=failures, until=_utc_text(inputs.get("until")))
     if reason == "group_busy":
-        text = "Routine {holder} of group {group} was running (run {run})."
-        return _(text, locale).format(
+        return _("Routine {holder} of group {group} was running (run {run}).", locale).format(
             holder=inputs.get("holder", "?"), group=inputs.get("group", "?"),
             run=inputs.get("holder_run", "?"),
         )  # fmt: skip
-    if "upstream" in inputs:  # planned by a chain
-        text = "Triggered by routine {routine}: its occurrence {upstream} {outcome}."
-        return _(text, locale).format(
-            routine=inputs.get("upstream_routine", "?"), upstream=inputs["upstream"],
-            outcome=inputs.get("outcome", "ended"),
-        )  # fmt: skip
-    if reason == "condition_unmet":
+    if reason == "condition_unmet":  # before the chain: a triggered moment may wait too
         return _("Its conditions were not met through its grace: {state}.", locale).format(
             state=_observed(inputs, locale)
+        )
+    if "upstream" in inputs:  # planned by a chain
+        text = _TRIGGERED.get(str(inputs.get("outcome")), _TRIGGERED[""])
+        return _(text, locale).format(
+            routine=inputs.get("upstream_routine", "?"), upstream=inputs["upstream"]
         )
     if "conditions" in inputs:  # a person's run goes ahead whatever the conditions
         return _("A run by a person, started although {state}.", locale).format(
@@ -164,13 +165,23 @@ def _policy_sentence(reason: str | None, inputs: dict[str, Any], locale: str) ->
         )
     if "budget" in inputs:  # a person's run on a routine with a budget: counted and marked
         text = (
-            "A run by a person, counted in the budget of {day} ({use}), over it."
+            _("A run by a person, counted in the budget of {day} ({use}), over it.", locale)
             if inputs.get("over_budget")
-            else "A run by a person, counted in the budget of {day} ({use})."
+            else _("A run by a person, counted in the budget of {day} ({use}).", locale)
         )
         budget = inputs["budget"]
-        return _(text, locale).format(day=budget.get("day", "?"), use=_budget_use(budget, locale))
+        return text.format(day=budget.get("day", "?"), use=_budget_use(budget, locale))
     return None
+
+
+#: A chain's trigger in a sentence, by how the upstream run ended (its disposition).
+_TRIGGERED = {
+    "succeeded": N_("Triggered by routine {routine}: its occurrence {upstream} succeeded."),
+    "failed": N_("Triggered by routine {routine}: its occurrence {upstream} failed."),
+    "cancelled": N_("Triggered by routine {routine}: its occurrence {upstream} was cancelled."),
+    "timed_out": N_("Triggered by routine {routine}: its occurrence {upstream} timed out."),
+    "": N_("Triggered by routine {routine}: its occurrence {upstream} ended."),
+}
 
 
 def _observed(inputs: dict[str, Any], locale: str) -> str:
@@ -198,8 +209,9 @@ def _budget_use(inputs: dict[str, Any], locale: str) -> str:
     """``3 of 3 runs``, ``2h of 2h run time``: what the budget had used before this claim."""
     parts = []
     if "max_runs" in inputs:
-        parts.append(_("{runs} of {most} runs", locale).format(
-            runs=inputs.get("runs", 0), most=inputs["max_runs"]))  # fmt: skip
+        most = inputs["max_runs"]
+        text = ngettext("{runs} of {most} run", "{runs} of {most} runs", most, locale)
+        parts.append(text.format(runs=inputs.get("runs", 0), most=most))
     if "max_runtime_seconds" in inputs:
         used = format_duration(timedelta(seconds=inputs.get("runtime_seconds", 0)))
         most = format_duration(timedelta(seconds=inputs["max_runtime_seconds"]))

@@ -16,7 +16,7 @@ from typing import Any
 import apsw
 
 from coven_core.errors import ValidationError
-from coven_core.notation.i18n import _
+from coven_core.notation.i18n import N_, _
 from coven_core.notation.utc import local_seconds, utc_text
 from coven_core.scheduling import routines
 from coven_core.store.codec import instant_text, maybe_instant_from
@@ -163,7 +163,7 @@ def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) 
     )  # fmt: skip
 
 
-_LIVE_WORDS = {"planned": "Waiting to run", "claimed": "Starting", "running": "Running"}
+_LIVE_WORDS = {"planned": N_("Waiting to run"), "claimed": N_("Starting"), "running": N_("Running")}
 
 
 def _live_words(state: str, locale: str | None) -> str:
@@ -290,11 +290,11 @@ def latest_ran(conn: apsw.Connection, routine_id: str, window_first: datetime) -
 def _dst_note(row: RunRow, locale: str | None = None) -> str | None:
     wall = row.planned_local or _("This wall time", locale)
     if row.dst == "gap":
-        text = ("{wall} does not exist in {zone} (the clocks moved forward): it was skipped, "
-                "never moved to another time.")  # fmt: skip
+        text = N_("{wall} does not exist in {zone} (the clocks moved forward): it was skipped, "
+                  "never moved to another time.")  # fmt: skip
     elif row.dst == "fold":
-        text = ("{wall} happens twice in {zone} (the clocks moved back): it ran once, at the "
-                "first of the two.")  # fmt: skip
+        text = N_("{wall} happens twice in {zone} (the clocks moved back): it ran once, at the "
+                  "first of the two.")  # fmt: skip
     else:
         return None
     return _(text, locale).format(wall=wall, zone=row.zone)

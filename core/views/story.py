@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -19,40 +19,45 @@ from zoneinfo import ZoneInfo
 import apsw
 from babel.dates import format_time
 
-from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.i18n import N_, _, ngettext, user_locale
+from coven_core.notation.reasons import reason_text
 from coven_core.store.codec import instant_from, maybe_instant_from
 
 _SKIPPED = {
-    "paused": "Skipped: the routine was paused",
-    "quarantined": "Skipped: the routine was quarantined",
-    "deleted": "Skipped: the routine was deleted",
-    "overlap": "Skipped: the previous run was still going",
-    "routine_broken": "Skipped: the routine was broken (its revision could not be loaded)",
-    "nonexistent_local_time": "Skipped: this wall time does not exist (a daylight-saving gap)",
-    "excluded_date": "Skipped: the date is excluded",
-    "budget_exhausted": "Skipped: the day's budget was used up",
-    "cooldown": "Skipped: the routine was cooling down after failures",
-    "group_busy": "Skipped: another routine of its group was running",
-    "condition_unmet": "Skipped: its conditions (AC power, network) were not met",
+    "paused": N_("Skipped: the routine was paused"),
+    "quarantined": N_("Skipped: the routine was quarantined"),
+    "deleted": N_("Skipped: the routine was deleted"),
+    "overlap": N_("Skipped: the previous run was still going"),
+    "routine_broken": N_("Skipped: the routine was broken (its revision could not be loaded)"),
+    "nonexistent_local_time": N_("Skipped: this wall time does not exist (a daylight-saving gap)"),
+    "excluded_date": N_("Skipped: the date is excluded"),
+    "budget_exhausted": N_("Skipped: the day's budget was used up"),
+    "cooldown": N_("Skipped: the routine was cooling down after failures"),
+    "group_busy": N_("Skipped: another routine of its group was running"),
+    "condition_unmet": N_("Skipped: its conditions (AC power, network) were not met"),
 }
 
 _CAUSES = {
-    "asleep": "while asleep",
-    "app_not_running": "while Coven was not running",
-    "clock_jump": "when the clock jumped",
-    "paused": "while paused",
-    "quarantined": "while quarantined",
-    "scheduler_late": "while the scheduler was late",
-    "routine_broken": "while the routine was broken",
+    "asleep": N_("while asleep"),
+    "app_not_running": N_("while Coven was not running"),
+    "clock_jump": N_("when the clock jumped"),
+    "paused": N_("while paused"),
+    "quarantined": N_("while quarantined"),
+    "scheduler_late": N_("while the scheduler was late"),
+    "routine_broken": N_("while the routine was broken"),
 }
 
 _CONSEQUENCES = {
-    "succeeded": "mark as succeeded: it counts as a success; the routine stays paused until "
-    "you resume it",
-    "failed": "mark as failed: it counts as a failure; the routine stays paused until you "
-    "resume it",
-    "retry": "retry: the command runs again now, so only choose this if you checked the first "
-    "try left no side effect; the routine stays paused until you resume it",
+    "succeeded": N_(
+        "mark as succeeded: it counts as a success; the routine stays paused until you resume it"
+    ),
+    "failed": N_(
+        "mark as failed: it counts as a failure; the routine stays paused until you resume it"
+    ),
+    "retry": N_(
+        "retry: the command runs again now, so only choose this if you checked the first "
+        "try left no side effect; the routine stays paused until you resume it"
+    ),
 }
 
 
@@ -77,11 +82,11 @@ def decision_consequence(outcome: str, locale: str | None = None) -> str:
 
 def missed(count: int | None, cause: str | None, locale: str | None = None) -> str:
     """``Missed 3 moments while asleep`` (a broken routine's window has no count)."""
-    how = _(_CAUSES.get(cause or "", "while nothing could run"), locale)
+    how = _(_CAUSES.get(cause or "", N_("while nothing could run")), locale)
     if count is None:
         return _("Missed its moments {how}", locale).format(how=how)
-    text = "Missed {count} moment {how}" if count == 1 else "Missed {count} moments {how}"
-    return _(text, locale).format(count=count, how=how)
+    text = ngettext("Missed {count} moment {how}", "Missed {count} moments {how}", count, locale)
+    return text.format(count=count, how=how)
 
 
 def ending(end: Ending, locale: str | None = None) -> str:
@@ -92,6 +97,8 @@ def ending(end: Ending, locale: str | None = None) -> str:
     if disposition == "skipped":
         text = _SKIPPED.get(end.reason or "")
         return _(text, locale) if text else _("Skipped: {reason}", locale).format(reason=end.reason)
+    if end.reason:  # the engine's own words ("timed_out: stopped after its timeout") translated
+        end = replace(end, reason=reason_text(end.reason, locale))
     return _ENDINGS.get(disposition or "", _other)(end, locale)
 
 
@@ -164,6 +171,8 @@ def step_sentence(
     text = _STEPS.get(step.kind)
     if text is None:
         return step.kind.replace("_", " ").capitalize()
+    if isinstance(data.get("result"), str):  # a stop's result, in the engine's words
+        data = {**data, "result": reason_text(data["result"], locale)}
     sentence = _(text, locale).format_map(_Known(data))
     reason = data.get("reason") if step.kind == "cancel_requested" else None
     return f"{sentence}: {reason}" if reason else sentence
@@ -177,18 +186,18 @@ class _Known(dict[str, Any]):
 
 
 _STEPS = {
-    "planned": "Planned",
-    "claimed": "Claimed to run",
-    "started": "Started (pid {pid})",
-    "manual_run": "Started by hand by {by}",
-    "adopted": "Adopted the still-running command after a restart",
-    "cancel_requested": "Cancel requested by {by}",
-    "cancel_sent": "Cancel sent to the runner",
-    "overrun": "Ran far longer than usual",
-    "stopped": "Stopped by a person: {result}",
-    "reconciled": "Decided by a person: {outcome}",
-    "delivered": "Output delivered",
-    "delivery_failed": "Output could not be delivered",
+    "planned": N_("Planned"),
+    "claimed": N_("Claimed to run"),
+    "started": N_("Started (pid {pid})"),
+    "manual_run": N_("Started by hand by {by}"),
+    "adopted": N_("Adopted the still-running command after a restart"),
+    "cancel_requested": N_("Cancel requested by {by}"),
+    "cancel_sent": N_("Cancel sent to the runner"),
+    "overrun": N_("Ran far longer than usual"),
+    "stopped": N_("Stopped by a person: {result}"),
+    "reconciled": N_("Decided by a person: {outcome}"),
+    "delivered": N_("Output delivered"),
+    "delivery_failed": N_("Output could not be delivered"),
 }
 
 
@@ -201,8 +210,11 @@ def _retry(data: Mapping[str, Any], zone: str, allowed: int | None, locale: str 
     at = maybe_instant_from(data.get("not_before"))
     number = int(data.get("attempt") or 0) + 1
     when = _("retried at {time}", locale).format(time=clock_time(at, zone, locale)) if at else ""
-    of = f" of {allowed}" if allowed else ""
-    return f"{failed}; {when} ({_('attempt', locale)} {number}{of})"
+    if allowed:
+        attempt = _("attempt {number} of {allowed}", locale).format(number=number, allowed=allowed)
+    else:
+        attempt = _("attempt {number}", locale).format(number=number)
+    return f"{failed}; {when} ({attempt})"
 
 
 def clock_time(at: datetime, zone: str, locale: str | None = None) -> str:

@@ -11,25 +11,25 @@ from datetime import datetime, tzinfo
 
 from babel.dates import format_date, format_time
 
-from coven_core.notation.i18n import _
+from coven_core.notation.i18n import N_, _
 from coven_core.views.overview import Counts, Overview, TrayState
 
 #: The tray state in words, for a tooltip that has nothing to count.
 STATE_WORDS = {
-    TrayState.IDLE: "Idle",
-    TrayState.RUNNING: "Running",
-    TrayState.ATTENTION: "Needs attention",
-    TrayState.PAUSED: "Paused",
-    TrayState.ERROR: "Error",
+    TrayState.IDLE: N_("Idle"),
+    TrayState.RUNNING: N_("Running"),
+    TrayState.ATTENTION: N_("Needs attention"),
+    TrayState.PAUSED: N_("Paused"),
+    TrayState.ERROR: N_("Error"),
 }
 
 #: Each count's phrase, in the order of the tray's priority.
 _COUNTED = (
-    ("attention", "{count} to decide"),
-    ("failed_unseen", "{count} failed"),
-    ("quarantined", "{count} quarantined"),
-    ("broken", "{count} broken"),
-    ("running", "{count} running"),
+    ("attention", N_("{count} to decide")),
+    ("failed_unseen", N_("{count} failed")),
+    ("quarantined", N_("{count} quarantined")),
+    ("broken", N_("{count} broken")),
+    ("running", N_("{count} running")),
 )
 
 
@@ -39,11 +39,16 @@ def tooltip(overview: Overview, now: datetime, locale: str, zone: tzinfo | None 
     return f"{counted(overview, locale)}; {next_words(overview, now, locale, zone)}"
 
 
+def state_word(state: TrayState, locale: str | None = None) -> str:
+    """The tray state in a word: "Needs attention"."""
+    return _(STATE_WORDS[state], locale)
+
+
 def counted(overview: Overview, locale: str) -> str:
     parts = [_(text, locale).format(count=n) for n, text in _nonzero(overview.counts)]
     if overview.paused_all:
         parts.append(_("all scheduling paused", locale))
-    return " · ".join(parts) or _(STATE_WORDS[overview.state], locale)
+    return " · ".join(parts) or state_word(overview.state, locale)
 
 
 def _nonzero(counts: Counts) -> list[tuple[int, str]]:

@@ -33,6 +33,7 @@ from coven_core.clock import VirtualClock
 from coven_core.events import Event, EventKind
 from coven_core.model import RevisionSpec
 from coven_core.operator import Outcome
+from coven_core.queries import _
 from coven_core.runner.journal import read_journal
 from coven_core.views.inspection import inspect
 from coven_desktop.demo.render import _save, _settle
@@ -150,7 +151,7 @@ async def _draw(desktop: Desktop, palettes: dict[str, QPalette], out: Path) -> l
     written += await _in_palettes(desktop, page, palettes, out, "attention-stopped", window)
     tabs.setCurrentIndex(4)
     written += await _in_palettes(desktop, page, palettes, out, "attention-tried", window)
-    page.reason.setText(page.tr("the log ends at 1 of 3; the disk holds a partial copy"))  # type: ignore[union-attr]
+    page.reason.setText(_("the log ends at 1 of 3; the disk holds a partial copy"))  # type: ignore[union-attr]
     page.failed_button.click()  # type: ignore[union-attr]
     written += await _in_palettes(desktop, page, palettes, out, "attention-confirm",
                                   page.confirmation)  # type: ignore[union-attr]  # fmt: skip
@@ -163,9 +164,7 @@ async def _draw(desktop: Desktop, palettes: dict[str, QPalette], out: Path) -> l
 async def decided(page: Any, reason: str | None = None) -> QWidget:
     """The Needs attention page right after a decision (confirmed as a person confirms it):
     the receipt, its audit entry, and Resume. For the demo's extra pictures too."""
-    page.reason.setText(
-        reason or page.tr("the digest was not sent: no mail in the outbox since 09:00")
-    )
+    page.reason.setText(reason or _("the digest was not sent: no mail in the outbox since 09:00"))
     page.decide(Outcome.FAILED)
     box = page.confirmation
     yes = next(b for b in box.buttons() if box.buttonRole(b) is QMessageBox.ButtonRole.AcceptRole)

@@ -24,23 +24,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from coven_core.queries import N_
+
 
 @dataclass(frozen=True)
 class PageInfo:
     key: str  # stable: used by show_page() and by the demo renderer's file names
-    title: str  # untranslated; the main window translates it
+    title: str  # untranslated (marked N_); the main window translates it when shown
     module: str  # imported lazily, when the page is first shown
 
 
 #: The main window's pages, in the order of its side bar.
 PAGES: tuple[PageInfo, ...] = (
-    PageInfo("welcome", "Welcome", "coven_desktop.windows.welcome"),
-    PageInfo("routines", "Routines", "coven_desktop.windows.routines"),
-    PageInfo("runs", "Runs", "coven_desktop.windows.runs"),
-    PageInfo("timeline", "Timeline", "coven_desktop.windows.timeline"),
-    PageInfo("reconciliation", "Needs attention", "coven_desktop.windows.reconciliation"),
-    PageInfo("quarantine", "Quarantine", "coven_desktop.windows.quarantine"),
-    PageInfo("diagnostics", "Diagnostics", "coven_desktop.windows.diagnostics"),
+    PageInfo("welcome", N_("Welcome"), "coven_desktop.windows.welcome"),
+    PageInfo("routines", N_("Routines"), "coven_desktop.windows.routines"),
+    PageInfo("runs", N_("Runs"), "coven_desktop.windows.runs"),
+    PageInfo("timeline", N_("Timeline"), "coven_desktop.windows.timeline"),
+    PageInfo("reconciliation", N_("Needs attention"), "coven_desktop.windows.reconciliation"),
+    PageInfo("quarantine", N_("Quarantine"), "coven_desktop.windows.quarantine"),
+    PageInfo("diagnostics", N_("Diagnostics"), "coven_desktop.windows.diagnostics"),
 )
 
 

@@ -7,17 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from coven_core.engine import Engine
+from coven_core.queries import _
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
-
-
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("Cancelling", text)
 
 
 def ask_to_cancel(
@@ -27,8 +23,8 @@ def ask_to_cancel(
     is returned open (tests answer it) and deletes itself when answered."""
     box = QMessageBox(
         QMessageBox.Icon.Question,
-        _tr("Cancel the run"),
-        _tr(
+        _("Cancel the run"),
+        _(
             "Stop the running command of {routine}? Coven asks it to end, then ends it after "
             "its grace period; the run counts as cancelled."
         ).format(routine=routine),
@@ -36,8 +32,8 @@ def ask_to_cancel(
         parent,
     )
     box.setDefaultButton(QMessageBox.StandardButton.No)
-    box.button(QMessageBox.StandardButton.Yes).setText(_tr("Cancel the run"))
-    box.button(QMessageBox.StandardButton.No).setText(_tr("Keep it running"))
+    box.button(QMessageBox.StandardButton.Yes).setText(_("Cancel the run"))
+    box.button(QMessageBox.StandardButton.No).setText(_("Keep it running"))
 
     def answered(answer: int) -> None:
         box.deleteLater()

@@ -28,19 +28,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from coven_core import queries
 from coven_core.engine import log_path
 from coven_core.events import EventKind
 from coven_core.queries import (
+    N_,
     DataDirectory,
     Diagnostics,
     HostEvent,
     PassLine,
     Report,
     Status,
+    _,
     diagnostics,
     doctor,
+    ngettext,
     recent_log_lines,
 )
+from coven_desktop import texts
 from coven_desktop.windows.common import (
     ERROR_COLOUR,
     LivePage,
@@ -88,25 +93,25 @@ class Page(LivePage):
     def _scheduler_box(self) -> QGroupBox:
         self.values: dict[str, QLabel] = {}
         return self._form(
-            self.tr("Scheduler"),
+            _("Scheduler"),
             [
-                ("role", self.tr("This app")),
-                ("leader", self.tr("Leader")),
-                ("last_pass", self.tr("Last pass")),
-                ("next", self.tr("Next deadline")),
-                ("queue", self.tr("Queue")),
-                ("lags", self.tr("Lags")),
+                ("role", _("This app")),
+                ("leader", _("Leader")),
+                ("last_pass", _("Last pass")),
+                ("next", _("Next deadline")),
+                ("queue", _("Queue")),
+                ("lags", _("Lags")),
             ],
         )
 
     def _store_box(self) -> QGroupBox:
         return self._form(
-            self.tr("Store"),
+            _("Store"),
             [
-                ("data_dir", self.tr("Data directory")),
-                ("permissions", self.tr("Permissions")),
-                ("size", self.tr("Size")),
-                ("tzdb", self.tr("Time zones")),
+                ("data_dir", _("Data directory")),
+                ("permissions", _("Permissions")),
+                ("size", _("Size")),
+                ("tzdb", _("Time zones")),
             ],
         )
 
@@ -114,39 +119,38 @@ class Page(LivePage):
         tabs = self.tabs
         self.pass_model = RowsModel(
             [
-                self.tr("Started"),
-                self.tr("Why"),
-                self.tr("Role"),
-                self.tr("Took"),
-                self.tr("Late"),
-                self.tr("Planned"),
-                self.tr("Claimed"),
-                self.tr("Dispatched"),
-                self.tr("Recovered"),
-                self.tr("Settled"),
-                self.tr("Error"),
+                _("Started"),
+                _("Why"),
+                _("Role"),
+                _("Took"),
+                _("Late"),
+                _("Planned"),
+                _("Claimed"),
+                _("Dispatched"),
+                _("Recovered"),
+                _("Settled"),
+                _("Error"),
             ],
             self,
         )
-        self.event_model = RowsModel([self.tr("When"), self.tr("What"), self.tr("Details")], self)
-        self.finding_model = RowsModel(
-            [self.tr("Check"), self.tr("Severity"), self.tr("Finding")], self
-        )
+        self.event_model = RowsModel([_("When"), _("What"), _("Details")], self)
+        self.finding_model = RowsModel([_("Check"), _("Severity"), _("Finding")], self)
         for model, stretch, title in (
-            (self.pass_model, 10, self.tr("Recent passes")),
-            (self.event_model, 2, self.tr("Sleep, clock and zones")),
+            (self.pass_model, 10, _("Recent passes")),
+            (self.event_model, 2, _("Sleep, clock and zones")),
         ):
             tabs.addTab(named(table(model, tabs, stretch=stretch), title), title)
-        tabs.addTab(self._doctor_tab(tabs), self.tr("Doctor"))
-        tabs.addTab(self._log_tab(tabs), self.tr("Log"))
+        self.doctor_tab = self._doctor_tab(tabs)
+        tabs.addTab(self.doctor_tab, _("Doctor"))
+        tabs.addTab(self._log_tab(tabs), _("Log"))
 
     def _log_tab(self, parent: QWidget) -> QWidget:
         tab = QWidget(parent)
         layout = QVBoxLayout(tab)
-        self.log_view = named(QPlainTextEdit(tab), self.tr("Recent log lines"))
+        self.log_view = named(QPlainTextEdit(tab), _("Recent log lines"))
         self.log_view.setReadOnly(True)
         self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.log_button = QPushButton(self.tr("Open the log file"), tab)
+        self.log_button = QPushButton(_("Open the log file"), tab)
         self.log_button.clicked.connect(self.open_log)
         layout.addWidget(self.log_view, 1)
         layout.addWidget(self.log_button)
@@ -160,10 +164,10 @@ class Page(LivePage):
         tab = QWidget(parent)
         layout = QVBoxLayout(tab)
         row = QHBoxLayout()
-        self.doctor_button = QPushButton(self.tr("Run doctor"), tab)
+        self.doctor_button = QPushButton(_("Run doctor"), tab)
         self.doctor_button.clicked.connect(self.ask_doctor)
         self.doctor_summary = QLabel(
-            self.tr(
+            _(
                 "The doctor checks the store's integrity, its permissions and that every "
                 "promise holds: one disposition per moment, nothing ran twice, no success "
                 "without evidence."
@@ -174,7 +178,7 @@ class Page(LivePage):
         row.addWidget(self.doctor_button)
         row.addWidget(self.doctor_summary, 1)
         layout.addLayout(row)
-        findings = named(table(self.finding_model, tab, stretch=2), self.tr("Doctor's findings"))
+        findings = named(table(self.finding_model, tab, stretch=2), _("Doctor's findings"))
         layout.addWidget(findings, 1)
         return tab
 
@@ -188,7 +192,7 @@ class Page(LivePage):
         self.show_log(lines)
 
     def show_log(self, lines: list[str]) -> None:
-        text = "\n".join(lines) if lines else self.tr("Nothing has been logged yet.")
+        text = "\n".join(lines) if lines else _("Nothing has been logged yet.")
         self.log_view.setPlainText(text)
         self.log_view.moveCursor(QTextCursor.MoveOperation.End)  # the newest line
 
@@ -208,18 +212,18 @@ class Page(LivePage):
     def _role(self) -> str:
         overview = self.desktop.overview
         if overview is not None and overview.standby:
-            return self.tr(
+            return _(
                 "standby: another Coven process (coven daemon) schedules this store; "
                 "every action still works"
             )
-        return self.tr("scheduling this store")
+        return _("scheduling this store")
 
     def _leader(self, status: Status) -> str:
         held = status.leader
         if held is None:
-            return self.tr("none: no scheduler has run here yet")
-        alive = self.tr("alive") if status.leader_alive else self.tr("not answering")
-        return self.tr("{holder}, generation {generation}, {alive}; lease until {expires}").format(
+            return _("none: no scheduler has run here yet")
+        alive = _("alive") if status.leader_alive else _("not answering")
+        return _("{holder}, generation {generation}, {alive}; lease until {expires}").format(
             holder=held.fingerprint(),
             generation=held.generation,
             alive=alive,
@@ -228,25 +232,28 @@ class Page(LivePage):
 
     def _last_pass(self, passes: list[PassLine]) -> str:
         if not passes:
-            return self.tr("none yet")
+            return _("none yet")
         last = passes[0]
-        return self.tr("{when} ({why}), took {took}").format(
+        return _("{when} ({why}), took {took}").format(
             when=moment(last.started_at, self.locale_name),
             why=self._trigger(last.trigger),
             took=_milliseconds(last.duration_ms, self.locale_name),
         )
 
     def _queue(self, status: Status) -> str:
-        paused = self.tr(" · all scheduling paused") if status.paused_all else ""
-        return self.tr("{due} planned, {active} running{paused}").format(
+        paused = _(" · all scheduling paused") if status.paused_all else ""
+        return _("{due} planned, {active} running{paused}").format(
             due=status.queue_depth, active=status.active, paused=paused
         )
 
     def _lags(self, status: Status) -> str:
         lags, locale = status.lags, self.locale_name
-        return self.tr(
+        return ngettext(
             "oldest due waiting {oldest} · planning {planning} · start p50 {p50}, "
-            "p99 {p99} ({samples} start(s) in the last hour)"
+            "p99 {p99} ({samples} start in the last hour)",
+            "oldest due waiting {oldest} · planning {planning} · start p50 {p50}, "
+            "p99 {p99} ({samples} starts in the last hour)",
+            lags.start_lag_samples,
         ).format(
             oldest=duration(lags.oldest_eligible_age, locale),
             planning=duration(lags.planning_lag, locale),
@@ -258,16 +265,13 @@ class Page(LivePage):
     def _show_store(self, found: Diagnostics) -> None:
         place = found.data_directory
         self.values["data_dir"].setText(str(place.directory.path))
-        self.values["data_dir"].setToolTip(
-            self.tr("Filesystem: {fs}").format(fs=place.filesystem or "?")
-        )
+        self.values["data_dir"].setToolTip(_("Filesystem: {fs}").format(fs=place.filesystem or "?"))
         self.values["permissions"].setText(self._permissions(place))
         self.values["permissions"].setStyleSheet("" if place.safe else f"color: {ERROR_COLOUR};")
-        self.values["size"].setText(_size(found.status.store_bytes, self.locale_name))
+        self.values["size"].setText(queries.size_text(found.status.store_bytes, self.locale_name))
         db = found.tzdb
-        source = self.tr("the system's") if db.source == "system" else self.tr("bundled (tzdata)")
         self.values["tzdb"].setText(
-            self.tr("tz database {version}, {source}").format(version=db.version, source=source)
+            _("tz database {version}").format(version=texts.tz_database(db.version, db.source))
         )
 
     def _permissions(self, place: DataDirectory) -> str:
@@ -276,7 +280,7 @@ class Page(LivePage):
         facts = place.directory
         mode = stat.filemode(stat.S_IFDIR | (facts.mode or 0))
         files = ", ".join(f"{f.path.name} {f.mode or 0:04o}" for f in place.files)
-        return self.tr("private to you ({mode} {octal}); files: {files}").format(
+        return _("private to you ({mode} {octal}); files: {files}").format(
             mode=mode, octal=f"{facts.mode or 0:04o}", files=files or "—"
         )
 
@@ -289,7 +293,7 @@ class Page(LivePage):
             [
                 moment(line.started_at, locale),
                 self._trigger(line.trigger),
-                line.role,
+                _(_ROLES[line.role]) if line.role in _ROLES else line.role,
                 _milliseconds(line.duration_ms, locale),
                 late or "—",
                 *[str(n) for n in counts],
@@ -302,27 +306,27 @@ class Page(LivePage):
     def _trigger(self, trigger: str) -> str:
         """Why a pass ran, in words (the wake reasons of DESIGN §3)."""
         return {
-            "startup": self.tr("start"),
-            "shutdown": self.tr("stop"),
-            "deadline": self.tr("its time"),
-            "safety_cap": self.tr("safety check"),
-            "run_finished": self.tr("a run ended"),
-            "definition_changed": self.tr("a routine changed"),
-            "operator_command": self.tr("your command"),
-            "system_resumed": self.tr("woke from sleep"),
-            "clock_jumped": self.tr("clock set"),
-            "timezone_changed": self.tr("time zone changed"),
+            "startup": _("start"),
+            "shutdown": _("stop"),
+            "deadline": _("its time"),
+            "safety_cap": _("safety check"),
+            "run_finished": _("a run ended"),
+            "definition_changed": _("a routine changed"),
+            "operator_command": _("your command"),
+            "system_resumed": _("woke from sleep"),
+            "clock_jumped": _("clock set"),
+            "timezone_changed": _("time zone changed"),
         }.get(trigger, trigger)
 
     def _event_row(self, event: HostEvent) -> Row:
         words = {
-            EventKind.SLEPT: self.tr("the machine slept"),
-            EventKind.DOWNTIME: self.tr("Coven was not running"),
-            EventKind.CLOCK_JUMPED: self.tr("the clock was set"),
-            EventKind.REPLANNED: self.tr("replanned after a clock change"),
-            EventKind.TIMEZONE_CHANGED: self.tr("the time zone changed"),
-            EventKind.LEADER_CHANGED: self.tr("a new scheduler took over"),
-            EventKind.SHUTDOWN: self.tr("the scheduler stopped"),
+            EventKind.SLEPT: _("the machine slept"),
+            EventKind.DOWNTIME: _("Coven was not running"),
+            EventKind.CLOCK_JUMPED: _("the clock was set"),
+            EventKind.REPLANNED: _("replanned after a clock change"),
+            EventKind.TIMEZONE_CHANGED: _("the time zone changed"),
+            EventKind.LEADER_CHANGED: _("a new scheduler took over"),
+            EventKind.SHUTDOWN: _("the scheduler stopped"),
         }
         return Row(
             [
@@ -337,24 +341,34 @@ class Page(LivePage):
         interval = event.interval
         if interval is not None:
             start, end = interval
-            return self.tr("from {start} to {end} ({length})").format(
+            return _("from {start} to {end} ({length})").format(
                 start=moment(start, locale),
                 end=moment(end, locale),
                 length=span((end - start).total_seconds(), locale),
             )
         if event.kind is EventKind.CLOCK_JUMPED:
             seconds = float(data.get("seconds", 0))
-            way = self.tr("forward") if seconds >= 0 else self.tr("back")
-            return self.tr("{way} by {length}").format(way=way, length=span(seconds, locale))
+            way = _("forward") if seconds >= 0 else _("back")
+            return _("{way} by {length}").format(way=way, length=span(seconds, locale))
         if event.kind is EventKind.TIMEZONE_CHANGED:
-            return self.tr("from {old} to {new}").format(
+            return _("from {old} to {new}").format(
                 old=data.get("old") or "?", new=data.get("new") or "?"
             )
         if event.kind is EventKind.SHUTDOWN:
             left = int(data.get("left_running") or 0)
             if not left:
-                return self.tr("nothing was left running")
-            return self.tr("%n command(s) left running for the next start to adopt", "", left)
+                return _("nothing was left running")
+            return ngettext(
+                "{count} command left running for the next start to adopt",
+                "{count} commands left running for the next start to adopt",
+                left,
+            ).format(count=left)
+        if event.kind is EventKind.LEADER_CHANGED and "holder" in data:
+            return _("{holder}, generation {generation}").format(
+                holder=data["holder"], generation=data.get("generation", "?")
+            )
+        if event.kind is EventKind.REPLANNED and isinstance(data.get("why"), str):
+            return queries.reason_text(data["why"])
         return ", ".join(f"{key}: {value}" for key, value in data.items())
 
     # -- the doctor -------------------------------------------------------------------------
@@ -365,7 +379,7 @@ class Page(LivePage):
     async def run_doctor(self) -> Report:
         """Run the doctor on the operator thread (it reads the whole store) and show it."""
         self.doctor_button.setEnabled(False)
-        self.doctor_summary.setText(self.tr("The doctor is examining the store…"))
+        self.doctor_summary.setText(_("The doctor is examining the store…"))
         now = self.desktop.clock.now_utc()
         try:
             report = await self.desktop.service.call(lambda engine: doctor(engine.store, now))
@@ -375,41 +389,57 @@ class Page(LivePage):
         return report
 
     def _severity(self, severity: str) -> str:
-        words = {"error": self.tr("error"), "warning": self.tr("warning"), "info": self.tr("ok")}
+        words = {"error": _("error"), "warning": _("warning"), "info": _("ok")}
         return words.get(severity, severity)
 
     def show_report(self, report: Report) -> None:
         self.report = report
-        counts = {"errors": report.count("error"), "warnings": report.count("warning")}
-        if report.ok and not counts["warnings"]:
-            text = self.tr("All clear at {when}: every check passed.")
+        errors, warnings = report.count("error"), report.count("warning")
+        counts = {
+            "errors": ngettext("{count} error", "{count} errors", errors).format(count=errors),
+            "warnings": ngettext("{count} warning", "{count} warnings", warnings).format(
+                count=warnings
+            ),
+        }
+        if report.ok and not warnings:
+            text = _("All clear at {when}: every check passed.")
         elif report.ok:
-            text = self.tr("No errors at {when}, {warnings} warning(s) worth a look.")
+            text = _("No errors at {when}, {warnings} worth a look.")
         else:
-            text = self.tr("{errors} error(s) and {warnings} warning(s) at {when}: see below.")
+            text = _("{errors} and {warnings} at {when}: see below.")
         self.doctor_summary.setText(
             text.format(when=moment(report.checked_at, self.locale_name), **counts)
         )
         self.finding_model.set_rows(
             [
                 Row(
-                    [f.check, self._severity(f.severity), f.message],
-                    tooltip=f.message,
+                    [
+                        _(_CHECKS[f.check]) if f.check in _CHECKS else f.check,
+                        self._severity(f.severity),
+                        f.text(self.locale_name),
+                    ],
+                    tooltip=f.text(self.locale_name),
                     colour=_SEVERITY_COLOUR.get(f.severity),
                     bold=f.severity == "error",
                 )
                 for f in report.findings
             ]
         )
-        self.tabs.setCurrentIndex(self.tabs.count() - 1)
+        self.tabs.setCurrentWidget(self.doctor_tab)
+
+
+#: The doctor's checks by name, in words.
+_CHECKS = {
+    "attempts": N_("attempts"), "audit": N_("audit"), "counters": N_("counters"),
+    "evidence": N_("evidence"), "growth": N_("growth"), "ids": N_("ids"),
+    "integrity": N_("integrity"), "lease": N_("lease"), "location": N_("location"),
+    "occurrences": N_("occurrences"), "references": N_("references"),
+    "routines": N_("routines"), "schema": N_("schema"),
+}  # fmt: skip
+
+#: A pass's role in words: which process made it.
+_ROLES = {"leader": N_("leader"), "standby": N_("standby")}
 
 
 def _milliseconds(value: float, locale: str) -> str:
     return f"{format_decimal(round(value, 1), locale=locale)} ms"
-
-
-def _size(size: int, locale: str) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            return f"{format_decimal(round(size / scale, 1), locale=locale)} {unit}"
-    return f"{format_decimal(size, locale=locale)} B"

@@ -31,6 +31,7 @@ from coven_core.queries import (
     MomentFacts,
     OccurrenceExplanation,
     RoutineExplanation,
+    _,
     explain_occurrence,
     explain_routine,
 )
@@ -83,8 +84,8 @@ class ExplanationPanel(QWidget):
         self.facts = QFormLayout()
         self.changes = _wrapped(self)
         self.details = QTreeWidget(self)
-        self.details.setHeaderLabels([self.tr("Field"), self.tr("Value")])
-        self.details.setAccessibleName(self.tr("Details"))
+        self.details.setHeaderLabels([_("Field"), _("Value")])
+        self.details.setAccessibleName(_("Details"))
         self._layout(details)
 
     def _layout(self, details: bool) -> None:
@@ -96,11 +97,11 @@ class ExplanationPanel(QWidget):
         for widget in (self.heading, self.sentence, self.outcome):
             layout.addWidget(widget)
         layout.addLayout(self.facts)
-        changes = QLabel(self.tr("Time-zone changes in the next year"), self)
+        changes = QLabel(_("Time-zone changes in the next year"), self)
         changes.setFont(bold)
         layout.addWidget(changes)
         layout.addWidget(self.changes)
-        title = QLabel(self.tr("Details"), self)
+        title = QLabel(_("Details"), self)
         title.setFont(bold)
         layout.addWidget(title)
         layout.addWidget(self.details, 1)
@@ -116,7 +117,7 @@ class ExplanationPanel(QWidget):
         about, one = result.routine, result.occurrence
         facts = one.facts if one is not None else about.next_run
         if one is not None:
-            self.heading.setText(self.tr("{routine}: one occurrence").format(routine=about.routine))
+            self.heading.setText(_("{routine}: one occurrence").format(routine=about.routine))
             self.outcome.setText(one.outcome)
         else:
             self.heading.setText(about.routine)
@@ -124,20 +125,20 @@ class ExplanationPanel(QWidget):
         self.sentence.setText(facts.sentence if facts is not None else "")
         self._show_facts(facts, about)
         self.changes.setText("\n".join(t.sentence for t in about.transitions)
-                             or self.tr("None: this zone keeps one offset all year."))  # fmt: skip
+                             or _("None: this zone keeps one offset all year."))  # fmt: skip
         if self.details.isVisibleTo(self):
             self._show_details(one, about)
 
     def _show_facts(self, facts: MomentFacts | None, about: RoutineExplanation) -> None:
         while self.facts.rowCount():
             self.facts.removeRow(0)
-        rows = [(self.tr("Zone"), f"{about.zone_place} ({about.zone})"),
-                (self.tr("Time-zone database"), about.tzdb_version)]  # fmt: skip
+        rows = [(_("Zone"), f"{about.zone_place} ({about.zone})"),
+                (_("Time-zone database"), about.tzdb_version)]  # fmt: skip
         if facts is not None:
-            rows = [(self.tr("Local time"), facts.local), (self.tr("UTC"), facts.utc),
-                    (self.tr("Offset"), f"{facts.offset} ({facts.zone_name})"),
-                    (self.tr("Zone"), f"{about.zone_place} ({facts.zone})"),
-                    (self.tr("Time-zone database"), facts.tzdb_version)]  # fmt: skip
+            rows = [(_("Local time"), facts.local), (_("UTC"), facts.utc),
+                    (_("Offset"), f"{facts.offset} ({facts.zone_name})"),
+                    (_("Zone"), f"{about.zone_place} ({facts.zone})"),
+                    (_("Time-zone database"), facts.tzdb_version)]  # fmt: skip
         for label, value in rows:
             field = QLabel(value, self)
             field.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -146,11 +147,11 @@ class ExplanationPanel(QWidget):
     def _show_details(self, one: OccurrenceExplanation | None, about: RoutineExplanation) -> None:
         self.details.clear()
         if one is not None:
-            self.details.setHeaderLabels([self.tr("Field"), self.tr("Value")])
+            self.details.setHeaderLabels([_("Field"), _("Value")])
             for key, value in one.inspection.items():
                 self.details.addTopLevelItem(_tree_item(key, value))
         else:
-            self.details.setHeaderLabels([self.tr("Next occurrences"), self.tr("What happens")])
+            self.details.setHeaderLabels([_("Next occurrences"), _("What happens")])
             for moment in about.upcoming:
                 self.details.addTopLevelItem(QTreeWidgetItem([moment.local, moment.sentence]))
         self.details.expandToDepth(0)
@@ -167,7 +168,7 @@ class ExplanationWindow(QWidget):
         super().__init__(parent, Qt.WindowType.Window)  # its own window, never modal
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.desktop, self.routine, self.occurrence_id = desktop, routine, occurrence_id
-        self.setWindowTitle(self.tr("Explanation: {routine}").format(routine=routine))
+        self.setWindowTitle(_("Explanation: {routine}").format(routine=routine))
         self.resize(620, 520)
         self.panel = ExplanationPanel(self)
         panel = self.panel

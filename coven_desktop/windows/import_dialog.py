@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from coven_core import queries
 from coven_core.errors import CovenError
-from coven_core.queries import ForeignScheduler, ImportPlan, PlannedRoutine
+from coven_core.queries import ForeignScheduler, ImportPlan, PlannedRoutine, _
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.common import act, error_label, show_error
 
@@ -66,16 +66,16 @@ class ImportDialog(QDialog):
         self.desktop = desktop
         self.plan: ImportPlan | None = None
         self._tasks = Tasks()
-        self.setWindowTitle(self.tr("Import routines"))
+        self.setWindowTitle(_("Import routines"))
         self.setModal(False)
         self.resize(860, 560)
         self.sources = [
-            Source(self.tr("My crontab"), ForeignScheduler.CRON, None),
-            Source(self.tr("A crontab file"), ForeignScheduler.CRON, self.tr("All files (*)")),
-            Source(self.tr("A systemd timer"), ForeignScheduler.SYSTEMD,
-                   self.tr("systemd timers (*.timer)")),
-            Source(self.tr("A launchd job"), ForeignScheduler.LAUNCHD,
-                   self.tr("launchd jobs (*.plist)")),
+            Source(_("My crontab"), ForeignScheduler.CRON, None),
+            Source(_("A crontab file"), ForeignScheduler.CRON, _("All files (*)")),
+            Source(_("A systemd timer"), ForeignScheduler.SYSTEMD,
+                   _("systemd timers (*.timer)")),
+            Source(_("A launchd job"), ForeignScheduler.LAUNCHD,
+                   _("launchd jobs (*.plist)")),
         ]  # fmt: skip
         layout = QVBoxLayout(self)
         layout.addLayout(self._form())
@@ -95,37 +95,35 @@ class ImportDialog(QDialog):
         form = QFormLayout()
         self.source = QComboBox(self)
         self.source.addItems([source.label for source in self.sources])
-        self.source.setAccessibleName(self.tr("Import from"))
+        self.source.setAccessibleName(_("Import from"))
         self.source.currentIndexChanged.connect(self._source_changed)
-        form.addRow(self.tr("Import from:"), self.source)
+        form.addRow(_("Import from:"), self.source)
         self.path = QLineEdit(self)
-        self.path.setAccessibleName(self.tr("File"))
-        self.path.setPlaceholderText(self.tr("The file to import"))
+        self.path.setAccessibleName(_("File"))
+        self.path.setPlaceholderText(_("The file to import"))
         self.path.editingFinished.connect(self.read)
-        self.choose = QPushButton(self.tr("Choose…"), self)
+        self.choose = QPushButton(_("Choose…"), self)
         self.choose.clicked.connect(self._choose_file)
         row = QHBoxLayout()
         row.addWidget(self.path, 1)
         row.addWidget(self.choose)
-        self.file_label = QLabel(self.tr("File:"), self)
+        self.file_label = QLabel(_("File:"), self)
         form.addRow(self.file_label, row)
         self.zone = QLineEdit("local", self)
-        self.zone.setAccessibleName(self.tr("Time zone the jobs ran in"))
-        self.zone.setToolTip(self.tr(
+        self.zone.setAccessibleName(_("Time zone the jobs ran in"))
+        self.zone.setToolTip(_(
             "The zone the old scheduler used: an IANA name such as Europe/Berlin, or local "
             "for this computer's. A CRON_TZ line in a crontab wins over it."
         ))  # fmt: skip
         self.zone.editingFinished.connect(self.read)
-        form.addRow(self.tr("They ran in:"), self.zone)
+        form.addRow(_("They ran in:"), self.zone)
         return form
 
     def _tree(self) -> QTreeWidget:
         tree = QTreeWidget(self)
         tree.setColumnCount(4)
-        tree.setHeaderLabels(
-            [self.tr("Routine"), self.tr("Schedule"), self.tr("Command"), self.tr("From")]
-        )
-        tree.setAccessibleName(self.tr("What the import would do"))
+        tree.setHeaderLabels([_("Routine"), _("Schedule"), _("Command"), _("From")])
+        tree.setAccessibleName(_("What the import would do"))
         tree.setColumnWidth(0, 220)
         tree.setColumnWidth(1, 240)
         tree.setColumnWidth(2, 260)
@@ -135,11 +133,11 @@ class ImportDialog(QDialog):
     def _buttons(self) -> QHBoxLayout:
         row = QHBoxLayout()
         row.addStretch(1)
-        self.create_button = QPushButton(self.tr("Create"), self)
+        self.create_button = QPushButton(_("Create"), self)
         self.create_button.setEnabled(False)
         self.create_button.setDefault(True)
         self.create_button.clicked.connect(self.apply)
-        close = QPushButton(self.tr("Close"), self)
+        close = QPushButton(_("Close"), self)
         close.clicked.connect(self.close)
         row.addWidget(self.create_button)
         row.addWidget(close)
@@ -160,8 +158,8 @@ class ImportDialog(QDialog):
             self.read()
 
     def _choose_file(self) -> None:
-        chosen, _ = QFileDialog.getOpenFileName(
-            self, self.tr("Import from"), str(Path.home()), self.chosen.file_filter or ""
+        chosen, _filter = QFileDialog.getOpenFileName(
+            self, _("Import from"), str(Path.home()), self.chosen.file_filter or ""
         )
         if chosen:
             self.path.setText(chosen)
@@ -197,12 +195,12 @@ class ImportDialog(QDialog):
         count = 0 if plan is None else len(plan.routines)
         self.create_button.setEnabled(count > 0)
         self.create_button.setText(
-            counted(count, self.tr("Create 1 routine"), self.tr("Create {n} routines"))
+            counted(count, _("Create 1 routine"), _("Create {n} routines"))
             if count
-            else self.tr("Create")
+            else _("Create")
         )
         if plan is None:
-            self.summary.setText("" if problem else self.tr("Choose what to import."))
+            self.summary.setText("" if problem else _("Choose what to import."))
             return
         self.summary.setText(self._summary(plan))
         for routine in plan.routines:
@@ -221,33 +219,31 @@ class ImportDialog(QDialog):
 
     def _summary(self, plan: ImportPlan) -> str:
         differing = sum(1 for routine in plan.routines if routine.differences)
-        parts = [counted(len(plan.routines), self.tr("Would create 1 routine."),
-                         self.tr("Would create {n} routines."))]  # fmt: skip
+        parts = [counted(len(plan.routines), _("Would create 1 routine."),
+                         _("Would create {n} routines."))]  # fmt: skip
         if plan.not_imported:
-            parts.append(counted(len(plan.not_imported), self.tr("1 line cannot be imported."),
-                                 self.tr("{n} lines cannot be imported.")))  # fmt: skip
+            parts.append(counted(len(plan.not_imported), _("1 line cannot be imported."),
+                                 _("{n} lines cannot be imported.")))  # fmt: skip
         if differing:
             parts.append(counted(
                 differing,
-                self.tr("1 routine would run differently from before at a daylight-saving "
+                _("1 routine would run differently from before at a daylight-saving "
                         "change in the coming year: see below."),
-                self.tr("{n} routines would run differently from before at a daylight-saving "
+                _("{n} routines would run differently from before at a daylight-saving "
                         "change in the coming year: see below."),
             ))  # fmt: skip
-        parts.append(self.tr("Nothing is created until you choose Create."))
+        parts.append(_("Nothing is created until you choose Create."))
         return " ".join(parts)
 
     def _routine_item(self, routine: PlannedRoutine) -> QTreeWidgetItem:
         spec = routine.spec
         command = spec.argv[0] if spec.shell else " ".join(spec.argv)
-        schedule = self.tr("{schedule} in {zone}").format(
-            schedule=spec.schedule, zone=spec.timezone
-        )
+        schedule = _("{schedule} in {zone}").format(schedule=spec.schedule, zone=spec.timezone)
         item = QTreeWidgetItem([routine.name, schedule, command, routine.source])
         item.setToolTip(2, command)
         item.setData(0, Qt.ItemDataRole.UserRole, routine.name)
-        notes = [self.tr("Not carried over: {note}").format(note=n) for n in routine.notes]
-        notes += [self.tr("Daylight saving: {what}").format(what=d.sentence)
+        notes = [_("Not carried over: {note}").format(note=n) for n in routine.notes]
+        notes += [_("Daylight saving: {what}").format(what=d.sentence)
                   for d in routine.differences]  # fmt: skip
         for note in notes:
             child = QTreeWidgetItem([note])
@@ -256,10 +252,10 @@ class ImportDialog(QDialog):
         return item
 
     def _refused_item(self, plan: ImportPlan) -> QTreeWidgetItem:
-        heading = self.tr("Not imported ({n})").format(n=len(plan.not_imported))
+        heading = _("Not imported ({n})").format(n=len(plan.not_imported))
         item = QTreeWidgetItem([heading])
         for refused in plan.not_imported:
-            line = self.tr("{source}: {text} — {why}").format(
+            line = _("{source}: {text} — {why}").format(
                 source=refused.source, text=refused.text, why=refused.why
             )
             child = QTreeWidgetItem([line])
@@ -284,18 +280,18 @@ class ImportDialog(QDialog):
             return
         names = [routine.name for routine in plan.routines]
         self.imported.emit(names)
-        self.summary.setText(counted(len(names), self.tr("Created 1 routine."),
-                                     self.tr("Created {n} routines.")))  # fmt: skip
+        self.summary.setText(counted(len(names), _("Created 1 routine."),
+                                     _("Created {n} routines.")))  # fmt: skip
         self._show_created(plan)
 
     def _show_created(self, plan: ImportPlan) -> None:
         self.plan = None
         self.create_button.setEnabled(False)
-        self.create_button.setText(self.tr("Create"))
+        self.create_button.setText(_("Create"))
         for index in range(self.tree.topLevelItemCount()):
             item = self.tree.topLevelItem(index)
             if item is not None and item.data(0, Qt.ItemDataRole.UserRole):
-                item.setText(0, self.tr("{name} (created)").format(name=item.text(0)))
+                item.setText(0, _("{name} (created)").format(name=item.text(0)))
 
     async def settle(self) -> None:
         """Wait for the reads and the import in flight (tests)."""

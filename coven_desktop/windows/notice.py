@@ -10,6 +10,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
+from coven_core.queries import _
 from coven_desktop.windows.tones import Tone, Tones
 
 #: How long a notice stays unless the person acts on it first (milliseconds).
@@ -30,7 +31,7 @@ class Notice(QFrame):
         self._row = row
         close = QToolButton(self)
         close.setText("×")
-        close.setAccessibleName(self.tr("Close the notice"))
+        close.setAccessibleName(_("Close the notice"))
         close.setAutoRaise(True)
         close.clicked.connect(self.clear)
         row.addWidget(close)

@@ -25,10 +25,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.operator import RunRef
-from coven_core.queries import Failure, HistoryRow, Quarantined, history, quarantined
+from coven_core.queries import (
+    N_,
+    Failure,
+    HistoryRow,
+    Quarantined,
+    _,
+    history,
+    ngettext,
+    quarantined,
+)
 from coven_desktop.windows.common import (
     LivePage,
     Row,
@@ -48,6 +58,18 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 #: How far back in a routine's history its probe is looked for (it is among the newest).
 PROBE_LOOKBACK = 20
+
+
+#: How a probe ended, in words ("The probe … ended {outcome}").
+_DISPOSITIONS = {
+    "succeeded": N_("succeeded"),
+    "failed": N_("failed"),
+    "timed_out": N_("timed out"),
+    "cancelled": N_("cancelled"),
+    "skipped": N_("skipped"),
+    "recovery_required": N_("awaiting your decision"),
+    "reconciled": N_("decided by a person"),
+}
 
 
 @dataclass(frozen=True)
@@ -79,10 +101,10 @@ class Page(LivePage):
         self.tones.text(self.error, Tone.ERROR)
         layout.addWidget(self.error)
         splitter = QSplitter(self)
-        self.routine_model = RowsModel([self.tr("Routine"), self.tr("Quarantined")], self)
+        self.routine_model = RowsModel([_("Routine"), _("Quarantined")], self)
         self.routine_view = table(self.routine_model, splitter, stretch=0)
         self.routine_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.routine_view.setAccessibleName(self.tr("Routines in quarantine"))
+        self.routine_view.setAccessibleName(_("Routines in quarantine"))
         self.routine_view.selectionModel().currentRowChanged.connect(
             lambda current, _previous: self._picked(current.row())
         )
@@ -101,11 +123,9 @@ class Page(LivePage):
         layout.setContentsMargins(0, 0, 0, 0)
         self.why = QLabel(detail)
         self.why.setWordWrap(True)
-        self.failure_model = RowsModel(
-            [self.tr("Planned for"), self.tr("Outcome"), self.tr("What it said")], self
-        )
+        self.failure_model = RowsModel([_("Planned for"), _("Outcome"), _("What it said")], self)
         self.failure_view = table(self.failure_model, detail, stretch=2)
-        self.failure_view.setAccessibleName(self.tr("The routine's latest failures"))
+        self.failure_view.setAccessibleName(_("The routine's latest failures"))
         self.failure_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.failure_view.selectionModel().currentRowChanged.connect(
             lambda current, _previous: self._show_failure(current.row())
@@ -124,17 +144,17 @@ class Page(LivePage):
         details.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         details.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         details.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        details.setAccessibleName(self.tr("The chosen failure's details"))
+        details.setAccessibleName(_("The chosen failure's details"))
         details.setMaximumHeight(details.fontMetrics().lineSpacing() * 6 + 12)
         self.failure_details = details
         return details
 
     def _buttons(self, parent: QWidget) -> QHBoxLayout:
-        self.release_button = QPushButton(self.tr("Release"), parent)
-        self.release_button.setToolTip(self.tr("Plan again from now; the failure count resets"))
-        self.probe_button = QPushButton(self.tr("Probe once"), parent)
-        self.probe_button.setToolTip(self.tr("One attempt now; it stays quarantined"))
-        self.edit_button = QPushButton(self.tr("Edit…"), parent)
+        self.release_button = QPushButton(_("Release"), parent)
+        self.release_button.setToolTip(_("Plan again from now; the failure count resets"))
+        self.probe_button = QPushButton(_("Probe once"), parent)
+        self.probe_button.setToolTip(_("One attempt now; it stays quarantined"))
+        self.edit_button = QPushButton(_("Edit…"), parent)
         self.release_button.clicked.connect(self.release)
         self.probe_button.clicked.connect(self.probe)
         self.edit_button.clicked.connect(self.edit)
@@ -169,23 +189,28 @@ class Page(LivePage):
         self._select(keep if found else -1)
         if found:
             self.headline.setText(
-                self.tr(
-                    "%n routine(s) in quarantine: each failed too often in a row, so Coven stopped "
-                    "planning it. Look at why, fix the cause, then release it.",
-                    "",
+                ngettext(
+                    "{count} routine in quarantine: it failed too often in a row, so Coven "
+                    "stopped planning it. Look at why, fix the cause, then release it.",
+                    "{count} routines in quarantine: each failed too often in a row, so Coven "
+                    "stopped planning it. Look at why, fix the cause, then release it.",
                     len(found),
-                )
+                ).format(count=len(found))
             )
         else:
-            self.headline.setText(self.tr("No routine is in quarantine."))
+            self.headline.setText(_("No routine is in quarantine."))
 
     def _routine_tip(self, routine: Quarantined) -> str:
-        count = self.tr("%n failure(s) in a row", "", routine.consecutive_failures)
-        return "\n".join(part for part in (routine.reason, count) if part)
+        failures = routine.consecutive_failures
+        count = ngettext("{count} failure in a row", "{count} failures in a row", failures).format(
+            count=failures
+        )
+        reason = queries.reason_text(routine.reason) if routine.reason else None
+        return "\n".join(part for part in (reason, count) if part)
 
     def _since(self, routine: Quarantined, now: datetime) -> str:
         if abs((now - routine.since).total_seconds()) < 60:
-            return self.tr("just now")  # not "in 0 seconds"
+            return _("just now")  # not "in 0 seconds"
         return relative(routine.since, now, self.locale_name)
 
     def _picked(self, row: int) -> None:
@@ -209,13 +234,15 @@ class Page(LivePage):
             self.failure_model.set_rows([])
             return
         self.why.setText(
-            self.tr(
+            _(
                 "<b>{routine}</b> has been in quarantine since {since}: {reason}. It plans nothing "
                 "until you release it. Its latest failures:"
             ).format(
                 routine=routine.name,
                 since=moment(routine.since, self.locale_name),
-                reason=routine.reason or self.tr("no reason given"),
+                reason=queries.reason_text(routine.reason)
+                if routine.reason
+                else _("no reason given"),
             )
         )
         self.failure_model.set_rows([self._failure_row(f) for f in routine.failures])
@@ -224,7 +251,8 @@ class Page(LivePage):
         self._show_failure(0 if routine.failures else -1)
 
     def _failure_row(self, failure: Failure) -> Row:
-        said = [part for part in (failure.message, _last_line(failure.output)) if part]
+        message = queries.reason_text(failure.message) if failure.message else None
+        said = [part for part in (message, _last_line(failure.output)) if part]
         return Row(
             [
                 moment(failure.scheduled_utc, self.locale_name, seconds=False),
@@ -235,9 +263,11 @@ class Page(LivePage):
         )
 
     def _outcome(self, failure: Failure) -> str:
-        words = {"failed": self.tr("failed"), "timed_out": self.tr("timed out")}
+        words = {"failed": _("failed"), "timed_out": _("timed out")}
         outcome = words.get(failure.disposition, failure.disposition)
-        return f"{outcome} ({failure.failure_class})" if failure.failure_class else outcome
+        if not failure.failure_class:
+            return outcome
+        return f"{outcome} ({queries.failure_text(failure.failure_class)})"
 
     def _show_failure(self, row: int) -> None:
         failures = self.shown.failures if self.shown else []
@@ -246,13 +276,15 @@ class Page(LivePage):
         self.failure_details.setPlainText(self._failure_text(shown) if shown else "")
 
     def _failure_text(self, failure: Failure) -> str:
-        ended = self.tr("Ended {when}: {outcome}, after %n attempt(s).", "", failure.attempts)
-        lines = [
-            ended.format(
-                when=moment(failure.settled_at, self.locale_name), outcome=self._outcome(failure)
-            )
-        ]
-        return "\n".join(lines + [part for part in (failure.message, failure.output) if part])
+        ended = ngettext(
+            "Ended {when}: {outcome}, after {count} attempt.",
+            "Ended {when}: {outcome}, after {count} attempts.",
+            failure.attempts,
+        )
+        when = moment(failure.settled_at, self.locale_name)
+        lines = [ended.format(when=when, outcome=self._outcome(failure), count=failure.attempts)]
+        message = queries.reason_text(failure.message) if failure.message else None
+        return "\n".join(lines + [part for part in (message, failure.output) if part])
 
     # -- acting -----------------------------------------------------------------------------
     def release(self) -> None:
@@ -262,13 +294,14 @@ class Page(LivePage):
     async def _release(self, name: str) -> None:
         skipped = await self._operate(lambda engine: engine.operator.release(name))
         if skipped is not None:
-            text = self.tr(
-                "Released {routine}: it plans again from now; %n moment(s) that "
+            text = ngettext(
+                "Released {routine}: it plans again from now; {count} moment that "
+                "passed in quarantine was recorded as skipped.",
+                "Released {routine}: it plans again from now; {count} moments that "
                 "passed in quarantine were recorded as skipped.",
-                "",
                 skipped,
             )
-            self._say(Said(name), text.format(routine=name))
+            self._say(Said(name), text.format(routine=name, count=skipped))
 
     def probe(self) -> None:
         if self.shown is not None:
@@ -277,7 +310,7 @@ class Page(LivePage):
     async def _probe(self, name: str) -> None:
         ref = await self._operate(lambda engine: engine.operator.probe(name))
         if isinstance(ref, RunRef):
-            text = self.tr(
+            text = _(
                 "Probing {routine}: run {run} tries once now; the routine stays "
                 "in quarantine until you release it."
             )
@@ -302,20 +335,21 @@ class Page(LivePage):
 
     def _probe_ended(self, name: str, row: HistoryRow) -> str:
         if row.disposition == "succeeded":
-            text = self.tr(
+            text = _(
                 "The probe of {routine} (run {run}) succeeded. It stays in quarantine: "
                 "release it when you trust it again."
             )
         elif row.disposition in ("failed", "timed_out"):
-            text = self.tr(
+            text = _(
                 "The probe of {routine} (run {run}) failed: {reason}. It stays in quarantine; "
                 "its failure is listed below."
             )
         else:
-            text = self.tr("The probe of {routine} (run {run}) ended {outcome}: {reason}.")
-        return text.format(
-            routine=name, run=row.run_id, outcome=row.disposition, reason=row.reason or "—"
-        )
+            text = _("The probe of {routine} (run {run}) ended {outcome}: {reason}.")
+        reason = queries.reason_text(row.reason) if row.reason else "—"
+        outcome = _DISPOSITIONS.get(row.disposition or "", row.disposition or "—")
+        outcome = _(outcome)
+        return text.format(routine=name, run=row.run_id, outcome=outcome, reason=reason)
 
     async def _operate(self, work: Callable[[Engine], T]) -> T | None:
         """The operator call, then the list as it is now; a refusal is shown above it."""

@@ -39,13 +39,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from coven_core import queries
 from coven_core.operator import Decision, Outcome
 from coven_core.queries import (
     AuditEntry,
     Item,
+    _,
     attention,
     decision_consequence,
     describe_overrun,
+    ngettext,
     recent_audit,
 )
 from coven_desktop.windows.common import (
@@ -117,11 +120,9 @@ class Page(LivePage):
 
     # -- building ---------------------------------------------------------------------------
     def _item_list(self) -> QWidget:
-        self.item_model = RowsModel(
-            [self.tr("Routine"), self.tr("Planned for"), self.tr("Waiting for")], self
-        )
+        self.item_model = RowsModel([_("Routine"), _("Planned for"), _("Waiting for")], self)
         self.item_view = table(self.item_model, self, stretch=0)
-        self.item_view.setAccessibleName(self.tr("Runs that need your decision"))
+        self.item_view.setAccessibleName(_("Runs that need your decision"))
         self.item_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.item_view.selectionModel().currentRowChanged.connect(
             lambda current, _previous: self._picked(current.row())
@@ -155,11 +156,11 @@ class Page(LivePage):
         row = QWidget(parent)
         layout = QHBoxLayout(row)
         layout.setContentsMargins(0, 0, 0, 0)
-        label = QLabel(self.tr("Command:"), row)
+        label = QLabel(_("Command:"), row)
         self.command = QLineEdit(row)
         self.command.setReadOnly(True)
         self.command.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.command.setAccessibleName(self.tr("The run's command line"))
+        self.command.setAccessibleName(_("The run's command line"))
         label.setBuddy(self.command)
         self.cwd = QLabel(row)
         layout.addWidget(label)
@@ -178,20 +179,20 @@ class Page(LivePage):
         size = self.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize)
         warning = self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
         icon.setPixmap(warning.pixmap(QSize(size, size)))
-        self.live_title = QLabel(self.tr("Still running — no decision yet"), banner)
+        self.live_title = QLabel(_("Still running — no decision yet"), banner)
         self.tones.text(self.live_title, Tone.WARNING, bold=True)
         title_row.addWidget(icon)
         title_row.addWidget(self.live_title, 1)
         self.live_text = QLabel(banner)
         self.live_text.setWordWrap(True)
         self.live_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.stop_button = QPushButton(self.tr("Stop the command"), banner)
+        self.stop_button = QPushButton(_("Stop the command"), banner)
         self.stop_button.setToolTip(
-            self.tr("Coven asks it to end, and forces it after the routine's stop grace")
+            _("Coven asks it to end, and forces it after the routine's stop grace")
         )
         self.stop_button.clicked.connect(self.stop)
-        self.recheck_button = QPushButton(self.tr("Re-check"), banner)
-        self.recheck_button.setToolTip(self.tr("Look again whether it still runs"))
+        self.recheck_button = QPushButton(_("Re-check"), banner)
+        self.recheck_button.setToolTip(_("Look again whether it still runs"))
         self.recheck_button.clicked.connect(self.recheck)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
@@ -205,21 +206,21 @@ class Page(LivePage):
         return banner
 
     def _decision_box(self, parent: QWidget) -> QGroupBox:
-        box = QGroupBox(self.tr("Your decision"), parent)
+        box = QGroupBox(_("Your decision"), parent)
         layout = QVBoxLayout(box)
         self.reason = QLineEdit(box)
         self.reason.setPlaceholderText(
-            self.tr("Why? Say what you checked, e.g. “the backup is complete on the disk”")
+            _("Why? Say what you checked, e.g. “the backup is complete on the disk”")
         )
-        self.reason.setAccessibleName(self.tr("Your reason"))
+        self.reason.setAccessibleName(_("Your reason"))
         self.decision_error = error_label(box)
         self.tones.text(self.decision_error, Tone.ERROR)
         self.reason.textChanged.connect(lambda _text: show_error(self.decision_error, None))
-        self.verified = QCheckBox(self.tr("I verified it had no side effect"), box)
+        self.verified = QCheckBox(_("I verified it had no side effect"), box)
         self.verified.toggled.connect(lambda _on: self._enable_actions())
-        self.succeeded_button = QPushButton(self.tr("It succeeded"), box)
-        self.failed_button = QPushButton(self.tr("It failed"), box)
-        self.retry_button = QPushButton(self.tr("Retry it"), box)
+        self.succeeded_button = QPushButton(_("It succeeded"), box)
+        self.failed_button = QPushButton(_("It failed"), box)
+        self.retry_button = QPushButton(_("Retry it"), box)
         self.succeeded_button.clicked.connect(lambda: self.decide(Outcome.SUCCEEDED))
         self.failed_button.clicked.connect(lambda: self.decide(Outcome.FAILED))
         self.retry_button.clicked.connect(lambda: self.decide(Outcome.RETRY))
@@ -245,7 +246,7 @@ class Page(LivePage):
         self.audit_text.setWordWrap(True)
         self.paused_text = QLabel(banner)
         self.paused_text.setWordWrap(True)
-        self.resume_button = named(QPushButton(banner), self.tr("Resume the routine"))
+        self.resume_button = named(QPushButton(banner), _("Resume the routine"))
         self.resume_button.clicked.connect(self.resume)
         self.resume_error = error_label(banner)
         self.tones.text(self.resume_error, Tone.ERROR)
@@ -294,7 +295,7 @@ class Page(LivePage):
         changed = changed and previous.digest() != shown.digest() and not asked  # type: ignore[union-attr]
         self.changed_note.setVisible(changed)
         self.changed_note.setText(
-            self.tr("The evidence changed while you were looking; this is what it says now.")
+            _("The evidence changed while you were looking; this is what it says now.")
         )
 
     @contextmanager
@@ -308,23 +309,24 @@ class Page(LivePage):
     def _headline(self) -> None:
         count = len(self.items)
         if not count:
-            text = self.tr(
+            text = _(
                 "Nothing needs your attention. Coven asks here when it cannot know "
                 "what happened to a run."
             )
         else:
-            text = self.tr(
-                "%n run(s) need your decision. Coven cannot know what happened; "
+            text = ngettext(
+                "{count} run needs your decision. Coven cannot know what happened; "
                 "look at the evidence, then say what you found.",
-                "",
+                "{count} runs need your decision. Coven cannot know what happened; "
+                "look at the evidence, then say what you found.",
                 count,
-            )
+            ).format(count=count)
         self.headline.setText(text)
 
     def _item_row(self, item: Item) -> Row:
         waiting = self._kind(item.kind)
         if _live(item) and item.kind == RECOVERY_REQUIRED:
-            waiting = self.tr("{waiting} — still running").format(waiting=waiting)
+            waiting = _("{waiting} — still running").format(waiting=waiting)
         return Row(
             [item.routine, moment_text(item.scheduled_utc, self.locale_name, seconds=False),
              waiting],
@@ -334,10 +336,10 @@ class Page(LivePage):
 
     def _kind(self, kind: str) -> str:
         return {
-            RECOVERY_REQUIRED: self.tr("your decision"),
-            "stuck_cancel": self.tr("a stop to be confirmed"),
-            "delivery_failing": self.tr("its output to be delivered"),
-            "overrun": self.tr("a run far past its usual time"),
+            RECOVERY_REQUIRED: _("your decision"),
+            "stuck_cancel": _("a stop to be confirmed"),
+            "delivery_failing": _("its output to be delivered"),
+            "overrun": _("a run far past its usual time"),
         }.get(kind, kind)
 
     def _picked(self, row: int) -> None:
@@ -365,44 +367,45 @@ class Page(LivePage):
         self.command.setText(item.command or "—")
         self.command.setCursorPosition(0)
         self.command.setToolTip(item.command)
-        self.cwd.setText(self.tr("in {folder}").format(folder=item.cwd) if item.cwd else "")
+        self.cwd.setText(_("in {folder}").format(folder=item.cwd) if item.cwd else "")
         self._show_live(item)
         self._enable_actions()
 
     def _summary(self, item: Item) -> str:
         lines = [
-            self.tr("<b>{routine}</b> — the run planned for {when} ({utc} UTC)").format(
+            _("<b>{routine}</b> — the run planned for {when} ({utc} UTC)").format(
                 routine=escape(item.routine),
                 when=moment_text(item.scheduled_utc, self.locale_name),
                 utc=escape(item.scheduled_utc[:16].replace("T", " ")),
             )
             + " · "
-            + self.tr("run {run}").format(run=escape(item.run_id or "—")),
+            + _("run {run}").format(run=escape(item.run_id or "—")),
             escape(self._explanation(item)),
         ]
         if item.reason:
-            lines.append(self.tr("Why Coven stopped: {reason}").format(reason=escape(item.reason)))
+            reason = escape(queries.reason_text(item.reason))
+            lines.append(_("Why Coven stopped: {reason}").format(reason=reason))
         return "<br>".join(lines)
 
     def _explanation(self, item: Item) -> str:
         if item.kind == RECOVERY_REQUIRED:
-            return self.tr(
+            return _(
                 "The runner went away while the command may have been running, so "
                 "Coven cannot know whether it ran or how it ended. It will not run "
                 "it again by itself."
             )
         if item.kind == "stuck_cancel":
-            return self.tr(
+            return _(
                 "Coven asked this run to stop and has not had the stop confirmed. "
                 "Check the processes below; the next pass settles it once they end."
             )
         if item.kind == "overrun":
             running = describe_overrun(item.running_seconds, item.usual_seconds, self.locale_name)
-            return self.tr(
+            return _(
                 "This run is still going, far past its routine's usual time ({running}). "
                 "Coven does not stop it for that; its timeout does, or cancel it yourself."
             ).format(running=running)
-        return self.tr(
+        return _(
             "The run succeeded but its output could not be delivered: {error}. "
             "Coven keeps trying; free some space or fix the folder's permissions."
         ).format(error=item.delivery_error or "—")
@@ -415,7 +418,7 @@ class Page(LivePage):
             return
         lines = [self._live_line(process) for process in live]
         lines.append(
-            self.tr(
+            _(
                 "A decision now could let two copies run at once. Stop the command, or wait "
                 "until it ends and re-check."
             )
@@ -425,15 +428,13 @@ class Page(LivePage):
     def _live_line(self, process: Live) -> str:
         """ "The command of attempt 1 still runs: ``sleep 300`` (pid 4243, since 2:02 PM)."."""
         if process.role == "runner":
-            text = self.tr(
-                "Coven's runner of attempt {attempt} still runs (pid {pid}, since {at})."
-            )
+            text = _("Coven's runner of attempt {attempt} still runs (pid {pid}, since {at}).")
         elif process.command_line:
-            text = self.tr(
+            text = _(
                 "The command of attempt {attempt} still runs: {command} (pid {pid}, since {at})."
             )
         else:
-            text = self.tr("The command of attempt {attempt} still runs (pid {pid}, since {at}).")
+            text = _("The command of attempt {attempt} still runs (pid {pid}, since {at}).")
         metrics = QFontMetrics(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         command = metrics.elidedText(
             process.command_line or "", Qt.TextElideMode.ElideMiddle, COMMAND_WIDTH
@@ -464,14 +465,14 @@ class Page(LivePage):
         if not live:
             return None
         pids = ", ".join(str(process.pid) for process in live)
-        return self.tr(
+        return _(
             "Not while it still runs (pid {pids}): a decision now could let two copies run at "
             "once. Stop the command first."
         ).format(pids=pids)
 
     def _button_tip(self, button: QPushButton) -> str:
         if button is self.retry_button and not self.verified.isChecked():
-            return self.tr("Tick “I verified it had no side effect” first")
+            return _("Tick “I verified it had no side effect” first")
         outcome = {self.succeeded_button: Outcome.SUCCEEDED, self.failed_button: Outcome.FAILED}
         return self._consequence(outcome.get(button, Outcome.RETRY))
 
@@ -480,7 +481,7 @@ class Page(LivePage):
         item = self.shown
         if item is not None and item.run_id is not None:
             self.stop_button.setEnabled(False)
-            self._say(self.tr("Stopping it: asked to end, then forced after its stop grace…"))
+            self._say(_("Stopping it: asked to end, then forced after its stop grace…"))
             self.spawn(self._stop(item.run_id, self.reason.text().strip() or None))
 
     async def _stop(self, run_id: str, reason: str | None) -> None:
@@ -492,11 +493,12 @@ class Page(LivePage):
             show_error(self.decision_error, done.refusal)
             return
         if done.result.confirmed and not _live(self.shown):
-            text = self.tr("Stopped: {result}. Nothing of the run runs any more: decide what "
+            text = _("Stopped: {result}. Nothing of the run runs any more: decide what "
                            "happened.")  # fmt: skip
         else:
-            text = self.tr("The stop is not confirmed: {result}.")
-        self._say(text.format(result=done.result.result), error=not done.result.confirmed)
+            text = _("The stop is not confirmed: {result}.")
+        result = queries.reason_text(done.result.result)
+        self._say(text.format(result=result), error=not done.result.confirmed)
 
     def recheck(self) -> None:
         if self.shown is not None:
@@ -506,10 +508,10 @@ class Page(LivePage):
         await self._look_again()
         at = moment(self.desktop.clock.now_utc(), self.locale_name)
         if _live(self.shown):
-            self._say(self.tr("Checked again at {at}: it still runs.").format(at=at))
+            self._say(_("Checked again at {at}: it still runs.").format(at=at))
         else:
             self._say(
-                self.tr(
+                _(
                     "Checked again at {at}: nothing of the run runs any more; you can decide now."
                 ).format(at=at)
             )
@@ -538,7 +540,7 @@ class Page(LivePage):
         if not reason:
             show_error(
                 self.decision_error,
-                self.tr("Give a reason: what did you check? It is kept with your decision."),
+                _("Give a reason: what did you check? It is kept with your decision."),
             )
             self.reason.setFocus()
             return
@@ -551,12 +553,10 @@ class Page(LivePage):
         box = QMessageBox(self)
         box.setTextFormat(Qt.TextFormat.PlainText)  # the reason is the person's own text
         box.setIcon(QMessageBox.Icon.Question)
-        box.setWindowTitle(self.tr("Confirm your decision"))
+        box.setWindowTitle(_("Confirm your decision"))
         box.setText(self._question(item, outcome))
         box.setInformativeText(
-            self._consequence(outcome)
-            + "\n\n"
-            + self.tr("Your reason: “{reason}”").format(reason=reason)
+            self._consequence(outcome) + "\n\n" + _("Your reason: “{reason}”").format(reason=reason)
         )
         yes = box.addButton(self._verb(outcome), QMessageBox.ButtonRole.AcceptRole)
         no = box.addButton(QMessageBox.StandardButton.Cancel)
@@ -574,18 +574,18 @@ class Page(LivePage):
     def _question(self, item: Item, outcome: Outcome) -> str:
         when = moment_text(item.scheduled_utc, self.locale_name, seconds=False)
         text = {
-            Outcome.SUCCEEDED: self.tr("Mark the run of {routine} planned for {when} as "
+            Outcome.SUCCEEDED: _("Mark the run of {routine} planned for {when} as "
                                        "succeeded?"),
-            Outcome.FAILED: self.tr("Mark the run of {routine} planned for {when} as failed?"),
-            Outcome.RETRY: self.tr("Run {routine} again now, for the run planned for {when}?"),
+            Outcome.FAILED: _("Mark the run of {routine} planned for {when} as failed?"),
+            Outcome.RETRY: _("Run {routine} again now, for the run planned for {when}?"),
         }[outcome]  # fmt: skip
         return text.format(routine=item.routine, when=when)
 
     def _verb(self, outcome: Outcome) -> str:
         return {
-            Outcome.SUCCEEDED: self.tr("Mark as succeeded"),
-            Outcome.FAILED: self.tr("Mark as failed"),
-            Outcome.RETRY: self.tr("Retry now"),
+            Outcome.SUCCEEDED: _("Mark as succeeded"),
+            Outcome.FAILED: _("Mark as failed"),
+            Outcome.RETRY: _("Retry now"),
         }[outcome]
 
     def _consequence(self, outcome: Outcome) -> str:
@@ -625,12 +625,12 @@ class Page(LivePage):
             return
         decision = decided.decision
         words = {
-            Outcome.SUCCEEDED: self.tr("succeeded"),
-            Outcome.FAILED: self.tr("failed"),
-            Outcome.RETRY: self.tr("to be retried"),
+            Outcome.SUCCEEDED: _("succeeded"),
+            Outcome.FAILED: _("failed"),
+            Outcome.RETRY: _("to be retried"),
         }
         self.decided_text.setText(
-            self.tr("Recorded: run {run} of {routine} {outcome} — “{reason}”.").format(
+            _("Recorded: run {run} of {routine} {outcome} — “{reason}”.").format(
                 run=decision.run_id,
                 routine=decision.routine,
                 outcome=words[decision.outcome],
@@ -644,8 +644,8 @@ class Page(LivePage):
 
     def _audit_line(self, entry: AuditEntry | None, decision: Decision) -> str:
         if entry is None:
-            return self.tr("The audit entry could not be read back; see `coven audit`.")
-        return self.tr(
+            return _("The audit entry could not be read back; see `coven audit`.")
+        return _(
             "Audit entry {seq}: {action} by {who} at {at}, evidence {digest}…, "
             "result {result} (chained {hash}…)."
         ).format(
@@ -661,11 +661,11 @@ class Page(LivePage):
     def _show_paused(self, routine: str, state: str) -> None:
         paused = state == "paused"
         if paused:
-            text = self.tr("The routine {routine} is paused: nothing runs until you resume it.")
+            text = _("The routine {routine} is paused: nothing runs until you resume it.")
         else:
-            text = self.tr("The routine {routine} is {state}.")
+            text = _("The routine {routine} is {state}.")
         self.paused_text.setText(text.format(routine=routine, state=state))
-        self.resume_button.setText(self.tr("Resume {routine}").format(routine=routine))
+        self.resume_button.setText(_("Resume {routine}").format(routine=routine))
         self.resume_button.setVisible(paused)
 
     def resume(self) -> None:
@@ -679,12 +679,13 @@ class Page(LivePage):
             return
         skipped = done.result or 0
         self.paused_text.setText(
-            self.tr(
-                "{routine} is active again; %n moment(s) that passed "
+            ngettext(
+                "{routine} is active again; {count} moment that passed "
+                "while it was paused was recorded as skipped.",
+                "{routine} is active again; {count} moments that passed "
                 "while it was paused were recorded as skipped.",
-                "",
                 skipped,
-            ).format(routine=routine)
+            ).format(routine=routine, count=skipped)
         )
         self.resume_button.hide()
         await self.reload()

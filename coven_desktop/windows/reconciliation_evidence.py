@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from coven_core.queries import AttemptEvidence, Item
+from coven_core import queries
+from coven_core.queries import N_, AttemptEvidence, Item, _
 from coven_desktop.windows.common import Row, RowsModel, moment, moment_text, table
 from coven_desktop.windows.tones import Tone, Tones
 
@@ -36,25 +37,24 @@ class Evidence(QTabWidget):
         self.tones = tones
         self.item: Item | None = None
         self._models()
-        self.addTab(self._attempts_tab(), self.tr("Attempts"))
-        self.processes_view = self._table(self.process_model, self.tr("Processes"), stretch=5)
-        self.addTab(self.processes_view, self.tr("Processes"))
-        self.addTab(self._output_tab(), self.tr("Output"))
-        journal = self._table(self.journal_model, self.tr("The runner's journal"), stretch=3)
-        self.addTab(journal, self.tr("Journal"))
-        tried = self._table(self.tried_model, self.tr("What Coven tried"), stretch=0)
-        self.addTab(tried, self.tr("What Coven tried"))
+        self.addTab(self._attempts_tab(), _("Attempts"))
+        self.processes_view = self._table(self.process_model, _("Processes"), stretch=5)
+        self.addTab(self.processes_view, _("Processes"))
+        self.addTab(self._output_tab(), _("Output"))
+        journal = self._table(self.journal_model, _("The runner's journal"), stretch=3)
+        self.addTab(journal, _("Journal"))
+        tried = self._table(self.tried_model, _("What Coven tried"), stretch=0)
+        self.addTab(tried, _("What Coven tried"))
 
     # -- building ---------------------------------------------------------------------------
     def _models(self) -> None:
-        tr = self.tr
-        self.attempt_model = RowsModel([tr("#"), tr("State"), tr("Failure"), tr("Started"),
-                                        tr("Ended")], self)  # fmt: skip
-        self.process_model = RowsModel([tr("Attempt"), tr("Process"), tr("PID"), tr("Started"),
-                                        tr("Running now"), tr("Command line")], self)  # fmt: skip
-        self.journal_model = RowsModel([tr("Attempt"), tr("Time"), tr("Record"), tr("Details")],
+        self.attempt_model = RowsModel([_("#"), _("State"), _("Failure"), _("Started"),
+                                        _("Ended")], self)  # fmt: skip
+        self.process_model = RowsModel([_("Attempt"), _("Process"), _("PID"), _("Started"),
+                                        _("Running now"), _("Command line")], self)  # fmt: skip
+        self.journal_model = RowsModel([_("Attempt"), _("Time"), _("Record"), _("Details")],
                                        self)  # fmt: skip
-        self.tried_model = RowsModel([tr("What Coven did, oldest first")], self)
+        self.tried_model = RowsModel([_("What Coven did, oldest first")], self)
 
     def _table(self, model: RowsModel, name: str, *, stretch: int) -> QTableView:
         view = table(model, self, stretch=stretch, wrap=model is not self.process_model)
@@ -66,7 +66,7 @@ class Evidence(QTabWidget):
     def _attempts_tab(self) -> QWidget:
         """The attempts, one line each, over the chosen one's details."""
         split = QSplitter(Qt.Orientation.Vertical, self)
-        self.attempts_view = self._table(self.attempt_model, self.tr("Attempts"), stretch=2)
+        self.attempts_view = self._table(self.attempt_model, _("Attempts"), stretch=2)
         self.attempts_view.setWordWrap(False)
         self.attempts_view.selectionModel().currentRowChanged.connect(
             lambda current, _previous: self._show_attempt(current)
@@ -75,7 +75,7 @@ class Evidence(QTabWidget):
         self.attempt_details.setWordWrap(True)
         self.attempt_details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.attempt_details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.attempt_details.setAccessibleName(self.tr("The chosen attempt's details"))
+        self.attempt_details.setAccessibleName(_("The chosen attempt's details"))
         split.addWidget(self.attempts_view)
         split.addWidget(self.attempt_details)
         split.setSizes([80, 120])
@@ -87,7 +87,7 @@ class Evidence(QTabWidget):
         self.output.setReadOnly(True)
         self.output.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.output.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.output.setAccessibleName(self.tr("The end of the run's output"))
+        self.output.setAccessibleName(_("The end of the run's output"))
         return self.output
 
     # -- showing ----------------------------------------------------------------------------
@@ -107,7 +107,7 @@ class Evidence(QTabWidget):
         return Row(
             [
                 str(attempt.number),
-                attempt.state,
+                _attempt_state(attempt.state),
                 _failure(attempt),
                 moment_text(attempt.started_at, self.locale_name),
                 moment_text(attempt.exited_at, self.locale_name),
@@ -126,11 +126,11 @@ class Evidence(QTabWidget):
     def _attempt_details(self, attempt: AttemptEvidence) -> str:
         locale = self.locale_name
         lines = [
-            self.tr("<b>Attempt {number}</b> · {state}").format(
-                number=attempt.number, state=escape(attempt.state)
+            _("<b>Attempt {number}</b> · {state}").format(
+                number=attempt.number, state=escape(_attempt_state(attempt.state))
             ),
-            escape(_failure(attempt)) or self.tr("No failure recorded."),
-            self.tr("Claimed {claimed} · started {started} · ended {ended}").format(
+            escape(_failure(attempt)) or _("No failure recorded."),
+            _("Claimed {claimed} · started {started} · ended {ended}").format(
                 claimed=moment_text(attempt.claimed_at, locale),
                 started=moment_text(attempt.started_at, locale),
                 ended=moment_text(attempt.exited_at, locale),
@@ -138,14 +138,14 @@ class Evidence(QTabWidget):
         ]
         if attempt.cancel_requested_at:
             lines.append(
-                self.tr("A stop was asked for at {at}.").format(
+                _("A stop was asked for at {at}.").format(
                     at=moment_text(attempt.cancel_requested_at, locale)
                 )
             )
         return "<br>".join(line for line in lines if line)
 
     def _processes(self, attempt: AttemptEvidence) -> list[Row]:
-        roles = {"runner": self.tr("Coven's runner"), "command": self.tr("the command")}
+        roles = {"runner": _("Coven's runner"), "command": _("the command")}
         warning = self.tones.colour(Tone.WARNING).name()
         return [
             Row(
@@ -154,7 +154,7 @@ class Evidence(QTabWidget):
                     roles[fact.role],
                     str(fact.pid or "—"),
                     moment(fact.started_at, self.locale_name),
-                    self.tr("yes, still running") if fact.alive else self.tr("no"),
+                    _("yes, still running") if fact.alive else _("no"),
                     (attempt.command_line or "—") if fact.role == "command" else "—",
                 ],
                 tooltip=attempt.command_line if fact.role == "command" else None,
@@ -173,7 +173,7 @@ class Evidence(QTabWidget):
             rows.append(Row([str(attempt.number), when, event, _compact(details)]))
         error = self.tones.colour(Tone.ERROR).name()
         rows += [
-            Row([str(attempt.number), "—", self.tr("problem"), problem], colour=error)
+            Row([str(attempt.number), "—", _("problem"), problem], colour=error)
             for problem in attempt.journal_problems
         ]
         return rows
@@ -181,22 +181,36 @@ class Evidence(QTabWidget):
     def _output(self, item: Item) -> str:
         with_output = [a for a in item.attempts if a.stdout_tail or a.stderr_tail]
         if not with_output:
-            return self.tr("(no output was captured)")
+            return _("(no output was captured)")
         last = with_output[-1]
         parts = []
         for name, tail in (("stdout", last.stdout_tail), ("stderr", last.stderr_tail)):
             if tail:
-                header = self.tr("— the end of {stream} (attempt {number}) —")
+                header = _("— the end of {stream} (attempt {number}) —")
                 parts.append(header.format(stream=name, number=last.number) + "\n" + tail)
         return "\n".join(parts)
 
 
+#: An attempt's state (model.AttemptState) in words.
+_ATTEMPT_STATES = {
+    "claimed": N_("claimed"),
+    "dispatching": N_("starting"),
+    "running": N_("running"),
+    "exited": N_("exited"),
+    "settled": N_("settled"),
+}
+
+
+def _attempt_state(state: str) -> str:
+    return _(_ATTEMPT_STATES[state]) if state in _ATTEMPT_STATES else state
+
+
 def _failure(attempt: AttemptEvidence) -> str:
-    """ "ambiguous: the runner is gone and its journal shows no outcome"."""
+    """ "ambiguous: the runner is gone and its journal shows no outcome", in the app's words."""
     parts = [part for part in (attempt.failure_class, attempt.message) if part]
     if len(parts) == 2 and parts[1].startswith(parts[0]):
         parts = parts[1:]  # the message already names its class
-    return ": ".join(parts)
+    return queries.reason_text(": ".join(parts))
 
 
 def _compact(details: dict[str, object]) -> str:

@@ -49,6 +49,7 @@ from coven_core.queries import (
     RoutineDraft,
     RoutineView,
     ScheduleKind,
+    _,
     check_draft,
     describe_timetable,
     format_offset,
@@ -97,12 +98,10 @@ class RoutineEditor(QGroupBox):
         self.words.setObjectName("words")
         self.words.setWordWrap(True)
         layout.addWidget(self.words)
-        layout.addWidget(QLabel(self.tr("Next occurrences"), self))
+        layout.addWidget(QLabel(_("Next occurrences"), self))
         self.preview = QTreeWidget(self)
-        self.preview.setAccessibleName(self.tr("Next occurrences"))
-        self.preview.setHeaderLabels(
-            [self.tr("Local time"), self.tr("Offset"), self.tr("Status"), self.tr("Note")]
-        )
+        self.preview.setAccessibleName(_("Next occurrences"))
+        self.preview.setHeaderLabels([_("Local time"), _("Offset"), _("Status"), _("Note")])
         self.preview.setRootIsDecorated(False)
         layout.addWidget(self.preview, 1)
         self.status = self._error_label("form")
@@ -112,51 +111,51 @@ class RoutineEditor(QGroupBox):
     def _add_fields(self, form: QFormLayout) -> None:
         self.name = QLineEdit(self)
         self.schedule = QLineEdit(self)
-        self.schedule.setPlaceholderText(self.tr("30 2 * * *, every 15m, rrule:FREQ=…, once …"))
+        self.schedule.setPlaceholderText(_("30 2 * * *, every 15m, rrule:FREQ=…, once …"))
         self.zone = self._zone_box()
         self.command = QLineEdit(self)
-        self.command.setPlaceholderText(self.tr("/usr/bin/rsync -a ~/docs /mnt/backup"))
-        self.shell = QCheckBox(self.tr("Run through a shell (/bin/sh -c)"), self)
+        self.command.setPlaceholderText(_("/usr/bin/rsync -a ~/docs /mnt/backup"))
+        self.shell = QCheckBox(_("Run through a shell (/bin/sh -c)"), self)
         self.misfire = self._choices(
-            (MisfirePolicy.LATEST_ONLY, self.tr("Run the latest missed one, once")),
-            (MisfirePolicy.SKIP_MISSED, self.tr("Skip every missed one")),
+            (MisfirePolicy.LATEST_ONLY, _("Run the latest missed one, once")),
+            (MisfirePolicy.SKIP_MISSED, _("Skip every missed one")),
         )
         self.grace = self._duration_edit()
         self.overlap = self._choices(
-            (OverlapPolicy.SKIP, self.tr("Skip it")),
-            (OverlapPolicy.QUEUE_ONE, self.tr("Let one wait")),
+            (OverlapPolicy.SKIP, _("Skip it")),
+            (OverlapPolicy.QUEUE_ONE, _("Let one wait")),
         )
         self.timeout = self._duration_edit()
         self.retries = QSpinBox(self)
         self.retries.setRange(0, 100)
-        self.idempotent = QCheckBox(self.tr("Safe to run twice (idempotent)"), self)
+        self.idempotent = QCheckBox(_("Safe to run twice (idempotent)"), self)
         self.except_dates = QLineEdit(self)
-        self.except_dates.setPlaceholderText(self.tr("e.g. 2026-12-24, 2026-12-31"))
-        self.shadow = QCheckBox(self.tr("Trial run: decide each moment, never start the command"),
+        self.except_dates.setPlaceholderText(_("e.g. 2026-12-24, 2026-12-31"))
+        self.shadow = QCheckBox(_("Trial run: decide each moment, never start the command"),
                                 self)  # fmt: skip
-        self.shadow.setToolTip(self.tr("Untick to make it live: a new revision from now on"))
+        self.shadow.setToolTip(_("Untick to make it live: a new revision from now on"))
         self.max_runs = QSpinBox(self)
         self.max_runs.setRange(0, 10_000)
-        self.max_runs.setSpecialValueText(self.tr("no limit"))  # shown for 0
+        self.max_runs.setSpecialValueText(_("no limit"))  # shown for 0
         self.max_runtime = self._duration_edit()
         self.cooldown = self._duration_edit()
         self.cooldown_max = self._duration_edit()
-        self.cooldown_max.setPlaceholderText(self.tr("none: one day"))
+        self.cooldown_max.setPlaceholderText(_("none: one day"))
         self.group = QLineEdit(self)
-        self.group.setPlaceholderText(self.tr("e.g. disk: one routine of a group runs at a time"))
+        self.group.setPlaceholderText(_("e.g. disk: one routine of a group runs at a time"))
         self.after = QLineEdit(self)
-        self.after.setPlaceholderText(self.tr("e.g. backup, or backup:finished for any end"))
+        self.after.setPlaceholderText(_("e.g. backup, or backup:finished for any end"))
         rows: list[tuple[str, QWidget, str | None]] = [
-            (self.tr("Name"), self.name, "name"),
-            (self.tr("Schedule"), self.schedule, "schedule"),
-            (self.tr("Time zone"), self.zone, "timezone"),
-            (self.tr("Command"), self.command, "command"),
+            (_("Name"), self.name, "name"),
+            (_("Schedule"), self.schedule, "schedule"),
+            (_("Time zone"), self.zone, "timezone"),
+            (_("Command"), self.command, "command"),
             ("", self.shell, None),
-            (self.tr("Missed runs"), self.misfire, None),
-            (self.tr("Grace"), self.grace, "grace"),
-            (self.tr("While still running"), self.overlap, None),
-            (self.tr("Timeout"), self.timeout, "timeout"),
-            (self.tr("Retries"), self.retries, None),
+            (_("Missed runs"), self.misfire, None),
+            (_("Grace"), self.grace, "grace"),
+            (_("While still running"), self.overlap, None),
+            (_("Timeout"), self.timeout, "timeout"),
+            (_("Retries"), self.retries, None),
             ("", self.idempotent, None),
         ]
         self.touched: set[str] = set()  # fields the person typed in
@@ -173,8 +172,8 @@ class RoutineEditor(QGroupBox):
         """The policies (DESIGN §14), folded away until asked for or set: most routines
         need none, and the preview keeps its room."""
         self.policies_toggle = QToolButton(self)
-        self.policies_toggle.setText(self.tr("Policies: exclusions, trial, budgets, cooldown, "
-                                             "group, chain"))  # fmt: skip
+        self.policies_toggle.setText(_("Policies: exclusions, trial, budgets, cooldown, "
+                                       "group, chain"))  # fmt: skip
         self.policies_toggle.setCheckable(True)
         self.policies_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.policies_toggle.setArrowType(Qt.ArrowType.RightArrow)
@@ -184,14 +183,14 @@ class RoutineEditor(QGroupBox):
         form = QFormLayout(self.policies)
         form.setContentsMargins(0, 0, 0, 0)
         rows: list[tuple[str, QWidget, str | None]] = [
-            (self.tr("Except on"), self.except_dates, "except_dates"),
+            (_("Except on"), self.except_dates, "except_dates"),
             ("", self.shadow, None),
-            (self.tr("Runs a day"), self.max_runs, None),
-            (self.tr("Run time a day"), self.max_runtime, "max_runtime_per_day"),
-            (self.tr("Cooldown after a failure"), self.cooldown, "cooldown"),
-            (self.tr("Longest cooldown"), self.cooldown_max, "cooldown_max"),
-            (self.tr("Group"), self.group, None),
-            (self.tr("Also run after"), self.after, "after"),
+            (_("Runs a day"), self.max_runs, None),
+            (_("Run time a day"), self.max_runtime, "max_runtime_per_day"),
+            (_("Cooldown after a failure"), self.cooldown, "cooldown"),
+            (_("Longest cooldown"), self.cooldown_max, "cooldown_max"),
+            (_("Group"), self.group, None),
+            (_("Also run after"), self.after, "after"),
         ]
         for label, widget, key in rows:
             if label:  # named by its label (wrapped with its error line: no buddy)
@@ -245,15 +244,15 @@ class RoutineEditor(QGroupBox):
 
     def _duration_edit(self) -> QLineEdit:
         edit = QLineEdit("none", self)
-        edit.setPlaceholderText(self.tr("e.g. 90s, 15m, 2h, 1d; none: no limit"))
+        edit.setPlaceholderText(_("e.g. 90s, 15m, 2h, 1d; none: no limit"))
         return edit
 
     def _buttons(self) -> QHBoxLayout:
         row = QHBoxLayout()
         row.addStretch(1)
-        self.cancel_button = QPushButton(self.tr("Cancel"), self)
+        self.cancel_button = QPushButton(_("Cancel"), self)
         self.cancel_button.clicked.connect(self.close_editor)
-        self.save_button = QPushButton(self.tr("Save"), self)
+        self.save_button = QPushButton(_("Save"), self)
         self.save_button.setDefault(True)
         self.save_button.clicked.connect(self.save)
         row.addWidget(self.cancel_button)
@@ -309,7 +308,7 @@ class RoutineEditor(QGroupBox):
     # -- opening and closing ----------------------------------------------------------------
     def open_for_add(self, name: str = "", schedule: str = "", command: str = "") -> None:
         self.editing = None
-        self.setTitle(self.tr("New routine"))
+        self.setTitle(_("New routine"))
         self._fill(RoutineDraft(name, schedule, "local", command))
         self.name.setReadOnly(False)
         self._open()
@@ -317,7 +316,7 @@ class RoutineEditor(QGroupBox):
     def open_for_edit(self, view: RoutineView) -> None:
         self.editing = view
         name = view.routine.name
-        self.setTitle(self.tr("Edit {name}").format(name=name))
+        self.setTitle(_("Edit {name}").format(name=name))
         assert view.revision is not None, "a routine with no readable revision is not edited"
         self._fill(RoutineDraft.of(name, view.revision.spec))
         self.name.setReadOnly(True)  # the operator API has no rename
@@ -428,9 +427,9 @@ class RoutineEditor(QGroupBox):
         for moment in preview.moments:
             self._add_moment(preview, moment, interval)
         if not preview.moments:
-            self.preview.addTopLevelItem(QTreeWidgetItem([self.tr("No further occurrences")]))
+            self.preview.addTopLevelItem(QTreeWidgetItem([_("No further occurrences")]))
         if preview.ruled is not None:  # however far ahead: before a 02:30 routine is saved
-            self.preview.addTopLevelItem(QTreeWidgetItem([self.tr("… the next clock change:")]))
+            self.preview.addTopLevelItem(QTreeWidgetItem([_("… the next clock change:")]))
             self._add_moment(preview, preview.ruled, interval)
 
     def _add_moment(self, preview: Preview, moment: BoundTime, interval: bool) -> None:
@@ -451,14 +450,14 @@ class RoutineEditor(QGroupBox):
 
     def _status(self, moment: BoundTime, interval: bool, skip: str | None) -> str:
         if skip == SkipReason.EXCLUDED_DATE:
-            return self.tr("Skipped: an excluded date")
+            return _("Skipped: an excluded date")
         if moment.kind is LocalTimeKind.NONEXISTENT:
-            return self.tr("Skipped: this time does not exist")
+            return _("Skipped: this time does not exist")
         if moment.kind is LocalTimeKind.REPEATED and not interval:
-            return self.tr("Happens twice: runs at the first")
+            return _("Happens twice: runs at the first")
         if moment.kind is LocalTimeKind.REPEATED:
-            return self.tr("First pass") if moment.fold == 0 else self.tr("Second pass")
-        return self.tr("Planned")
+            return _("First pass") if moment.fold == 0 else _("Second pass")
+        return _("Planned")
 
     # -- saving -----------------------------------------------------------------------------
     def save(self) -> None:
@@ -470,7 +469,7 @@ class RoutineEditor(QGroupBox):
         self.show_all = True  # a save asks for every problem at once
         result = await self.check()
         if result.spec is None:
-            self._say(self.tr("Fix the problems shown above to save."))
+            self._say(_("Fix the problems shown above to save."))
             return False
         name, spec, editing = self.draft().name, result.spec, self.editing is not None
         work: Callable[[Engine], object] = (

@@ -10,8 +10,9 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
+from coven_core import queries
 from coven_core.model import RoutineState
-from coven_core.queries import RunningRun
+from coven_core.queries import RunningRun, _
 from coven_desktop import texts
 from coven_desktop.windows import run_times
 from coven_desktop.windows.routine_rows import RoutineRow, ago, instant_text
@@ -43,28 +44,28 @@ class RoutinesModel(QAbstractTableModel):
         self._now: datetime | None = None
         self.running: dict[str, list[RunningRun]] = {}  # routine name -> its runs going now
         self._headers = {
-            Column.NAME: self.tr("Name"),
-            Column.SCHEDULE: self.tr("Schedule"),
-            Column.ZONE: self.tr("Time zone"),
-            Column.STATE: self.tr("State"),
-            Column.NEXT_RUN: self.tr("Next run"),
-            Column.LAST_RESULT: self.tr("Last result"),
+            Column.NAME: _("Name"),
+            Column.SCHEDULE: _("Schedule"),
+            Column.ZONE: _("Time zone"),
+            Column.STATE: _("State"),
+            Column.NEXT_RUN: _("Next run"),
+            Column.LAST_RESULT: _("Last result"),
         }
         self._states = {
-            RoutineState.ACTIVE: self.tr("Active"),
-            RoutineState.PAUSED: self.tr("Paused"),
-            RoutineState.QUARANTINED: self.tr("Quarantined"),
-            RoutineState.DELETED: self.tr("Deleted"),
+            RoutineState.ACTIVE: _("Active"),
+            RoutineState.PAUSED: _("Paused"),
+            RoutineState.QUARANTINED: _("Quarantined"),
+            RoutineState.DELETED: _("Deleted"),
         }
         self._dispositions = {
-            "succeeded": self.tr("Succeeded"),
-            "failed": self.tr("Failed"),
-            "cancelled": self.tr("Cancelled"),
-            "timed_out": self.tr("Timed out"),
-            "skipped": self.tr("Skipped"),
-            "recovery_required": self.tr("Needs your decision"),
-            "reconciled": self.tr("Decided by a person"),
-            "shadowed": self.tr("Trial (not started)"),
+            "succeeded": _("Succeeded"),
+            "failed": _("Failed"),
+            "cancelled": _("Cancelled"),
+            "timed_out": _("Timed out"),
+            "skipped": _("Skipped"),
+            "recovery_required": _("Needs your decision"),
+            "reconciled": _("Decided by a person"),
+            "shadowed": _("Trial (not started)"),
         }
 
     # -- content ----------------------------------------------------------------------------
@@ -169,25 +170,25 @@ class RoutinesModel(QAbstractTableModel):
 
     def _state(self, row: RoutineRow) -> str:
         if row.view.broken is not None:
-            return self.tr("Broken: edit or delete it")  # the Schedule column says why
+            return _("Broken: edit or delete it")  # the Schedule column says why
         going = self.running.get(row.name)
         if going:
             return self._running(going)
         state = self._states[row.state]
         reason = row.view.routine.state_reason
-        return self.tr("{state} ({reason})").format(state=state, reason=reason) if reason else state
+        if not reason:
+            return state
+        return _("{state} ({reason})").format(state=state, reason=queries.reason_text(reason))
 
     def _running(self, going: list[RunningRun]) -> str:
         """ "Running for 2 min 5 sec" (the longest-running one, when several are)."""
         starts = [run.started_at for run in going if run.started_at is not None]
         if not starts or self._now is None:
-            return self.tr("Starting")
+            return _("Starting")
         took = run_times.length((self._now - min(starts)).total_seconds(), self.locale)
         if len(going) > 1:
-            return self.tr("{count} runs, the first for {elapsed}").format(
-                count=len(going), elapsed=took
-            )
-        return self.tr("Running for {elapsed}").format(elapsed=took)
+            return _("{count} runs, the first for {elapsed}").format(count=len(going), elapsed=took)
+        return _("Running for {elapsed}").format(elapsed=took)
 
     def _next_run(self, row: RoutineRow) -> str:
         due = row.view.routine.next_due
@@ -196,16 +197,16 @@ class RoutinesModel(QAbstractTableModel):
         if due is None and row.after is not None:
             return row.after  # it has no time of its own
         if due is None or self._now is None:
-            return self.tr("No further runs")
+            return _("No further runs")
         return texts.when(due, self._now, self.locale)
 
     def _last_result(self, row: RoutineRow) -> str:
         disposition, at = row.view.last_disposition, row.view.last_at
         if disposition is None:
-            return self.tr("Not run yet")
+            return _("Not run yet")
         label = self._dispositions.get(disposition, disposition)
         if at is None or self._now is None:
             return label
-        return self.tr("{disposition}, {when}").format(
+        return _("{disposition}, {when}").format(
             disposition=label, when=ago(at, self._now, self.locale)
         )

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from coven_core.engine import Engine
 from coven_core.model import RoutineState
+from coven_core.queries import _
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.cancelling import ask_to_cancel
 from coven_desktop.windows.fitting import FittingTable
@@ -90,7 +91,7 @@ class Page(QWidget):
     def _table(self, parent: QWidget) -> FittingTable:
         table = FittingTable(parent, caps=dict.fromkeys(Column, WIDEST_COLUMN),
                              give_way=GIVE_WAY)  # fmt: skip
-        table.setAccessibleName(self.tr("Routines"))
+        table.setAccessibleName(_("Routines"))
         self.shown = RoutineFilter(self.model, self)
         table.setModel(self.shown)
         table.setSortingEnabled(True)
@@ -111,9 +112,9 @@ class Page(QWidget):
     def _filter_box(self, bar: QToolBar) -> None:
         """Type part of a name or a state ("paused", "running"); Ctrl+F comes here."""
         self.filter = QLineEdit(bar)
-        self.filter.setPlaceholderText(self.tr("Filter…"))
-        self.filter.setToolTip(self.tr("Part of a name or a state, e.g. paused (Ctrl+F)"))
-        self.filter.setAccessibleName(self.tr("Filter routines"))
+        self.filter.setPlaceholderText(_("Filter…"))
+        self.filter.setToolTip(_("Part of a name or a state, e.g. paused (Ctrl+F)"))
+        self.filter.setAccessibleName(_("Filter routines"))
         self.filter.setClearButtonEnabled(True)
         self.filter.setMinimumWidth(150)
         self.filter.setMaximumWidth(240)
@@ -133,16 +134,16 @@ class Page(QWidget):
         bar = QToolBar(self)
         self.action: dict[str, QAction] = {}
         entries: list[tuple[str, str, Callable[[], object]]] = [
-            ("add", self.tr("Add…"), self.open_editor),
-            ("edit", self.tr("Edit…"), self.edit_selected),
-            ("pause", self.tr("Pause"), self.pause_selected),
-            ("resume", self.tr("Resume"), self.resume_selected),
-            ("run_now", self.tr("Run now"), self.run_selected),
-            ("cancel", self.tr("Cancel run…"), self.cancel_selected),
-            ("runs", self.tr("Runs"), self.show_runs_of_selected),
-            ("delete", self.tr("Delete…"), self.delete_selected),
-            ("explain", self.tr("Explain…"), self.explain_selected),
-            ("import", self.tr("Import…"), self.open_import),
+            ("add", _("Add…"), self.open_editor),
+            ("edit", _("Edit…"), self.edit_selected),
+            ("pause", _("Pause"), self.pause_selected),
+            ("resume", _("Resume"), self.resume_selected),
+            ("run_now", _("Run now"), self.run_selected),
+            ("cancel", _("Cancel run…"), self.cancel_selected),
+            ("runs", _("Runs"), self.show_runs_of_selected),
+            ("delete", _("Delete…"), self.delete_selected),
+            ("explain", _("Explain…"), self.explain_selected),
+            ("import", _("Import…"), self.open_import),
         ]
         shortcuts = {
             "edit": QKeySequence(Qt.Key.Key_Return),
@@ -283,15 +284,15 @@ class Page(QWidget):
             return
         box = QMessageBox(
             QMessageBox.Icon.Question,
-            self.tr("Delete routine"),
-            self.tr(
-                "Delete the routine {name}? It will not run again; its history is kept."
-            ).format(name=row.name),
+            _("Delete routine"),
+            _("Delete the routine {name}? It will not run again; its history is kept.").format(
+                name=row.name
+            ),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             self,
         )
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.button(QMessageBox.StandardButton.Yes).setText(self.tr("Delete"))
+        box.button(QMessageBox.StandardButton.Yes).setText(_("Delete"))
         box.finished.connect(lambda answer, name=row.name: self._confirmed(box, answer, name))
         self.confirmation = box
         box.open()
@@ -325,10 +326,10 @@ class Page(QWidget):
         if row is not None and row.state is RoutineState.QUARANTINED:
             name, act = row.name, self.desktop.act
             self.notice.say(
-                self.tr("{name} is quarantined after repeated failures: nothing runs until "
-                        "you try it once or release it.").format(name=name),
-                ((self.tr("Probe once"), lambda: act(lambda e: e.operator.probe(name))),
-                 (self.tr("Release"), lambda: act(lambda e: e.operator.release(name)))),
+                _("{name} is quarantined after repeated failures: nothing runs until "
+                  "you try it once or release it.").format(name=name),
+                ((_("Probe once"), lambda: act(lambda e: e.operator.probe(name))),
+                 (_("Release"), lambda: act(lambda e: e.operator.release(name)))),
             )  # fmt: skip
             return
         self.notice.say(message)

@@ -31,9 +31,10 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import isValid
 
+from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.queries import AttemptLine, RunDetail, RunRow, run_detail
+from coven_core.queries import AttemptLine, RunDetail, RunRow, _, run_detail
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows import run_times
 from coven_desktop.windows.cancelling import ask_to_cancel
@@ -86,7 +87,7 @@ class RunDetailWindow(QWidget):
         self._tasks = Tasks()
         self._words = OutcomeWords(self)
         self._ticker = Ticker(self, self._live, self._tick)
-        self.setWindowTitle(self.tr("Run"))
+        self.setWindowTitle(_("Run"))
         self.resize(780, 600)
         self._build()
         closing = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)  # a secondary window
@@ -101,9 +102,9 @@ class RunDetailWindow(QWidget):
         self.facts.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.fields = {key: self._field() for key in ("planned", "started", "duration", "exit",
                                                       "attempts")}  # fmt: skip
-        names = {"planned": self.tr("Planned"), "started": self.tr("Started"),
-                 "duration": self.tr("Duration"), "exit": self.tr("Exit"),
-                 "attempts": self.tr("Attempts")}  # fmt: skip
+        names = {"planned": _("Planned"), "started": _("Started"),
+                 "duration": _("Duration"), "exit": _("Exit"),
+                 "attempts": _("Attempts")}  # fmt: skip
         self._labels = {key: QLabel(name, self) for key, name in names.items()}
         for key, field in self.fields.items():
             self.facts.addRow(self._labels[key], field)
@@ -127,7 +128,7 @@ class RunDetailWindow(QWidget):
         self.sentence = QLabel(self)
         self.sentence.setWordWrap(True)
         self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.cancel_button = QPushButton(self.tr("&Cancel run…"), self)
+        self.cancel_button = QPushButton(_("&Cancel run…"), self)
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.hide()
         line.addWidget(self.routine)
@@ -181,7 +182,7 @@ class RunDetailWindow(QWidget):
     # -- showing ----------------------------------------------------------------------------
     def _show(self, result: Loaded, first: bool) -> None:
         detail, row, locale = result.detail, result.detail.row, self.desktop.locale
-        self.setWindowTitle(self.tr("{routine} — run of {when}").format(
+        self.setWindowTitle(_("{routine} — run of {when}").format(
             routine=row.routine, when=run_times.when(row.planned_utc, locale)))  # fmt: skip
         self.routine.setText(row.routine)
         self.chip.setText(self._words(row.outcome))
@@ -202,9 +203,9 @@ class RunDetailWindow(QWidget):
 
     def _order_tabs(self, row: RunRow) -> None:
         """The Time zone tab first only when a time-zone rule decided this moment."""
-        tabs = [(self.output, self.tr("&Output")), (self.command_tab, self.tr("Co&mmand")),
-                (self.story, self.tr("&Story"))]  # fmt: skip
-        zone = (self.zone_tab, self.tr("&Time zone"))
+        tabs = [(self.output, _("&Output")), (self.command_tab, _("Co&mmand")),
+                (self.story, _("&Story"))]  # fmt: skip
+        zone = (self.zone_tab, _("&Time zone"))
         for widget, title in [zone, *tabs] if row.dst else [*tabs, zone]:
             self.tabs.addTab(widget, title)
         self.tabs.setCurrentIndex(0)
@@ -213,9 +214,7 @@ class RunDetailWindow(QWidget):
         self.fields["planned"].setText(self._planned(row))
         started = row.started_at
         self.fields["started"].setText(
-            self.tr("Not started")
-            if started is None
-            else run_times.full(started, self.desktop.locale)
+            _("Not started") if started is None else run_times.full(started, self.desktop.locale)
         )
         self.fields["exit"].setText(self._words.exit_text(row.exit_code, row.exit_signal))
         self.fields["attempts"].setText(str(row.attempts))
@@ -227,20 +226,18 @@ class RunDetailWindow(QWidget):
         locale, viewer = self.desktop.locale, run_times.viewer_zone_key()
         wall = run_times.wall_in(row.planned_local, row.planned_utc, row.zone, locale)
         if row.dst == "gap":
-            return self.tr("{wall} by the routine's clock, a time the clocks skipped").format(
-                wall=wall
-            )
-        planned = self.tr("{when} ({zone})").format(
+            return _("{wall} by the routine's clock, a time the clocks skipped").format(wall=wall)
+        planned = _("{when} ({zone})").format(
             when=run_times.full(row.planned_utc, locale),
             zone=run_times.zone_name(viewer, row.planned_utc, locale),
         )
         if row.zone != viewer:
-            planned += "\n" + self.tr("{wall} by the routine's clock").format(wall=wall)
+            planned += "\n" + _("{wall} by the routine's clock").format(wall=wall)
         return planned
 
     def _show_duration(self, row: RunRow) -> None:
         live = row.outcome in LIVE
-        self._labels["duration"].setText(self.tr("Elapsed") if live else self.tr("Duration"))
+        self._labels["duration"].setText(_("Elapsed") if live else _("Duration"))
         seconds = row.duration_seconds
         if live and row.started_at is not None:
             seconds = (self.desktop.clock.now_utc() - row.started_at).total_seconds()
@@ -279,19 +276,19 @@ class CommandPane(QWidget):
         super().__init__(parent)
         self.command = QPlainTextEdit(self)
         self.command.setReadOnly(True)
-        self.command.setAccessibleName(self.tr("Command line"))
+        self.command.setAccessibleName(_("Command line"))
         self.command.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.command.setMaximumHeight(self.command.fontMetrics().height() * 6)
         self.cwd = QLineEdit(self)
         self.cwd.setReadOnly(True)
-        self.cwd.setAccessibleName(self.tr("Working directory"))
+        self.cwd.setAccessibleName(_("Working directory"))
         self.revision = QLabel(self)
         for widget in (self.command, self.cwd):
             _monospace(widget)
         form = QFormLayout()
-        form.addRow(self.tr("Command line"), self.command)
-        form.addRow(self.tr("Working directory"), self.cwd)
-        form.addRow(self.tr("Revision"), self.revision)
+        form.addRow(_("Command line"), self.command)
+        form.addRow(_("Working directory"), self.cwd)
+        form.addRow(_("Revision"), self.revision)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addStretch(1)  # the rows at the top, not spread over the tab
@@ -299,9 +296,9 @@ class CommandPane(QWidget):
     def show_command(self, detail: RunDetail) -> None:
         self.command.setPlainText(detail.command)
         self.cwd.setText(detail.cwd or "")
-        self.cwd.setPlaceholderText(self.tr("Not set: where Coven itself was started"))
+        self.cwd.setPlaceholderText(_("Not set: where Coven itself was started"))
         self.revision.setText(
-            self.tr("{number} (the routine as it was when this moment was planned)").format(
+            _("{number} (the routine as it was when this moment was planned)").format(
                 number=detail.revision
             )
         )
@@ -315,17 +312,17 @@ class StoryPane(QWidget):
         self.decisions = QListWidget(self)
         self.decisions.setWordWrap(True)
         self.decisions.setSpacing(3)
-        self.decisions.setAccessibleName(self.tr("What happened"))
-        self.attempts = RowsModel([self.tr("Attempt"), self.tr("Started"), self.tr("Ended"),
-                                   self.tr("Exit"), self.tr("Failure"), self.tr("Timeout"),
-                                   self.tr("Message")], self)  # fmt: skip
+        self.decisions.setAccessibleName(_("What happened"))
+        self.attempts = RowsModel([_("Attempt"), _("Started"), _("Ended"),
+                                   _("Exit"), _("Failure"), _("Timeout"),
+                                   _("Message")], self)  # fmt: skip
         self.attempts_view = table(self.attempts, self, stretch=6, wrap=True)
-        self.attempts_view.setAccessibleName(self.tr("Attempts"))
+        self.attempts_view.setAccessibleName(_("Attempts"))
         self.attempts_view.setTabKeyNavigation(False)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel(self.tr("What happened"), self))
+        layout.addWidget(QLabel(_("What happened"), self))
         layout.addWidget(self.decisions, 3)
-        layout.addWidget(QLabel(self.tr("Attempts"), self))
+        layout.addWidget(QLabel(_("Attempts"), self))
         layout.addWidget(self.attempts_view, 2)
 
     def show_story(self, detail: RunDetail, locale: str, words: OutcomeWords) -> None:
@@ -340,9 +337,11 @@ class StoryPane(QWidget):
     ) -> Row:
         """One attempt; its times of day, with a date when not on the planned moment's day."""
         timeout = attempt.timeout_seconds
-        limit = self.tr("none") if timeout is None else run_times.length(timeout, locale)
+        message = queries.reason_text(attempt.message) if attempt.message else ""
+        limit = _("none") if timeout is None else run_times.length(timeout, locale)
         cells = [str(attempt.number), run_times.clock(attempt.started_at, locale, day),
                  run_times.clock(attempt.exited_at, locale, attempt.started_at),
                  words.exit_text(attempt.exit_code, attempt.exit_signal),
-                 attempt.failure_class or "—", limit, attempt.message or ""]  # fmt: skip
-        return Row(cells, tooltip=attempt.message)
+                 queries.failure_text(attempt.failure_class) if attempt.failure_class else "—",
+                 limit, message]  # fmt: skip
+        return Row(cells, tooltip=message or None)

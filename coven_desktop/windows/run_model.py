@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
-from coven_core.queries import RunRow
+from coven_core.queries import RunRow, _
 from coven_desktop.windows import run_times
 from coven_desktop.windows.chips import ChipRole
 
@@ -39,12 +39,12 @@ class OutcomeWords(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.words = {
-            "succeeded": self.tr("Succeeded"), "failed": self.tr("Failed"),
-            "cancelled": self.tr("Cancelled"), "timed_out": self.tr("Timed out"),
-            "skipped": self.tr("Skipped"), "recovery_required": self.tr("Needs decision"),
-            "reconciled": self.tr("Decided"), "shadowed": self.tr("Trial"),
-            "waiting": self.tr("Waiting"), "starting": self.tr("Starting"),
-            "running": self.tr("Running"),
+            "succeeded": _("Succeeded"), "failed": _("Failed"),
+            "cancelled": _("Cancelled"), "timed_out": _("Timed out"),
+            "skipped": _("Skipped"), "recovery_required": _("Needs decision"),
+            "reconciled": _("Decided"), "shadowed": _("Trial"),
+            "waiting": _("Waiting"), "starting": _("Starting"),
+            "running": _("Running"),
         }  # fmt: skip
 
     def __call__(self, outcome: str) -> str:
@@ -52,7 +52,7 @@ class OutcomeWords(QObject):
 
     def exit_text(self, code: int | None, signal: int | None) -> str:
         if signal is not None:
-            return self.tr("signal {number}").format(number=signal)
+            return _("signal {number}").format(number=signal)
         return "—" if code is None else str(code)
 
 
@@ -64,10 +64,10 @@ class RunsModel(QAbstractTableModel):
         self._now: datetime | None = None
         self._words = OutcomeWords(self)
         self._headers = {
-            Column.OUTCOME: self.tr("Outcome"), Column.ROUTINE: self.tr("Routine"),
-            Column.PLANNED: self.tr("Planned"), Column.STARTED: self.tr("Started"),
-            Column.DURATION: self.tr("Duration"), Column.EXIT: self.tr("Exit"),
-            Column.ATTEMPTS: self.tr("Attempts"), Column.WHY: self.tr("What happened"),
+            Column.OUTCOME: _("Outcome"), Column.ROUTINE: _("Routine"),
+            Column.PLANNED: _("Planned"), Column.STARTED: _("Started"),
+            Column.DURATION: _("Duration"), Column.EXIT: _("Exit"),
+            Column.ATTEMPTS: _("Attempts"), Column.WHY: _("What happened"),
         }  # fmt: skip
 
     # -- content ----------------------------------------------------------------------------
@@ -158,13 +158,13 @@ class RunsModel(QAbstractTableModel):
 
     def _tooltip(self, row: RunRow, column: Column) -> str | None:
         if column is Column.PLANNED:
-            return self.tr("{local} — in {zone}: {wall}").format(
+            return _("{local} — in {zone}: {wall}").format(
                 local=run_times.full(row.planned_utc, self.locale), zone=row.routine,
                 wall=run_times.wall_in(row.planned_local, row.planned_utc, row.zone, self.locale),
             )  # fmt: skip
         if column is Column.STARTED and row.started_at is not None:
             late = (row.started_at - row.planned_utc).total_seconds()
-            return self.tr("{when}, {late} after the planned moment").format(
+            return _("{when}, {late} after the planned moment").format(
                 when=run_times.full(row.started_at, self.locale),
                 late=run_times.length(late, self.locale),
             )

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from coven_core.queries import OutputTail
+from coven_core.queries import OutputTail, _
 
 #: Matches highlighted at most per stream: a search for "e" in 64 KiB stays quick.
 MOST_HIGHLIGHTS = 1000
@@ -35,20 +35,18 @@ class Stream(QWidget):
         self.path: str | None = None
         self.heading = QLabel(title, self)
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.open_file = QPushButton(self.tr("Open file"), self)
-        self.open_file.setAccessibleName(self.tr("Open the file of {stream}").format(stream=title))
+        self.open_file = QPushButton(_("Open file"), self)
+        self.open_file.setAccessibleName(_("Open the file of {stream}").format(stream=title))
         self.open_file.clicked.connect(lambda: self._open(folder=False))
-        self.open_folder = QPushButton(self.tr("Open folder"), self)
-        self.open_folder.setAccessibleName(
-            self.tr("Open the folder of {stream}").format(stream=title)
-        )
+        self.open_folder = QPushButton(_("Open folder"), self)
+        self.open_folder.setAccessibleName(_("Open the folder of {stream}").format(stream=title))
         self.open_folder.clicked.connect(lambda: self._open(folder=True))
         self.text = QPlainTextEdit(self)
         self.text.setReadOnly(True)
         self.text.setAccessibleName(title)
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.text.setPlaceholderText(self.tr("Nothing was written."))
+        self.text.setPlaceholderText(_("Nothing was written."))
         self._layout()
 
     def _layout(self) -> None:
@@ -65,9 +63,7 @@ class Stream(QWidget):
         self.path = tail.path
         heading = self.title
         if tail.truncated:
-            heading = self.tr("{stream} (the end of it; the file has it all)").format(
-                stream=self.title
-            )
+            heading = _("{stream} (the end of it; the file has it all)").format(stream=self.title)
         self.heading.setText(heading)
         self.heading.setToolTip(tail.path or "")
         if self.text.toPlainText() != tail.text:
@@ -111,14 +107,14 @@ class OutputPane(QWidget):
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
         self.search = QLineEdit(self)
-        self.search.setPlaceholderText(self.tr("Search the output"))
-        self.search.setAccessibleName(self.tr("Search the output"))
+        self.search.setPlaceholderText(_("Search the output"))
+        self.search.setAccessibleName(_("Search the output"))
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self._on_search)
         self.search.returnPressed.connect(self.find_next)
         self.matches = QLabel(self)
-        self.stdout = Stream(self.tr("Standard output"), self)
-        self.stderr = Stream(self.tr("Standard error"), self)
+        self.stdout = Stream(_("Standard output"), self)
+        self.stderr = Stream(_("Standard error"), self)
         layout = QVBoxLayout(self)
         line = QHBoxLayout()
         line.addWidget(self.search, 1)
@@ -140,9 +136,9 @@ class OutputPane(QWidget):
         if not needle:
             self.matches.setText("")
         elif found:
-            self.matches.setText(self.tr("{count} found").format(count=found))
+            self.matches.setText(_("{count} found").format(count=found))
         else:
-            self.matches.setText(self.tr("Not found"))
+            self.matches.setText(_("Not found"))
         self._current = 0
         if found:
             self.find_next(from_start=True)

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from coven_core.errors import CovenError
-from coven_core.queries import RunRow, runs
+from coven_core.queries import RunRow, _, runs
 from coven_desktop.windows import run_times
 from coven_desktop.windows.cancelling import ask_to_cancel
 from coven_desktop.windows.chips import ChipDelegate
@@ -66,7 +66,7 @@ class Page(LivePage):
         layout.addLayout(self._bar())
         self.error = error_label(self)
         layout.addWidget(self.error)
-        self.empty = QLabel(self.tr("No runs yet: each moment of a routine appears here once "
+        self.empty = QLabel(_("No runs yet: each moment of a routine appears here once "
                                     "it is planned."), self)  # fmt: skip
         self.empty.setWordWrap(True)
         self.empty.hide()
@@ -78,17 +78,17 @@ class Page(LivePage):
 
     def _bar(self) -> QHBoxLayout:
         bar = QHBoxLayout()
-        shown = QLabel(self.tr("&Routine:"), self)
+        shown = QLabel(_("&Routine:"), self)
         self.filter = QComboBox(self)
-        self.filter.setAccessibleName(self.tr("Show the runs of"))
+        self.filter.setAccessibleName(_("Show the runs of"))
         self.filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.filter.addItem(self.tr("All routines"), None)
+        self.filter.addItem(_("All routines"), None)
         self.filter.activated.connect(lambda _n: self.show_routine(self.filter.currentData()))
         shown.setBuddy(self.filter)
         self.zone_caption = QLabel(self)
-        self.open_button = QPushButton(self.tr("&Open…"), self)
+        self.open_button = QPushButton(_("&Open…"), self)
         self.open_button.clicked.connect(self.open_selected)
-        self.cancel_button = QPushButton(self.tr("&Cancel run…"), self)
+        self.cancel_button = QPushButton(_("&Cancel run…"), self)
         self.cancel_button.clicked.connect(self.cancel_selected)
         for widget in (shown, self.filter, self.zone_caption):
             bar.addWidget(widget)
@@ -100,7 +100,7 @@ class Page(LivePage):
     def _table(self) -> FittingTable:
         table = FittingTable(self, caps=WIDEST, give_way=GIVE_WAY)
         table.setModel(self.model)
-        table.setAccessibleName(self.tr("Runs"))
+        table.setAccessibleName(_("Runs"))
         table.setItemDelegateForColumn(Column.OUTCOME, ChipDelegate(table))
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -117,7 +117,7 @@ class Page(LivePage):
     def _footer(self) -> QHBoxLayout:
         footer = QHBoxLayout()
         self.count = QLabel(self)
-        self.more_button = QPushButton(self.tr("Show &older runs"), self)
+        self.more_button = QPushButton(_("Show &older runs"), self)
         self.more_button.clicked.connect(lambda: self.spawn(self.load_more()))
         footer.addWidget(self.count)
         footer.addStretch(1)
@@ -217,11 +217,11 @@ class Page(LivePage):
             self.select(chosen.occurrence_id)
         rows = self.model.rowCount()
         self.empty.setVisible(rows == 0 and not self.error.isVisible())
-        self.count.setText(self.tr("{count} runs shown").format(count=rows) if rows else "")
+        self.count.setText(_("{count} runs shown").format(count=rows) if rows else "")
         self.more_button.setVisible(not self.exhausted)
         now = self.desktop.clock.now_utc()
         zone = run_times.viewer_zone_key()
-        self.zone_caption.setText(self.tr("Times in {zone}").format(
+        self.zone_caption.setText(_("Times in {zone}").format(
             zone=run_times.zone_name(zone, now, self.desktop.locale)))  # fmt: skip
         self.zone_caption.setToolTip(zone)
         self._ticker.follow()
@@ -232,8 +232,8 @@ class Page(LivePage):
             row = self.model.row(number)
             if row.run_id is None:
                 continue
-            button = QPushButton(self.tr("Cancel…"), self.table)
-            button.setAccessibleName(self.tr("Cancel the run of {routine}").format(
+            button = QPushButton(_("Cancel…"), self.table)
+            button.setAccessibleName(_("Cancel the run of {routine}").format(
                 routine=row.routine))  # fmt: skip
             button.clicked.connect(lambda _checked=False, r=row: self.cancel(r))
             self.table.setIndexWidget(self.model.index(number, Column.EXIT), button)

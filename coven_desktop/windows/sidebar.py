@@ -9,7 +9,7 @@ from PySide6.QtCore import QSize
 from PySide6.QtGui import QFont, QIcon
 from PySide6.QtWidgets import QApplication, QListWidget, QListWidgetItem, QStyle, QWidget
 
-from coven_core.queries import Overview
+from coven_core.queries import Overview, _
 from coven_desktop.windows import PAGES
 
 SP = QStyle.StandardPixmap
@@ -41,8 +41,8 @@ class SideBar(QListWidget):
         super().__init__(parent)
         self.setFixedWidth(190)
         self.setIconSize(QSize(18, 18))
-        self.setAccessibleName(self.tr("Pages"))
-        self.titles = [self.tr(info.title) for info in PAGES]
+        self.setAccessibleName(_("Pages"))
+        self.titles = [_(info.title) for info in PAGES]
         style = QApplication.style()
         for info, title in zip(PAGES, self.titles, strict=True):
             theme, fallback = ICONS[info.key]

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
-from coven_core.queries import MAX_RANGE, Timeline, timeline
+from coven_core.queries import MAX_RANGE, Timeline, _, timeline
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.explanation import open_explanation
 from coven_desktop.windows.timeline_canvas import ZOOM_STEP, TimelineCanvas, default_view
@@ -78,9 +78,9 @@ class Page(QWidget):
     def _build(self) -> None:
         layout = QVBoxLayout(self)
         bar = QHBoxLayout()
-        for text, action in ((self.tr("Zoom in"), lambda: self.canvas.zoom_at_now(1 / ZOOM_STEP)),
-                             (self.tr("Zoom out"), lambda: self.canvas.zoom_at_now(ZOOM_STEP)),
-                             (self.tr("Now"), self.canvas.centre_on_now)):  # fmt: skip
+        for text, action in ((_("Zoom in"), lambda: self.canvas.zoom_at_now(1 / ZOOM_STEP)),
+                             (_("Zoom out"), lambda: self.canvas.zoom_at_now(ZOOM_STEP)),
+                             (_("Now"), self.canvas.centre_on_now)):  # fmt: skip
             button = QPushButton(text, self)
             button.clicked.connect(action)
             bar.addWidget(button)
@@ -134,7 +134,7 @@ class Page(QWidget):
         await self._tasks.settle()  # a follow-up reload starts as the one before ends
 
     def _on_view(self, start: float, end: float) -> None:
-        self.range_label.setText(self.tr("{start} – {end}").format(
+        self.range_label.setText(_("{start} – {end}").format(
             start=self._when(start), end=self._when(end)))  # fmt: skip
         loaded = self._loaded
         if loaded is not None and not (loaded[0] <= start and end <= loaded[1]):
@@ -168,7 +168,7 @@ class Legend(QLabel):
         self.setWordWrap(True)
         self.setTextFormat(Qt.TextFormat.RichText)
         self._show()
-        self.setAccessibleName(self.tr("Legend"))
+        self.setAccessibleName(_("Legend"))
 
     def _show(self) -> None:
         """The entries in the palette's colours: the timeline's own (timeline_colours)."""
@@ -183,20 +183,20 @@ class Legend(QLabel):
         super().changeEvent(event)
 
     def _entries(self, colours: TimelineColours) -> list[tuple[QColor, str]]:
-        tr, mark, band = self.tr, colours.marks, colours.bands
+        mark, band = colours.marks, colours.bands
         return [
-            (mark["succeeded"], tr("Succeeded")), (mark["failed"], tr("Failed")),
-            (mark["cancelled"], tr("Cancelled")), (mark["timed_out"], tr("Timed out")),
-            (mark["skipped"], tr("Skipped")),
-            (mark["recovery_required"], tr("Recovery required")),
-            (mark["reconciled"], tr("Reconciled")), (mark["in_progress"], tr("Running")),
-            (mark["shadowed"], tr("Trial: decided, not started")),
-            (mark["planned"], tr("Planned")),
-            (mark["planned_skipped"], tr("Will be skipped (time does not exist)")),
-            (colours.window, tr("Missed or paused window (×count)")),
-            (band["asleep"], tr("Computer asleep")),
-            (band["app_not_running"], tr("Coven not running")),
-            (colours.transition, tr("Daylight-saving change")), (colours.now, tr("Now")),
+            (mark["succeeded"], _("Succeeded")), (mark["failed"], _("Failed")),
+            (mark["cancelled"], _("Cancelled")), (mark["timed_out"], _("Timed out")),
+            (mark["skipped"], _("Skipped")),
+            (mark["recovery_required"], _("Recovery required")),
+            (mark["reconciled"], _("Reconciled")), (mark["in_progress"], _("Running")),
+            (mark["shadowed"], _("Trial: decided, not started")),
+            (mark["planned"], _("Planned")),
+            (mark["planned_skipped"], _("Will be skipped (time does not exist)")),
+            (colours.window, _("Missed or paused window (×count)")),
+            (band["asleep"], _("Computer asleep")),
+            (band["app_not_running"], _("Coven not running")),
+            (colours.transition, _("Daylight-saving change")), (colours.now, _("Now")),
         ]  # fmt: skip
 
 

@@ -40,6 +40,7 @@ from coven_core.queries import (
     PlannedMoment,
     RecordedOccurrence,
     Timeline,
+    _,
     cause_text,
     change_sentence,
     outcome_sentence,
@@ -264,7 +265,7 @@ class TimelineCanvas(QWidget):
         if hit is not None:
             routine = hit[0].lane
             zone = queries.zone(routine.zone)
-            return tooltip_text(routine.name, hit[1], zone, self.locale_name, self.tr)
+            return tooltip_text(routine.name, hit[1], zone, self.locale_name)
         view = self.view()
         if pos.y() < AXIS_HEIGHT or pos.x() < view.left:
             return None
@@ -279,11 +280,11 @@ class TimelineCanvas(QWidget):
     def _band_text(self, instant: float) -> str | None:
         for first, last, kind in self.bands:
             if first <= instant <= last:
-                text = self.tr("Computer asleep") if kind == BAND_ASLEEP else self.tr(
+                text = _("Computer asleep") if kind == BAND_ASLEEP else _(
                     "Coven not running")  # fmt: skip
                 span = (datetime.fromtimestamp(t, UTC) for t in (first, last))
                 start, end = (_when(t, self.zone, self.locale_name) for t in span)
-                return self.tr("{what} from {start} to {end}").format(
+                return _("{what} from {start} to {end}").format(
                     what=text, start=start, end=end)  # fmt: skip
         return None
 
@@ -393,20 +394,18 @@ def axis_label(tick: float, step: int, zone: tzinfo, locale: str) -> str:
     return str(format_skeleton(skeleton, moment, tzinfo=zone, locale=locale))
 
 
-def tooltip_text(
-    routine: str, item: Activated, zone: tzinfo, locale: str, tr: Callable[[str], str]
-) -> str:
+def tooltip_text(routine: str, item: Activated, zone: tzinfo, locale: str) -> str:
     """The tooltip: the routine, when (in its own zone), and what became of it — in the
     engine's words (:mod:`coven_core.views.explain`), so the timeline and explain agree."""
     if isinstance(item, CoalescedWindow):
         first, last = (_when(i, zone, locale) for i in (item.first, item.last))
-        text = tr("{routine}: {count} runs from {first} to {last} did not run: {cause}")
+        text = _("{routine}: {count} runs from {first} to {last} did not run: {cause}")
         cause = cause_text(item.cause or item.reason, locale)
         return text.format(routine=routine, count=item.count, first=first, last=last, cause=cause)
     when = _wall(item.local, locale) if item.local is not None else _when(item.utc, zone, locale)
     if isinstance(item, PlannedMoment):
-        skipped = tr("Will be skipped: the time does not exist.")
-        return f"{routine} · {when} · {skipped if item.skipped else tr('Planned.')}"
+        planned = _("Will be skipped: the time does not exist.") if item.skipped else _("Planned.")
+        return f"{routine} · {when} · {planned}"
     outcome = outcome_sentence(item.disposition, item.reason, item.state, locale)
     return f"{routine} · {when} · {outcome}"
 

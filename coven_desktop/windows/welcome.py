@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
+from coven_core.queries import _
 from coven_desktop.windows.import_dialog import ImportDialog
 
 if TYPE_CHECKING:
@@ -44,11 +45,11 @@ class Page(QWidget):
         layout.setAlignment(Qt.AlignmentFlag.AlignTop)
         for label in (self._title(), self._intro(), self._example(), self._command()):
             layout.addWidget(label)
-        self.add_first = QPushButton(self.tr("Add your first routine"), self)
+        self.add_first = QPushButton(_("Add your first routine"), self)
         self.add_first.clicked.connect(self.add_first_routine)
         layout.addWidget(self.add_first, 0, Qt.AlignmentFlag.AlignLeft)
         self.import_them = QPushButton(
-            self.tr("Or bring your routines from cron, systemd or launchd…"), self
+            _("Or bring your routines from cron, systemd or launchd…"), self
         )
         self.import_them.setFlat(True)  # the second way in, quieter than the first
         self.import_them.clicked.connect(self.open_import)
@@ -64,7 +65,7 @@ class Page(QWidget):
         return label
 
     def _title(self) -> QLabel:
-        title = self._text(self.tr("Welcome to Coven"))
+        title = self._text(_("Welcome to Coven"))
         font = title.font()
         font.setPointSizeF(font.pointSizeF() * 1.5)
         font.setBold(True)
@@ -72,7 +73,7 @@ class Page(QWidget):
         return title
 
     def _intro(self) -> QLabel:
-        return self._text(self.tr(
+        return self._text(_(
             "Coven runs your routines on time — across sleep, daylight-saving changes, "
             "crashes and restarts — and tells you what happened to every scheduled moment. "
             "It lives in the system tray; closing this window keeps it running."
@@ -80,7 +81,7 @@ class Page(QWidget):
 
     def _example(self) -> QLabel:
         at = format_time(EXAMPLE_TIME, format="short", locale=self.desktop.locale)
-        return self._text(self.tr("For example, a backup every day at {time}:").format(time=at))
+        return self._text(_("For example, a backup every day at {time}:").format(time=at))
 
     def _command(self) -> QLabel:
         command = self._text(self.command)
@@ -89,7 +90,7 @@ class Page(QWidget):
         return command
 
     def _data_dir_text(self) -> str:
-        return self.tr(
+        return _(
             "Your routines and their history are kept in {path}, a folder only you can "
             "read (its permissions are 0700)."
         ).format(path=self.desktop.data_dir)

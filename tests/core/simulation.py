@@ -48,14 +48,14 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import apsw
 import psutil
 
-from coven_core.clock import VirtualClock, WakeReason, WakeSignal
+from coven_core.clock import SAFETY_CAP, VirtualClock, WakeReason, WakeSignal
 from coven_core.errors import CovenError, ZoneError
 from coven_core.host import HostState, HostWatch, Network, Power
 from coven_core.integrity import audit, doctor
@@ -259,6 +259,23 @@ def _shadow_starts_nothing(conn: apsw.Connection) -> list[str]:
 
 _FINISHED = ("succeeded", "failed", "timed_out", "cancelled")
 
+# "Before" in the order things happened: the events' sequence, not their wall-clock stamps,
+# which a wall clock set back puts out of order (seed 1477702067: a revision made after an
+# upstream settled, stamped before it).
+# Retention may have swept an old event: then the stamps are all there is.
+_REVISION_EVENT = (
+    "(SELECT max(e.seq) FROM events e WHERE e.routine_id = r.id AND (e.kind = 'routine_edited' "
+    "AND e.data ->> '$.revision' = v.number OR e.kind = 'routine_added' AND v.number = 1)), "
+    "v.created_at"
+)
+
+
+def _happened_before(first: tuple[int | None, str], then: tuple[int | None, str]) -> bool:
+    """By event sequence where both events are kept, else by the stamps."""
+    if first[0] is not None and then[0] is not None:
+        return first[0] < then[0]
+    return first[1] < then[1]
+
 
 def _each_upstream_end_triggers_once(conn: apsw.Connection) -> list[str]:
     """Every triggered occurrence answers an upstream end its revision asked for (a settled
@@ -278,41 +295,34 @@ def _each_upstream_end_triggers_once(conn: apsw.Connection) -> list[str]:
         "SELECT occurrence_id, max(failure_class IS NULL) FROM attempts WHERE state = 'settled' "
         "GROUP BY occurrence_id"
     ))  # fmt: skip
-    ends = {
-        oid: (name, disposition, settled)
-        for oid, name, disposition, settled in conn.execute(
-            "SELECT o.id, r.name, o.disposition, o.settled_at FROM occurrences o JOIN routines r "
-            "ON r.id = o.routine_id WHERE o.disposition IN (?, ?, ?, ?)",
-            _FINISHED,
-        )
-        if oid in attempts
-    }
     problems = [
         f"{oid} was triggered by {upstream}, which did not end as {outcome}"
         for oid, (_rid, upstream, outcome) in triggered.items()
         if upstream not in attempts or (outcome == "succeeded" and not attempts[upstream])
     ]
-    # "Already in force when the upstream settled" is an order of writes, not of wall times:
-    # after a backward clock jump an edit can carry an earlier time than a settlement before
-    # it. The events' sequence says the order; the wall times stand in for a pruned event.
     downstream = list(conn.execute(
-        "SELECT r.id, v.after_routine, v.after_outcome, v.created_at, (SELECT max(e.seq) FROM "
-        "events e WHERE e.routine_id = r.id AND ((e.kind = 'routine_edited' AND "
-        "json_extract(e.data, '$.revision') = v.number) OR (e.kind = 'routine_added' AND "
-        "v.number = 1))) FROM routines r JOIN revisions v ON v.routine_id = r.id "
-        "AND v.number = r.revision WHERE r.state != 'deleted' AND v.after_routine IS NOT NULL"
+        f"SELECT r.id, v.after_routine, v.after_outcome, {_REVISION_EVENT} FROM routines r "
+        "JOIN revisions v ON v.routine_id = r.id AND v.number = r.revision "
+        "WHERE r.state != 'deleted' AND v.after_routine IS NOT NULL"
     ))  # fmt: skip
+    upstreams = sorted({after for _rid, after, *_rest in downstream})
+    marks = f"({', '.join('?' * len(upstreams))})"
     settled_seq = dict(conn.execute(
-        "SELECT occurrence_id, max(seq) FROM events WHERE kind = 'settled' GROUP BY occurrence_id"
+        "SELECT e.occurrence_id, max(e.seq) FROM events e JOIN routines r ON r.id = e.routine_id "
+        f"WHERE r.name IN {marks} AND e.kind = 'settled' GROUP BY e.occurrence_id", upstreams,
     ))  # fmt: skip
+    ends = {
+        oid: (name, disposition, (settled_seq.get(oid), settled))
+        for oid, name, disposition, settled in conn.execute(
+            "SELECT o.id, r.name, o.disposition, o.settled_at FROM occurrences o JOIN routines r "
+            f"ON r.id = o.routine_id WHERE o.disposition IN (?, ?, ?, ?) AND r.name IN {marks}",
+            (*_FINISHED, *upstreams),
+        )
+        if oid in attempts
+    }
     for upstream, (name, disposition, settled) in ends.items():
-        for rid, after, outcome, created, created_seq in downstream:
-            ended_seq = settled_seq.get(upstream)
-            if created_seq is not None and ended_seq is not None:
-                earlier = created_seq < ended_seq
-            else:
-                earlier = created < settled
-            wanted = after == name and earlier
+        for rid, after, outcome, seq, created in downstream:
+            wanted = after == name and _happened_before((seq, created), settled)
             matches = outcome == "finished" or disposition == "succeeded"
             if wanted and matches and f"{rid}@after:{upstream}" not in triggered:
                 problems.append(f"{upstream} ({disposition}) triggered nothing of {rid}")
@@ -873,6 +883,8 @@ class Simulator:
         self.retried: set[str] = set()  # runs a person asked to retry
         self.incarnations = itertools.count(1)
         self.identities = Identities()
+        self.looked_at = self.clock.monotonic()  # the last pass's start, on the monotonic clock
+        self.blind = False  # the wall clock was set and nothing told the engine
         self.node = self._boot()
 
     # -- incarnations ---------------------------------------------------------------------------
@@ -924,6 +936,7 @@ class Simulator:
 
     # -- driving time -----------------------------------------------------------------------------
     def _pass(self, trigger: str) -> None:
+        self.looked_at, self.blind = self.clock.monotonic(), False
         report = self.node.scheduler.pass_once(trigger)
         if report.error_class is not None:
             raise SimulationFailure(f"a pass failed: {report.error_class}: {report.error}")
@@ -939,7 +952,7 @@ class Simulator:
             if wake is not None:
                 self._pass(wake.value)
                 continue
-            due = [t for t in (self.node.scheduler.deadline, self.world.next_end()) if t]
+            due = [t for t in (self.next_look(), self.world.next_end()) if t]
             next_at = min(due, default=None)
             if next_at is None or next_at > target:
                 self.clock.advance_to(max(target, self.clock.now_utc()))
@@ -948,11 +961,22 @@ class Simulator:
                     return
                 continue
             self.clock.advance_to(max(next_at, self.clock.now_utc()))
-            if self.node.scheduler.deadline is not None and self.node.scheduler.deadline <= (
-                self.clock.now_utc()
-            ):
-                self._pass("deadline")
+            look = self.next_look()
+            if look is not None and look <= self.clock.now_utc():
+                self._pass("safety_cap" if self.blind else "deadline")
         raise SimulationFailure(f"more than {MAX_PASSES_PER_STEP} passes in one step (livelock)")
+
+    def next_look(self) -> datetime | None:
+        """When the engine's loop looks next: at its deadline, or — once the wall clock was set
+        without a word — at the latest a safety cap of monotonic time after its last look (the
+        production loop waits on the monotonic clock, capped). Only then: a cap's look that
+        finds the deadline right changes nothing, and modelling every one slows each step."""
+        deadline = self.node.scheduler.deadline
+        if not self.blind:
+            return deadline
+        waited = timedelta(seconds=self.clock.monotonic() - self.looked_at)
+        capped = self.clock.now_utc() + max(SAFETY_CAP - waited, timedelta(0))
+        return capped if deadline is None else min(deadline, capped)
 
     # -- one step ---------------------------------------------------------------------------------
     def step(self) -> None:
@@ -1164,6 +1188,8 @@ class Simulator:
         self.clock.jump_wall(size, notify=False)
         if notify:
             self.node.wake.set(WakeReason.CLOCK_JUMPED)
+        else:
+            self.blind = True
 
     def act_crash(self) -> None:
         self._note(f"engine {self.node.number} crashes")
@@ -1359,10 +1385,10 @@ class Simulator:
         return problems
 
     def _retries_wake_in_time(self, now: datetime) -> list[str]:
-        """A retry waiting out its backoff is a deadline: the scheduler must wake for it
-        (a production loop would at worst come by at its 5-minute safety cap)."""
+        """A retry waiting out its backoff is a deadline: the scheduler must wake for it (after
+        a wall-clock step nobody announced, at the latest at its safety cap: see next_look)."""
         retry_at = occurrences.earliest_retry(self.node.store.conn, now)
-        deadline = self.node.scheduler.deadline
+        deadline = self.next_look()
         if retry_at is None or (deadline is not None and deadline <= retry_at):
             return []
         return [
@@ -1389,6 +1415,16 @@ def _group_of(conn: apsw.Connection, occurrence_id: str) -> str | None:
     return None if row is None else row[0]
 
 
+def _budget_zone(key: str) -> tzinfo:
+    """The zone the budget's days are in: the routine's, or UTC while the tz database in use
+    has lost it (DESIGN §14; seed 895461265 judged a lost zone's days by the system's
+    database, which still had it)."""
+    try:
+        return tzdb.zone(key)
+    except ZoneError:
+        return UTC
+
+
 def _within_runs_budget(conn: apsw.Connection, launch: Launch) -> list[str]:
     """A scheduled run starts only while its local day (in the revision's zone) has started
     fewer runs than the revision's budget; a person's runs count too (DESIGN §14)."""
@@ -1400,7 +1436,8 @@ def _within_runs_budget(conn: apsw.Connection, launch: Launch) -> list[str]:
     ).fetchone()
     if most is None:
         return []
-    local = instant_from(claimed).astimezone(ZoneInfo(zone)).date()
+    days_in = _budget_zone(zone)
+    local = instant_from(claimed).astimezone(days_in).date()
     rows = conn.execute(
         "SELECT a.claimed_at FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id "
         "WHERE o.routine_id = ? AND a.number = 1 AND a.occurrence_id != ?",
@@ -1408,7 +1445,7 @@ def _within_runs_budget(conn: apsw.Connection, launch: Launch) -> list[str]:
     )
     before = sum(
         1 for (at,) in rows
-        if at <= claimed and instant_from(at).astimezone(ZoneInfo(zone)).date() == local
+        if at <= claimed and instant_from(at).astimezone(days_in).date() == local
     )  # fmt: skip
     if before < most:
         return []

@@ -340,3 +340,20 @@ def test_after_the_decision_a_release_makes_the_routine_active(tmp_path: Path) -
 
 def routine_state(engine: Engine) -> str:
     return str(engine.store.conn.execute("SELECT state FROM routines").fetchone()[0])
+
+
+def test_fresh_seed_a_chain_is_judged_in_the_order_things_happened(tmp_path: Path) -> None:
+    """Strict, on the seed make soak found: a chain added after its upstream settled, then the
+    wall clock set back, then another edit — stamped before the upstream's settlement though
+    made after it. The checker compared stamps and wanted a trigger the engine rightly did
+    not make; it now reads the events' sequence."""
+    result = run_simulation(1477702067, 400, tmp_path / "data")
+    assert result.violation is None, describe(result)
+
+
+def test_fresh_seed_a_budget_s_days_follow_the_tz_database_in_use(tmp_path: Path) -> None:
+    """Strict, on the seed make soak found: a tz upgrade lost the routine's zone, the engine
+    counted the budget's days in UTC as DESIGN §14 says, and the checker counted them in the
+    system's zone database, which still had it."""
+    result = run_simulation(895461265, 260, tmp_path / "data")
+    assert result.violation is None, describe(result)

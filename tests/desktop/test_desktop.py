@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import qasync
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QSystemTrayIcon
+from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 from pytestqt.qtbot import QtBot
 
 from coven_core import queries
@@ -257,3 +257,17 @@ def test_a_first_start_with_a_tray_opens_the_welcome(
     for built in (desktop, again):
         built.deleteLater()
     loop.run_until_complete(asyncio.sleep(0))
+
+
+def test_qt_speaks_the_apps_language(desktop: Desktop) -> None:
+    """Qt's own words (a standard button) follow Desktop.locale, like ours (gettext)."""
+    desktop.locale = "de_DE"
+    box = QMessageBox()
+    try:
+        assert box.addButton(QMessageBox.StandardButton.Cancel).text() == "Abbrechen"
+        assert queries._("Needs attention") == "Handlungsbedarf"
+        desktop.locale = "en_US"
+        assert box.addButton(QMessageBox.StandardButton.Close).text() == "Close"
+        assert queries._("Needs attention") == "Needs attention"
+    finally:
+        box.deleteLater()

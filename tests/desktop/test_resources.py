@@ -1,8 +1,10 @@
-"""coven_desktop.resources: icons load through one helper, here and from an installed wheel."""
+"""coven_desktop.resources: icons load through one helper, here and from an installed wheel
+(which also carries the compiled translation catalogues)."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import sysconfig
@@ -41,7 +43,11 @@ _CHECK = textwrap.dedent("""
     names = resources.icon_names()
     paths = {n: str(resources.icon(n)) for n in names}
     renders = {n: not QIcon(p).pixmap(22, 22).isNull() for n, p in paths.items()}
-    print(json.dumps({"package": coven_desktop.__file__, "paths": paths, "renders": renders}))
+    from coven_core.notation import i18n
+    catalogues = [str(p) for p in __import__("pathlib").Path(i18n.CATALOG_DIRS[0]).rglob("*.mo")]
+    german = i18n._("Needs attention", "de_DE")
+    print(json.dumps({"package": coven_desktop.__file__, "paths": paths, "renders": renders,
+                      "catalogues": catalogues, "german": german}))
 """)
 
 
@@ -63,8 +69,14 @@ def test_every_icon_loads_from_an_installed_wheel(tmp_path: Path) -> None:
         ).strip()
     )
     (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    report = json.loads(subprocess.check_output([python, "-c", _CHECK], text=True, cwd=tmp_path))
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # only the wheel's copy
+    report = json.loads(
+        subprocess.check_output([python, "-c", _CHECK], text=True, cwd=tmp_path, env=clean)
+    )
     assert report["package"].startswith(str(site))  # the wheel's copy, not this tree
     assert set(report["paths"]) == EXPECTED
     assert all(path.startswith(str(site)) for path in report["paths"].values())
     assert all(report["renders"].values()), report["renders"]
+    # The build compiled resources/locale into the package (setup.py), and it is read.
+    assert report["catalogues"] and all(p.startswith(str(site)) for p in report["catalogues"])
+    assert report["german"] == "Handlungsbedarf"

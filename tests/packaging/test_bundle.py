@@ -79,11 +79,21 @@ def test_the_bundle_holds_both_programs_and_every_icon(bundle: Path) -> None:
 
 
 def test_the_translation_catalogues_are_inside(bundle: Path) -> None:
-    """Whatever catalogues the tree has (``core/locale``), where ``coven_core.notation.i18n`` looks."""
-    catalogues = ROOT / "core" / "locale"
-    for source in catalogues.rglob("*.[pm]o") if catalogues.is_dir() else ():
-        relative = source.relative_to(catalogues)
-        assert (bundle / "_internal" / "coven_core" / "locale" / relative).is_file(), relative
+    """Every language of ``resources/locale``, compiled, where ``coven_core.notation.i18n`` looks."""
+    catalogues = ROOT / "resources" / "locale"
+    sources = sorted(catalogues.glob("*/LC_MESSAGES/coven.po"))
+    assert sources
+    for source in sources:
+        compiled = source.relative_to(catalogues).with_suffix(".mo")
+        assert (bundle / "_internal" / "coven_core" / "locale" / compiled).is_file(), compiled
+
+
+def test_the_command_line_speaks_german(bundle: Path, data: Path) -> None:
+    """The compiled catalogue is read: ``coven routine add`` answers in de_DE."""
+    added = run(bundle, "coven", "--data-dir", str(data), "routine", "add", "env", "--schedule",
+                "@yearly", "--tz", "UTC", "--", "/usr/bin/env", LC_ALL="de_DE.UTF-8")  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert "hinzugefügt" in added.stdout, added.stdout
 
 
 def test_the_tray_app_reaches_ready_and_quits(bundle: Path, data: Path) -> None:
@@ -115,7 +125,7 @@ def test_the_bundled_tz_database_and_locale_data_are_inside(bundle: Path, data: 
     assert preview.returncode == 0, preview.stderr
     assert f"tzdb {tzdata.IANA_VERSION} (bundled)" in preview.stdout
     assert "30.12.2011, 02:30:00" in preview.stdout  # Babel's de_DE data, Apia's lost day
-    assert "skipped" in preview.stdout
+    assert "übersprungen" in preview.stdout  # and in German words (resources/locale, compiled)
 
 
 def test_a_routine_runs_through_the_bundled_runner(bundle: Path, data: Path) -> None:

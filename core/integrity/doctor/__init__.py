@@ -110,6 +110,7 @@ from coven_core.integrity.doctor.base import (
     Severity,
     iso,
     run_check,
+    said,
 )
 from coven_core.integrity.doctor.growth import growth_findings, measured
 from coven_core.integrity.doctor.lifecycle_checks import (
@@ -127,6 +128,7 @@ from coven_core.integrity.doctor.record_checks import (
 from coven_core.integrity.doctor.run_checks import check_attempts, check_evidence
 from coven_core.integrity.doctor.store_checks import check_integrity, check_location, check_schema
 from coven_core.integrity.retention import Growth, RetentionPolicy
+from coven_core.notation.i18n import N_
 from coven_core.store.schema import CURRENT
 from coven_core.store.store import Store
 
@@ -206,19 +208,24 @@ def doctor(
 
 _CHECKS: tuple[Check, ...] = (
     Check("integrity", check_integrity,
-          "SQLite finds the store file intact; every reference resolves"),
+          said(N_("SQLite finds the store file intact; every reference resolves"))),
     Check("schema", check_schema,
-           f"schema {CURRENT.major}.{CURRENT.minor}, Coven's application id, migrations recorded"),
-    Check("location", check_location, "the data directory and store files are private and local"),
+          said(N_("schema {version}, Coven's application id, migrations recorded"),
+               version=f"{CURRENT.major}.{CURRENT.minor}")),
+    Check("location", check_location,
+          said(N_("the data directory and store files are private and local"))),
     Check("lease", check_lease),
-    Check("routines", check_routines, "every routine's revision loads and binds its time zone"),
+    Check("routines", check_routines,
+          said(N_("every routine's revision loads and binds its time zone"))),
     Check("occurrences", check_occurrences,
-           "every past occurrence has one disposition or a live state someone watches"),
-    Check("attempts", check_attempts, "no two attempts of one occurrence overlapped"),
-    Check("evidence", check_evidence, "every success has its exit evidence"),
-    Check("ids", check_ids, "every occurrence id is derived from its moment; no moment twice"),
-    Check("counters", check_counters, "failure counters match the history"),
-    Check("references", check_references, "attempts, deliveries and decisions match their runs"),
+          said(N_("every past occurrence has one disposition or a live state someone watches"))),
+    Check("attempts", check_attempts, said(N_("no two attempts of one occurrence overlapped"))),
+    Check("evidence", check_evidence, said(N_("every success has its exit evidence"))),
+    Check("ids", check_ids,
+          said(N_("every occurrence id is derived from its moment; no moment twice"))),
+    Check("counters", check_counters, said(N_("failure counters match the history"))),
+    Check("references", check_references,
+          said(N_("attempts, deliveries and decisions match their runs"))),
     Check("audit", check_audit),
 )  # fmt: skip
 

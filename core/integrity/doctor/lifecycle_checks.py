@@ -17,11 +17,15 @@ from coven_core.integrity.doctor.base import (
     Context,
     Finding,
     Leader,
+    Said,
+    counted,
     finding,
     iso,
+    said,
     shown,
 )
 from coven_core.model import Disposition, OccurrenceState
+from coven_core.notation.i18n import N_
 from coven_core.scheduling import lease, routines
 from coven_core.scheduling.lease import LEASE_TTL
 from coven_core.store.codec import instant_text
@@ -33,32 +37,41 @@ from coven_core.views.glance import scheduling_paused
 def read_leader(conn: apsw.Connection, now: datetime) -> Leader:
     held = lease.current(conn)
     if held is None:
-        return Leader(None, False, False, "there is no lease: no scheduler has run here")
-    named = f"generation {held.generation} ({held.fingerprint()})"
+        return Leader(None, False, False, said(N_("there is no lease: no scheduler has run here")))
+    named = said(N_("generation {generation} ({holder})"), generation=held.generation,
+                 holder=held.fingerprint())  # fmt: skip
     if lease.holder_is_gone(held.holder):
-        return Leader(held, False, False, f"the scheduler holding {named} is gone")
+        return Leader(held, False, False, said(N_("the scheduler holding {named} is gone"),
+                                               named=named))  # fmt: skip
     if held.expires_at > now:
-        return Leader(held, True, False, "")
+        return Leader(held, True, False, Said(""))
     if lease.holder_is_alive(held.holder):
-        return Leader(held, True, True, "")
-    return Leader(held, False, False, f"the lease at {named} expired at {iso(held.expires_at)}")
+        return Leader(held, True, True, Said(""))
+    expired = said(N_("the lease at {named} expired at {at}"), named=named,
+                   at=iso(held.expires_at))  # fmt: skip
+    return Leader(held, False, False, expired)
 
 
 def check_lease(context: Context) -> Iterator[Finding]:
     leader = context.leader
     held = leader.lease
     if held is None or not leader.watching:
-        yield finding(INFO, f"no scheduler watches the store now — {leader.why_not}")
+        yield finding(INFO, said(N_("no scheduler watches the store now — {why}"),
+                                 why=leader.why_not))  # fmt: skip
     elif leader.late:
         yield finding(
-            WARNING, f"the lease at generation {held.generation} expired at "
-            f"{iso(held.expires_at)} but its holder ({held.fingerprint()}) is alive: the leader "
-            "is late renewing it (asleep or stalled)", generation=held.generation,
+            WARNING, said(N_("the lease at generation {generation} expired at {at} but its "
+                             "holder ({holder}) is alive: the leader is late renewing it (asleep "
+                             "or stalled)"), generation=held.generation,
+                          at=iso(held.expires_at), holder=held.fingerprint()),
+            generation=held.generation,
         )  # fmt: skip
     else:
         yield finding(
-            INFO, f"{held.fingerprint()} leads at generation {held.generation} (lease until "
-            f"{iso(held.expires_at)})", generation=held.generation,
+            INFO, said(N_("{holder} leads at generation {generation} (lease until {until})"),
+                       holder=held.fingerprint(), generation=held.generation,
+                       until=iso(held.expires_at)),
+            generation=held.generation,
         )  # fmt: skip
 
 
@@ -85,8 +98,9 @@ def _disposition_mismatches(conn: apsw.Connection) -> Iterator[Finding]:
     )
     for oid, state, disposition in rows:
         yield finding(
-            ERROR, f"occurrence {oid} is {state!r} with disposition {disposition!r}: a settled "
-            "occurrence has exactly one known disposition, a live one none",
+            ERROR, said(N_("occurrence {oid} is {state!r} with disposition {disposition!r}: a "
+                           "settled occurrence has exactly one known disposition, a live one "
+                           "none"), oid=oid, state=state, disposition=disposition),
             occurrence_id=oid, state=state, disposition=disposition,
         )  # fmt: skip
 
@@ -116,20 +130,27 @@ def _live_occurrences(context: Context) -> Iterator[Finding]:
 
 def _watched(live: _InFlight, leader: Leader) -> Finding | None:
     """Error unless a live occurrence's attempt is fenced by the current, watched lease."""
-    what = f"occurrence {live.occurrence_id} is {live.state}"
+    oid, state = live.occurrence_id, live.state
     details: dict[str, Any] = {"occurrence_id": live.occurrence_id, "attempt_id": live.attempt_id}
     if live.attempt_id is None or live.generation is None:
-        return finding(ERROR, f"{what} but has no unsettled attempt: nothing will settle it. "
-                        f"{START_COVEN}.", **details)  # fmt: skip
+        return finding(ERROR, said(N_("occurrence {oid} is {state} but has no unsettled attempt: "
+                                      "nothing will settle it. {start}."),
+                                   oid=oid, state=state, start=START_COVEN), **details)  # fmt: skip
     details["generation"] = live.generation
     held = leader.lease
     if held is None or held.generation != live.generation:
-        at = "missing" if held is None else f"at {held.generation}"
-        return finding(ERROR, f"{what} under generation {live.generation} but the lease is "
-                        f"{at}: nobody is watching it. {START_COVEN}.", **details)  # fmt: skip
+        lease_is = (said(N_("missing")) if held is None
+                    else said(N_("at {generation}"), generation=held.generation))  # fmt: skip
+        return finding(ERROR, said(N_("occurrence {oid} is {state} under generation "
+                                      "{generation} but the lease is {lease}: nobody is watching "
+                                      "it. {start}."), oid=oid, state=state,
+                                   generation=live.generation, lease=lease_is,
+                                   start=START_COVEN), **details)  # fmt: skip
     if not leader.watching:
-        unwatched = f"{what} under generation {live.generation} but {leader.why_not}"
-        return finding(ERROR, f"{unwatched}: nobody is watching it. {START_COVEN}.", **details)
+        return finding(ERROR, said(N_("occurrence {oid} is {state} under generation "
+                                      "{generation} but {why}: nobody is watching it. {start}."),
+                                   oid=oid, state=state, generation=live.generation,
+                                   why=leader.why_not, start=START_COVEN), **details)  # fmt: skip
     return None
 
 
@@ -139,8 +160,9 @@ def _awaiting_a_person(conn: apsw.Connection) -> Iterator[Finding]:
     )
     for oid, run_id in rows:
         yield finding(
-            INFO, f"run {run_id} (occurrence {oid}) waits for a person's decision: see "
-            "`coven attention`", occurrence_id=oid, run_id=run_id,
+            INFO, said(N_("run {run} (occurrence {oid}) waits for a person's decision: see "
+                          "`coven attention`"), run=run_id, oid=oid),
+            occurrence_id=oid, run_id=run_id,
         )  # fmt: skip
 
 
@@ -154,12 +176,15 @@ def _due_and_waiting(context: Context) -> Iterator[Finding]:
     ).fetchall()
     if context.leader.watching:
         if rows:
-            yield finding(INFO, f"{len(rows)} due occurrence(s) wait for a free slot")
+            yield finding(INFO, counted("{count} due occurrence waits for a free slot",
+                                        "{count} due occurrences wait for a free slot",
+                                        len(rows)))  # fmt: skip
         return
     for oid, at in rows:
         yield finding(
-            WARNING, f"occurrence {oid} was due at {shown(str(at))} and waits for a scheduler: "
-            f"{context.leader.why_not}. Start Coven (or `coven daemon`) to run it",
+            WARNING, said(N_("occurrence {oid} was due at {at} and waits for a scheduler: {why}. "
+                             "Start Coven (or `coven daemon`) to run it"),
+                          oid=oid, at=shown(str(at)), why=context.leader.why_not),
             occurrence_id=oid,
         )  # fmt: skip
 
@@ -177,12 +202,13 @@ def _unplanned_moments(context: Context) -> Iterator[Finding]:
     )
     for rid, name, due in rows:
         if watching:
-            yield finding(WARNING, f"routine {name!r} was due at {shown(due)} and nothing has "
-                           "planned it: the scheduler is behind", routine_id=rid)  # fmt: skip
+            yield finding(WARNING, said(N_("routine {name!r} was due at {at} and nothing has "
+                                           "planned it: the scheduler is behind"),
+                                        name=name, at=shown(due)), routine_id=rid)  # fmt: skip
         else:
-            yield finding(INFO, f"routine {name!r} has moments since {shown(due)} not decided "
-                           "yet: Coven decides them (run or missed) when it starts",
-                           routine_id=rid)  # fmt: skip
+            yield finding(INFO, said(N_("routine {name!r} has moments since {at} not decided "
+                                        "yet: Coven decides them (run or missed) when it starts"),
+                                     name=name, at=shown(due)), routine_id=rid)  # fmt: skip
 
 
 # --- routines -----------------------------------------------------------------------------
@@ -195,5 +221,6 @@ def check_routines(context: Context) -> Iterator[Finding]:
         broken = routines.breakage(context.conn, routine)
         if broken is not None:
             reason = broken.reason(routine.name)
-            yield finding(ERROR, f"routine {routine.name!r} is broken: {reason}",
+            yield finding(ERROR, said(N_("routine {name!r} is broken: {reason}"),
+                                      name=routine.name, reason=reason),
                            routine_id=routine.id, revision=broken.number)  # fmt: skip

@@ -10,8 +10,19 @@ from typing import NamedTuple
 import apsw
 
 from coven_core.integrity import audit
-from coven_core.integrity.doctor.base import ERROR, INFO, WARNING, Context, Finding, finding, shown
+from coven_core.integrity.doctor.base import (
+    ERROR,
+    INFO,
+    WARNING,
+    Context,
+    Finding,
+    counted,
+    finding,
+    said,
+    shown,
+)
 from coven_core.model import MissedCause
+from coven_core.notation.i18n import N_
 from coven_core.scheduling import ids
 from coven_core.store.codec import instant_from
 from coven_core.tz.binding import BoundTime, LocalTimeKind
@@ -40,8 +51,9 @@ def check_ids(context: Context) -> Iterator[Finding]:
         expected = _derived_id(row)
         if expected is not None and expected != row.id:
             yield finding(
-                ERROR, f"occurrence id {row.id} is not the one its routine and moment give "
-                f"({expected}): planning that moment again would make a second row for it",
+                ERROR, said(N_("occurrence id {oid} is not the one its routine and moment give "
+                               "({expected}): planning that moment again would make a second row "
+                               "for it"), oid=row.id, expected=expected),
                 occurrence_id=row.id, expected=expected,
             )  # fmt: skip
     yield from _moments_decided_twice(context.conn)
@@ -83,8 +95,9 @@ def _moments_decided_twice(conn: apsw.Connection) -> Iterator[Finding]:
         "coalesce(local_kind, '') = 'nonexistent' HAVING count(*) > 1"
     )
     for rid, at, both in rows:
-        yield finding(ERROR, f"routine {rid} has two rows for the moment {shown(at)} ({both}): "
-                       "each moment has exactly one", routine_id=rid)  # fmt: skip
+        yield finding(ERROR, said(N_("routine {routine} has two rows for the moment {at} "
+                                    "({both}): each moment has exactly one"),
+                                 routine=rid, at=shown(at), both=both), routine_id=rid)  # fmt: skip
 
 
 # --- counters -----------------------------------------------------------------------------
@@ -110,13 +123,17 @@ class _Counter(NamedTuple):
 def check_counters(context: Context) -> Iterator[Finding]:
     rows = context.conn.execute("SELECT id, name, consecutive_failures FROM routines ORDER BY id")
     for counter in map(_Counter._make, rows.fetchall()):
-        counted = _failure_streak(context.conn, counter.routine_id)
-        if counted != counter.stored:
+        streak = _failure_streak(context.conn, counter.routine_id)
+        if streak != counter.stored:
             yield finding(
-                WARNING, f"routine {counter.name!r} counts {counter.stored} consecutive "
-                f"failure(s) but its history shows {counted} since its last success or "
-                "release: quarantine decisions use this count", routine_id=counter.routine_id,
-                stored=counter.stored, history=counted,
+                WARNING, counted("routine {name!r} counts {count} consecutive failure but its "
+                                 "history shows {history} since its last success or release: "
+                                 "quarantine decisions use this count",
+                                 "routine {name!r} counts {count} consecutive failures but its "
+                                 "history shows {history} since its last success or release: "
+                                 "quarantine decisions use this count",
+                                 counter.stored, name=counter.name, history=streak),
+                routine_id=counter.routine_id, stored=counter.stored, history=streak,
             )  # fmt: skip
 
 
@@ -142,15 +159,17 @@ def check_references(context: Context) -> Iterator[Finding]:
         "SELECT a.id, a.occurrence_id FROM attempts a WHERE NOT EXISTS "
         "(SELECT 1 FROM occurrences o WHERE o.id = a.occurrence_id) ORDER BY a.id"
     ):
-        yield finding(ERROR, f"attempt {aid} belongs to occurrence {oid}, which does not exist",
-                       attempt_id=aid, occurrence_id=oid)  # fmt: skip
+        yield finding(ERROR, said(N_("attempt {aid} belongs to occurrence {oid}, which does not "
+                                    "exist"), aid=aid, oid=oid),
+                      attempt_id=aid, occurrence_id=oid)  # fmt: skip
     yield from _deliveries(conn)
     for (oid,) in conn.execute(
         "SELECT o.id FROM occurrences o WHERE o.disposition = 'reconciled' AND NOT EXISTS "
         "(SELECT 1 FROM reconciliations r WHERE r.occurrence_id = o.id) ORDER BY o.id"
     ):
-        yield finding(ERROR, f"occurrence {oid} is reconciled but no decision is recorded for it "
-                       "in reconciliations", occurrence_id=oid)  # fmt: skip
+        yield finding(ERROR, said(N_("occurrence {oid} is reconciled but no decision is "
+                                    "recorded for it in reconciliations"), oid=oid),
+                      occurrence_id=oid)  # fmt: skip
 
 
 def _deliveries(conn: apsw.Connection) -> Iterator[Finding]:
@@ -160,10 +179,17 @@ def _deliveries(conn: apsw.Connection) -> Iterator[Finding]:
         "WHERE o.disposition IS NOT 'succeeded' ORDER BY d.occurrence_id"
     )
     for oid, state, exists, disposition in rows:
-        what = f"is {disposition or 'not settled'}" if exists else "does not exist"
+        if not exists:
+            what = said(N_("does not exist"))
+        elif disposition is None:
+            what = said(N_("is not settled"))
+        else:
+            what = said(N_("is {disposition}"), disposition=disposition)
         yield finding(
-            ERROR, f"a delivery ({state}) is recorded for occurrence {oid}, which {what}: only a "
-            "success's output is delivered", occurrence_id=oid, disposition=disposition,
+            ERROR, said(N_("a delivery ({state}) is recorded for occurrence {oid}, which {what}: "
+                           "only a success's output is delivered"),
+                        state=state, oid=oid, what=what),
+            occurrence_id=oid, disposition=disposition,
         )  # fmt: skip
 
 
@@ -174,10 +200,17 @@ def check_audit(context: Context) -> Iterator[Finding]:
     report = audit.verify(context.conn)
     if not report.ok:
         yield finding(
-            ERROR, f"the audit log does not verify at entry {report.first_broken_seq}: "
-            f"{report.problem}", first_broken_seq=report.first_broken_seq,
+            ERROR, said(N_("the audit log does not verify at entry {seq}: {problem}"),
+                        seq=report.first_broken_seq, problem=report.problem),
+            first_broken_seq=report.first_broken_seq,
         )  # fmt: skip
         return
-    pruned = f", after a checkpoint for {report.pruned} pruned" if report.pruned else ""
-    yield finding(INFO, f"the audit chain verifies: {report.entries} entries{pruned}",
-                   entries=report.entries, pruned=report.pruned)  # fmt: skip
+    verifies = counted(
+        "the audit chain verifies: {count} entry",
+        "the audit chain verifies: {count} entries",
+        report.entries,
+    )
+    if report.pruned:
+        verifies = said(N_("{verifies}, after a checkpoint for {pruned} pruned"),
+                        verifies=verifies, pruned=report.pruned)  # fmt: skip
+    yield finding(INFO, verifies, entries=report.entries, pruned=report.pruned)

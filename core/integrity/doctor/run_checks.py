@@ -14,9 +14,13 @@ from coven_core.integrity.doctor.base import (
     WARNING,
     Context,
     Finding,
+    Said,
+    counted,
     finding,
+    said,
     shown,
 )
+from coven_core.notation.i18n import N_
 from coven_core.runner.journal import ExitRecord, read_journal
 from coven_core.runtime.runner import JOURNAL
 from coven_core.store.codec import instant_from
@@ -51,9 +55,11 @@ def _one_run(attempts: list[_Attempt]) -> Iterator[Finding]:
     for earlier, later in pairwise(attempts):
         if _claimed_before_settled(earlier, later):
             yield finding(
-                ERROR, f"attempt {later.id} was claimed (at {shown(later.claimed_at)}) before "
-                f"attempt {earlier.id} settled (at {shown(str(earlier.settled_at))}): two "
-                f"attempts of occurrence {later.occurrence_id} overlapped",
+                ERROR, said(N_("attempt {later} was claimed (at {claimed}) before attempt "
+                               "{earlier} settled (at {settled}): two attempts of occurrence "
+                               "{oid} overlapped"), later=later.id,
+                            claimed=shown(later.claimed_at), earlier=earlier.id,
+                            settled=shown(str(earlier.settled_at)), oid=later.occurrence_id),
                 occurrence_id=later.occurrence_id, attempt_id=later.id, earlier=earlier.id,
             )  # fmt: skip
 
@@ -79,15 +85,19 @@ def _in_flight(attempts: list[_Attempt]) -> Iterator[Finding]:
     details: dict[str, Any] = {"occurrence_id": oid, "attempt_id": first.id}
     if len(unsettled) > 1:
         named = ", ".join(a.id for a in unsettled)
-        yield finding(ERROR, f"occurrence {oid} has {len(unsettled)} unsettled attempts "
-                       f"({named}): at most one attempt may be in flight", **details)  # fmt: skip
+        many = said(N_("occurrence {oid} has {count} unsettled attempts ({named}): at most one "
+                       "attempt may be in flight"),
+                    oid=oid, count=len(unsettled), named=named)  # fmt: skip
+        yield finding(ERROR, many, **details)
     elif first.occurrence_state not in LIVE_STATES:
-        yield finding(ERROR, f"attempt {first.id} is still {first.state} though occurrence "
-                       f"{oid} is {first.occurrence_state}: nothing will settle it",
-                       **details)  # fmt: skip
+        yield finding(ERROR, said(N_("attempt {aid} is still {state} though occurrence {oid} is "
+                                    "{occurrence_state}: nothing will settle it"),
+                                 aid=first.id, state=first.state, oid=oid,
+                                 occurrence_state=first.occurrence_state), **details)  # fmt: skip
     elif first is not attempts[-1]:
-        yield finding(ERROR, f"attempt {first.id} is still {first.state} though a later attempt "
-                       f"{attempts[-1].id} exists", **details)  # fmt: skip
+        yield finding(ERROR, said(N_("attempt {aid} is still {state} though a later attempt "
+                                    "{later} exists"), aid=first.id, state=first.state,
+                                 later=attempts[-1].id), **details)  # fmt: skip
 
 
 # --- exit evidence ------------------------------------------------------------------------
@@ -118,14 +128,15 @@ def check_evidence(context: Context) -> Iterator[Finding]:
 
 def _exit_evidence(success: _Success, context: Context) -> Finding | None:
     oid, aid = success.occurrence_id, success.attempt_id
-    lacking = f"occurrence {oid} succeeded without exit evidence"
     if aid is None:
-        return finding(ERROR, f"{lacking}: it has no attempt", occurrence_id=oid)
+        return finding(ERROR, _lacking(oid, said(N_("it has no attempt"))), occurrence_id=oid)
     if success.state != "settled" or success.exit_code != 0 or success.failure_class is not None:
-        ended = f"status {success.exit_code}" if success.exit_code is not None else "no status"
-        why = f"{success.state}, {ended}, failure {success.failure_class or 'none'}"
-        return finding(ERROR, f"{lacking}: its last attempt {aid} is {why}",
-                        occurrence_id=oid, attempt_id=aid)  # fmt: skip
+        ended = (said(N_("status {code}"), code=success.exit_code)
+                 if success.exit_code is not None else said(N_("no status")))  # fmt: skip
+        why = said(N_("its last attempt {aid} is {state}, {ended}, failure {failure}"),
+                   aid=aid, state=success.state, ended=ended,
+                   failure=success.failure_class or "none")  # fmt: skip
+        return finding(ERROR, _lacking(oid, why), occurrence_id=oid, attempt_id=aid)
     if success.attempt_dir is None:
         return None
     return _journal_evidence(success, Path(success.attempt_dir), context)
@@ -139,36 +150,45 @@ def _journal_evidence(success: _Success, directory: Path, context: Context) -> F
         if settled <= context.now - context.keep_dirs_for:
             return None  # retention removed it, as it should
         kept = _duration(context.keep_dirs_for)
-        return finding(WARNING, f"the directory of attempt {aid} is gone though retention keeps "
-                        f"attempt directories for {kept}: its journal cannot back the success "
-                        f"of occurrence {oid}", **details)  # fmt: skip
+        return finding(WARNING, said(N_("the directory of attempt {aid} is gone though retention "
+                                        "keeps attempt directories for {kept}: its journal "
+                                        "cannot back the success of occurrence {oid}"),
+                                     aid=aid, kept=kept, oid=oid), **details)  # fmt: skip
     try:
         journal = read_journal(directory / JOURNAL)
     except OSError as error:
-        unread = f"the journal of attempt {aid} cannot be read ({error.strerror or error})"
-        return finding(ERROR, f"occurrence {oid} succeeded without exit evidence: {unread}",
-                        **details)  # fmt: skip
+        unread = said(N_("the journal of attempt {aid} cannot be read ({error})"), aid=aid,
+                      error=error.strerror or error)  # fmt: skip
+        return finding(ERROR, _lacking(oid, unread), **details)
     problem = _exit_problem(journal.exit)
     if problem is None:
         return None
     if journal.problems:
         details["journal_problems"] = "; ".join(journal.problems)
-    return finding(ERROR, f"occurrence {oid} succeeded without exit evidence: the journal of "
-                    f"attempt {aid} {problem}", **details)  # fmt: skip
+    journal_says = said(N_("the journal of attempt {aid} {problem}"), aid=aid, problem=problem)
+    return finding(ERROR, _lacking(oid, journal_says), **details)
 
 
-def _duration(span: timedelta) -> str:
+def _lacking(oid: str, why: Said) -> Said:
+    return said(N_("occurrence {oid} succeeded without exit evidence: {why}"), oid=oid, why=why)
+
+
+def _duration(span: timedelta) -> Said:
     if span.days and not span.seconds:
-        return f"{span.days} days"
-    return f"{span.total_seconds() / 3600:g} hours"
+        return counted("{count} day", "{count} days", span.days)
+    hours = span.total_seconds() / 3600
+    return said(N_("{hours} hours"), hours=f"{hours:g}")
 
 
-def _exit_problem(record: ExitRecord | None) -> str | None:
+def _exit_problem(record: ExitRecord | None) -> Said | None:
     if record is None:
-        return "has no readable `exited` record"
-    if record.cancelled or record.timed_out:
-        return "says it was " + ("cancelled" if record.cancelled else "timed out")
+        return said(N_("has no readable `exited` record"))
+    if record.cancelled:
+        return said(N_("says it was cancelled"))
+    if record.timed_out:
+        return said(N_("says it was timed out"))
+    if record.exit_code is None:
+        return said(N_("records exit signal {signal}, not 0"), signal=record.signal)
     if record.exit_code != 0:
-        ended = f"signal {record.signal}" if record.exit_code is None else record.exit_code
-        return f"records exit {ended}, not 0"
+        return said(N_("records exit {code}, not 0"), code=record.exit_code)
     return None

@@ -14,10 +14,13 @@ from coven_core.integrity.doctor.base import (
     WARNING,
     Context,
     Finding,
+    Said,
     finding,
     one_line,
+    said,
 )
 from coven_core.integrity.privacy import loose_entries
+from coven_core.notation.i18n import N_
 from coven_core.store.errors import StoreLocationError
 from coven_core.store.location import check_store_file, filesystem_type, prepare_data_dir
 from coven_core.store.query import scalar
@@ -33,20 +36,22 @@ def check_integrity(context: Context) -> Iterator[Finding]:
     if lines != ["ok"]:
         for line in lines:
             fix = _EDITED if _breaks_a_rule(line) else damaged
-            yield finding(ERROR, f"SQLite {pragma}: {one_line(line)} — {fix}")
+            yield finding(ERROR, said(N_("SQLite {pragma}: {line} — {fix}"), pragma=pragma,
+                                      line=one_line(line), fix=fix))  # fmt: skip
     for table, rowid, parent, _ in context.conn.execute("PRAGMA foreign_key_check"):
         yield finding(
-            ERROR, f"row {rowid} of {table} refers to a {parent} row that does not exist — "
-            f"{_EDITED}", table=table, rowid=rowid, parent=parent,
+            ERROR, said(N_("row {rowid} of {table} refers to a {parent} row that does not exist "
+                           "— {fix}"), rowid=rowid, table=table, parent=parent, fix=_EDITED),
+            table=table, rowid=rowid, parent=parent,
         )  # fmt: skip
 
 
-_EDITED = "a row breaks the schema's rules: the store was changed outside Coven"
+_EDITED = Said(N_("a row breaks the schema's rules: the store was changed outside Coven"))
 
 
-def _damaged_fix(path: Path) -> str:
-    return (f"the store file is damaged: stop Coven, keep a copy of {path}, then restore a "
-            f"backup or rebuild it with `sqlite3 {path} .recover`")  # fmt: skip
+def _damaged_fix(path: Path) -> Said:
+    return said(N_("the store file is damaged: stop Coven, keep a copy of {path}, then restore a "
+                   "backup or rebuild it with `sqlite3 {path} .recover`"), path=path)  # fmt: skip
 
 
 def _breaks_a_rule(line: str) -> bool:
@@ -60,8 +65,14 @@ def check_schema(context: Context) -> Iterator[Finding]:
     if found_id != APPLICATION_ID:
         yield finding(
             ERROR,
-            f"application_id is {found_id:#x}, not Coven's {APPLICATION_ID:#x}: this file may "
-            "belong to another application; move it away and restore Coven's store",
+            said(
+                N_(
+                    "application_id is {found:#x}, not Coven's {ours:#x}: this file may belong to "
+                    "another application; move it away and restore Coven's store"
+                ),
+                found=found_id,
+                ours=APPLICATION_ID,
+            ),
         )
     version = int(scalar(conn, "PRAGMA user_version"))
     yield from _version(version)
@@ -73,14 +84,16 @@ def _version(version: int) -> Iterator[Finding]:
     known = f"{CURRENT.major}.{CURRENT.minor}"
     if major != CURRENT.major or minor < CURRENT.minor:
         yield finding(
-            ERROR, f"schema version {major}.{minor} is not this Coven's {known}: the store was not "
-            "migrated (or was downgraded); open it with this version's `coven status` to migrate",
+            ERROR, said(N_("schema version {found} is not this Coven's {known}: the store was not "
+                           "migrated (or was downgraded); open it with this version's `coven "
+                           "status` to migrate"), found=f"{major}.{minor}", known=known),
             found=f"{major}.{minor}", expected=known,
         )  # fmt: skip
     elif minor > CURRENT.minor:
         yield finding(
-            WARNING, f"schema version {major}.{minor} is newer than this Coven's {known}: a newer "
-            "Coven wrote it; these checks may not know its newest columns. Upgrade Coven.",
+            WARNING, said(N_("schema version {found} is newer than this Coven's {known}: a newer "
+                             "Coven wrote it; these checks may not know its newest columns. "
+                             "Upgrade Coven."), found=f"{major}.{minor}", known=known),
             found=f"{major}.{minor}", expected=known,
         )  # fmt: skip
 
@@ -90,7 +103,8 @@ def _missing_migrations(conn: apsw.Connection, version: int) -> Iterator[Finding
     for migration in MIGRATIONS:
         if migration.user_version <= version and migration.name not in recorded:
             yield finding(
-                WARNING, f"migration {migration.name} is not recorded in the migrations table",
+                WARNING, said(N_("migration {name} is not recorded in the migrations table"),
+                              name=migration.name),
                 migration=migration.name,
             )  # fmt: skip
 
@@ -107,8 +121,10 @@ def check_location(context: Context) -> Iterator[Finding]:
             yield finding(ERROR, one_line(str(error)))
     yield from _loose_entries(store.data_dir, store.path)
     fstype = filesystem_type(store.data_dir)
-    where = f"filesystem type {fstype}" if fstype else "filesystem type unknown"
-    yield finding(INFO, f"the store is in {store.data_dir}, {where}", fstype=fstype)
+    where = (said(N_("filesystem type {fstype}"), fstype=fstype) if fstype
+             else said(N_("filesystem type unknown")))  # fmt: skip
+    yield finding(INFO, said(N_("the store is in {folder}, {where}"), folder=store.data_dir,
+                             where=where), fstype=fstype)  # fmt: skip
 
 
 def _loose_entries(data_dir: Path, store_path: Path) -> Iterator[Finding]:
@@ -117,8 +133,9 @@ def _loose_entries(data_dir: Path, store_path: Path) -> Iterator[Finding]:
     store_files = {store_path.with_name(store_path.name + end) for end in STORE_ENDS}
     for entry in loose_entries(data_dir):
         if entry.path not in store_files and entry.path != data_dir:
-            kind = "folder" if entry.is_dir else "file"
-            yield finding(
-                WARNING, f"{entry.path} has permissions {entry.mode:04o}; every {kind} in the "
-                f"data directory is private to you. Run: {entry.fix}", path=str(entry.path),
-            )  # fmt: skip
+            text = (N_("{path} has permissions {mode:04o}; every folder in the data directory is "
+                       "private to you. Run: {fix}") if entry.is_dir
+                    else N_("{path} has permissions {mode:04o}; every file in the data directory "
+                            "is private to you. Run: {fix}"))  # fmt: skip
+            yield finding(WARNING, said(text, path=entry.path, mode=entry.mode, fix=entry.fix),
+                          path=str(entry.path))  # fmt: skip

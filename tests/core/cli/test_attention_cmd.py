@@ -51,18 +51,20 @@ def test_the_evidence_reads_well(
     status, out, err = coven("attention")
     assert (status, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0] == f"recovery_required · run {awaiting.run_id} · backup"
-    assert "  Scheduled:   01.03.2026, 12:00:00 (UTC)" in lines
-    assert f"  Occurrence:  {awaiting.occurrence_id}" in lines
-    assert f"  Evidence:    {digest[:12]} (in full: coven attention --json)" in lines
-    assert "  Attempt 1: ambiguous — the scheduler stopped while the command may have been " \
-        "running; outcome unknown" in lines  # fmt: skip
-    assert "    Runner:   pid 4242 · gone" in lines
-    assert "    Command:  no pid recorded" in lines
-    assert "    Journal: (none)" in lines and "    stdout: (none)" in lines
+    assert lines[0] == f"recovery_required · Ausführung {awaiting.run_id} · backup"
+    # German throughout: labels, dates and the engine's own words (notation/reasons).
+    assert "  Geplant:   01.03.2026, 12:00:00 (UTC)" in lines
+    assert f"  Termin:    {awaiting.occurrence_id}" in lines
+    assert f"  Belege:    {digest[:12]} (vollständig: coven attention --json)" in lines
+    assert "  Versuch 1: Ausgang unbekannt — der Planer hielt an, während der Befehl womöglich " \
+        "lief; Ausgang unbekannt" in lines  # fmt: skip
+    assert "    Runner:     pid 4242 · verschwunden" in lines
+    assert "    Befehl:     keine PID verzeichnet" in lines
+    assert "    Journal: (keine)" in lines and "    stdout: (keine)" in lines
     assert any(line.startswith("    2026-03-01T12:00:00Z claimed ") for line in lines)
     assert lines[-4:] == [
-        "  Decide with one of:", *(f"    {c.format(run=awaiting.run_id)}" for c in DECIDE)
+        "  Entscheiden Sie mit einem von:",
+        *(f"    {c.format(run=awaiting.run_id)}" for c in DECIDE),
     ]  # fmt: skip
 
 
@@ -114,15 +116,15 @@ def test_journal_records_show_event_and_time(
     lines = _printed(capsys, _item(attempt), zone="Europe/Berlin")
     start = lines.index("    Journal:")
     assert lines[start + 1 : start + 8] == [
-        "      … (3 earlier)",
+        "      … (3 frühere)",
         "      01.03.2026, 13:00:03  e3",
         "      01.03.2026, 13:00:04  e4",
         "      01.03.2026, 13:00:05  e5",
         "      01.03.2026, 13:00:06  e6",
-        "      unreadable: {half a rec",
-        "      problem: line 8: not JSON",
+        "      unlesbar: {half a rec",
+        "      Problem: line 8: not JSON",
     ]
-    assert "  Scheduled:   01.03.2026, 13:00:00 (Europe/Berlin)" in lines
+    assert "  Geplant:   01.03.2026, 13:00:00 (Europe/Berlin)" in lines
 
 
 def test_output_tails_show_the_last_ten_lines(capsys: pytest.CaptureFixture[str]) -> None:
@@ -147,7 +149,7 @@ def test_only_an_unknown_outcome_is_reconciled(
     monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
     attempt = _evidence(cancel_requested_at="2026-03-01T12:05:00.000000Z")
     lines = _printed(capsys, _item(attempt, kind="stuck_cancel"))
-    assert lines[0] == "stuck_cancel · run run1 · backup"
-    assert "    Cancel asked:  01.03.2026, 12:05:00" in lines
-    assert lines[-2:] == ["  Look closer with:", "    coven inspect run1"]
+    assert lines[0] == "stuck_cancel · Ausführung run1 · backup"
+    assert "    Abbruch angefordert:  01.03.2026, 12:05:00" in lines
+    assert lines[-2:] == ["  Genauer ansehen mit:", "    coven inspect run1"]
     assert not any("coven reconcile" in line for line in lines)

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import apsw
+import pytest
 
 from coven_core.integrity.doctor import CHECKS
 from tests.core.cli.conftest import Coven, react
@@ -39,11 +40,37 @@ def test_a_healthy_store_exits_0_with_a_check_mark_on_every_line(
     status, out, err = coven("doctor")
     assert (status, err) == (0, "")
     *findings, blank, verdict = out.splitlines()
-    assert blank == "" and verdict == "0 error(s), 0 warning(s): the store keeps its promises"
+    assert blank == "" and verdict == "0 errors, 0 warnings: the store keeps its promises"
     assert all(line.startswith("✓ ") for line in findings)
     checks = [line.split()[1] for line in findings]
     assert checks == sorted(checks, key=CHECKS.index) and set(checks) == set(CHECKS)
     assert "✓ evidence     every success has its exit evidence" in findings
+
+
+def test_a_german_doctor_says_every_finding_in_german(
+    coven: Coven, on_engine_clock: Engine, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The findings are said in the reader's language (DESIGN §12); ``--json`` keeps the
+    English ``message`` scripts read."""
+    healthy(on_engine_clock)
+    inject(data_dir, "UPDATE routines SET consecutive_failures = 1 WHERE name = 'backup'")
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    status, out, err = coven("doctor")
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert "✓ evidence     jeder Erfolg hat seinen Beleg für den Ausgang" in lines
+    assert (
+        "! counters     die Routine 'backup' zählt 1 Fehlschlag in Folge, ihr Verlauf zeigt aber 3 "
+        "seit dem letzten Erfolg oder der letzten Freigabe: Quarantäne-Entscheidungen verwenden "
+        "diese Zahl"
+    ) in lines
+    growth = [line for line in lines if line.startswith("✓ growth")]
+    assert any("Datenspeicherdatei" in line and "Write-Ahead-Log" in line for line in growth)
+    assert any(line.endswith(" Einträge") for line in lines if line.startswith("✓ audit"))
+    english = ("every ", "store file", "the store is in", " file(s)", " rows", "leads at")
+    assert not [line for line in lines if any(word in line for word in english)]
+    messages = [finding["message"] for finding in coven.json("doctor")["findings"]]
+    assert "every success has its exit evidence" in messages
 
 
 def test_json_is_one_stable_document(coven: Coven, on_engine_clock: Engine) -> None:
@@ -74,13 +101,13 @@ def test_a_broken_promise_exits_3_naming_it_on_one_line(
     inject(data_dir, "UPDATE audit_log SET who = 'mallory' WHERE seq = 1")
     status, out, err = coven("doctor")
     assert status == 3
-    assert err == "coven doctor: 1 error(s), 0 warning(s): the store contradicts its promises\n"
+    assert err == "coven doctor: 1 error, 0 warnings: the store contradicts its promises\n"
     (line,) = [line for line in out.splitlines() if line.startswith("✗")]
     assert line == (
         "✗ audit        the audit log does not verify at entry 1: entry 1 was changed: its hash "
         "does not match its contents"
     )
-    assert out.splitlines()[-1] == "1 error(s), 0 warning(s): the store contradicts its promises"
+    assert out.splitlines()[-1] == "1 error, 0 warnings: the store contradicts its promises"
 
 
 def test_json_still_prints_the_document_when_a_promise_is_broken(
@@ -103,8 +130,8 @@ def test_warnings_alone_exit_0(coven: Coven, on_engine_clock: Engine, data_dir: 
     status, out, err = coven("doctor")
     assert (status, err) == (0, "")
     (line,) = [line for line in out.splitlines() if not line.startswith("✓")][:1]
-    assert line.startswith("! counters     routine 'backup' counts 5 consecutive failure(s)")
-    assert out.splitlines()[-1] == "0 error(s), 1 warning(s): the store keeps its promises"
+    assert line.startswith("! counters     routine 'backup' counts 5 consecutive failures")
+    assert out.splitlines()[-1] == "0 errors, 1 warning: the store keeps its promises"
 
 
 def test_an_unknown_option_is_bad_input(coven: Coven) -> None:

@@ -56,12 +56,12 @@ def test_readable_output_is_the_preview_table_under_the_verdict(
     lines = out.splitlines()
     assert status == 0
     assert lines[0] == "backup  ·  active  ·  revision 1"
-    assert lines[1].startswith("It will run next at ")
+    assert lines[1].startswith("Sie läuft als Nächstes um ")
     assert lines[3].startswith("cron:30 2 * * *  ·  America/New_York  ·  tzdb ")
     assert lines[4].split()[-2:] == ["UTC", "Status"]
-    assert re.fullmatch(r"\d\d\.\d\d\.\d{4}, 02:30:00 +UTC-0[45]:00 .* planned", lines[5])
+    assert re.fullmatch(r"\d\d\.\d\d\.\d{4}, 02:30:00 +UTC-0[45]:00 .* geplant", lines[5])
     notes = [line for line in lines if line.startswith("  • ")]
-    assert notes and all("does not exist in America/New_York" in note for note in notes)
+    assert notes and all("gibt es in America/New_York nicht" in note for note in notes)
 
 
 @pytest.mark.parametrize(

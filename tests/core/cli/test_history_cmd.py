@@ -61,7 +61,7 @@ def test_readable_table_shows_the_coalesced_window(
     status, out, _ = coven("history", "every5")
     assert status == 0
     header, *rows = out.splitlines()
-    assert header.split() == ["UTC", "Local", "time", "Outcome", "Reason"]
+    assert header.split() == ["UTC", "Ortszeit", "Ergebnis", "Grund"]  # German, as the dates
     window = next(row for row in rows if row.startswith("2026-03-01T12:05:00Z"))
     assert "01.03.2026, 13:05:00" in window  # Berlin wall time, German format
     outcome = " ".join(window.split()[3:])

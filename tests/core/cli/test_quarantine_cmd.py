@@ -92,7 +92,7 @@ def test_readable_confirmations(coven: Coven) -> None:
     assert first.startswith("Run run") and " of 'backup' is planned (occurrence " in first
     assert follow == "Follow it with: coven history backup"
     assert coven("release", "backup")[1] == (
-        "Released 'backup'; 0 moment(s) passed while quarantined, recorded as skipped.\n"
+        "Released 'backup'; 0 moments passed while quarantined, recorded as skipped.\n"
     )
 
 

@@ -101,7 +101,7 @@ def test_history_says_whose_budget_was_used(on_engine_clock: Engine, coven: Cove
     engine.add("hourly", "0 * * * *", max_runs_per_day=1)
     engine.run_until(T0 + timedelta(hours=1, minutes=5))
     _status, out, _err = coven("history", "hourly")
-    assert "budget_exhausted · The budget of 2026-03-01 was used up: 1 of 1 runs." in out
+    assert "budget_exhausted · The budget of 2026-03-01 was used up: 1 of 1 run." in out
 
 
 def test_cooldown_is_set_and_shown(coven: Coven) -> None:

@@ -71,15 +71,16 @@ def test_lags_and_size_read_well(
     assert (doc["planning_lag_seconds"], doc["start_lag_samples"]) == (300, 3)
     head = coven("status")[1].split("\n\n")[0]
     fields = dict(line.split(":", 1) for line in head.splitlines())
-    assert {key: value.strip() for key, value in fields.items()} | {"Store size": "…"} == {
-        "Leader": fields["Leader"].strip(), "Scheduling": "on",
-        "Last pass": fields["Last pass"].strip(), "Next deadline": "2026-03-01T12:15:00Z",
-        "Queue depth": "0", "Active": "0", "Oldest eligible": "—",
-        "Planning lag": "5 Minuten",
-        "Start lag": "p50 0 Sekunden · p99 0 Sekunden (3 starts in the last hour)",
-        "Store size": "…",
-    }  # fmt: skip
-    assert fields["Store size"].strip() == size_text(doc["store_bytes"], "de_DE")
+    assert {key: value.strip() for key, value in fields.items()} | {"Größe des Datenspeichers": "…"} == {
+        "Leitung": fields["Leitung"].strip(), "Planung": "an",
+        "Letzter Durchlauf": fields["Letzter Durchlauf"].strip(),
+        "Nächste Frist": "2026-03-01T12:15:00Z",
+        "Länge der Warteschlange": "0", "Aktiv": "0", "Älteste fällige": "—",
+        "Planungsverzug": "5 Minuten",
+        "Startverzug": "p50 0 Sekunden · p99 0 Sekunden (3 Starts in der letzten Stunde)",
+        "Größe des Datenspeichers": "…",
+    }  # German throughout, as the durations  # fmt: skip
+    assert fields["Größe des Datenspeichers"].strip() == size_text(doc["store_bytes"], "de_DE")
 
 
 @pytest.mark.parametrize(

@@ -252,7 +252,7 @@ def test_the_budget_is_told_in_a_sentence(engine: Engine) -> None:
     told = explain_occurrence(engine.store, rows[0].occurrence_id, "en_US")
     assert told.outcome == (
         "It was skipped (the day's budget was used up). The budget of 2026-03-01 was used up: "
-        "1 of 1 runs."
+        "1 of 1 run."
     )
 
 
@@ -301,7 +301,7 @@ def test_the_cooldown_is_told_in_a_sentence(engine: Engine) -> None:
     told = explain_occurrence(engine.store, rows[0].occurrence_id, "en_US")
     assert told.outcome == (
         "It was skipped (cooling down after failures). The routine was cooling down after 1 "
-        "failed run(s) in a row, until 2026-03-01 12:15 UTC."
+        "failed run in a row, until 2026-03-01 12:15 UTC."
     )
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from coven_core import events
-from coven_core.clock import VirtualClock, WakeReason
+from coven_core.clock import SAFETY_CAP, VirtualClock, WakeReason
 from coven_core.events import EventKind
 from coven_core.model import MisfirePolicy, OverlapPolicy
 from tests.core.conftest import T0, Engine, make_engine, minutes
@@ -322,3 +322,27 @@ def test_retention_sweeps_from_the_loop_and_keeps_the_store_bounded(engine: Engi
     engine.run_until(T0 + minutes(10) + timedelta(seconds=1))
     assert engine.store.conn.execute("SELECT count(*) FROM events").fetchone()[0] <= 30
     assert engine.scheduler.deadline is not None
+
+
+@pytest.mark.parametrize("notified", [True, False])
+def test_a_backoff_is_elapsed_time_whatever_the_wall_clock_does(
+    engine: Engine, notified: bool
+) -> None:
+    """13:00 fails; its retry waits at most 30 s. The wall clock is then set back six hours:
+    the retry still starts within those 30 s, not six hours later (simulation seed
+    2048113717: a retry waiting only for a free slot waited out the jump again)."""
+    engine.runtime.auto_exit = 1
+    rid = engine.add("flaky", "0 13 * * *", retries=1)
+    engine.run_until(T0 + minutes(60))
+    assert len(engine.runtime.launches) == 1
+    engine.clock.jump_wall(timedelta(hours=-6), notify=False)
+    if notified:
+        engine.wake.set(WakeReason.CLOCK_JUMPED)
+    else:  # the loop waits on the monotonic clock, at most SAFETY_CAP, then looks again
+        engine.clock.advance_to(engine.clock.now_utc() + SAFETY_CAP)
+        engine.scheduler.pass_once(WakeReason.SAFETY_CAP.value)
+    engine.run_until(engine.clock.now_utc() + minutes(1))
+    assert [run.attempt_id[-2:] for run in engine.runtime.launches] == [".1", ".2"]
+    assert stamps(engine, rid)[0][1] == "failed"
+    jumped = [e for e in events.since(engine.store.conn, 0, 10_000) if e.kind == "clock_jumped"]
+    assert [e.data["backoffs"] for e in jumped] == [1]

@@ -462,7 +462,7 @@ def test_a_failure_counter_that_disagrees_with_the_history_is_a_warning(
     report = checked(engine)
     assert report.ok
     assert problems(report) == [("counters", "warning",
-        "routine 'report' counts 0 consecutive failure(s) but its history shows 2 since its "
+        "routine 'report' counts 0 consecutive failures but its history shows 2 since its "
         "last success or release: quarantine decisions use this count")]  # fmt: skip
 
 

@@ -15,6 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from coven_core.errors import ScheduleError
+from coven_core.notation.i18n import CATALOG_DIRS
 from coven_core.schedule.cron import CronSchedule
 from coven_core.schedule.interval import IntervalSchedule
 from coven_core.schedule.once import OnceSchedule
@@ -329,7 +330,8 @@ def test_every_sentence_has_a_german_translation() -> None:
     import coven_core.schedule.words as module
 
     source = Path(module.__file__)
-    with (source.parents[1] / "locale" / "de" / "LC_MESSAGES" / "coven.po").open("rb") as po:
+    catalogs = Path(CATALOG_DIRS[-1])  # resources/locale: the sources (tests/test_catalogs.py)
+    with (catalogs / "de" / "LC_MESSAGES" / "coven.po").open("rb") as po:
         catalog = read_po(po)
     with source.open("rb") as code:
         found = [text for _, _call, text, _ in extract_python(code, ["w", "_"], [], {})]

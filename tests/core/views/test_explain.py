@@ -89,13 +89,13 @@ def test_german_dates_times_and_zone_names_come_from_babel(spring: Engine, autum
     gap = explain_occurrence(spring.store, occurrence(spring, "local_kind = 'nonexistent'"),
                              "de_DE")  # fmt: skip
     assert gap.facts.local.endswith("Sonntag, 8. März 2026")
-    assert "clocks jump from 02:00 to 03:00" in gap.facts.sentence
+    assert "die Uhren springen von 02:00 auf 03:00" in gap.facts.sentence
     assert gap.facts.utc == "08.03.2026, 07:30:00"
     assert gap.facts.zone_name == "Nordamerikanische Ostküsten-Normalzeit"
     fold = explain_occurrence(autumn.store, occurrence(autumn, "local_kind = 'repeated'"), "de_DE")
     # German CLDR has no "EDT": a bare offset is not repeated as if it were a name
-    assert "first one (UTC\u22124)" in fold.facts.sentence
-    assert fold.facts.sentence.startswith("01:30 on Sonntag, 1. November 2026")
+    assert "ersten Mal (UTC\u22124)" in fold.facts.sentence
+    assert fold.facts.sentence.startswith("01:30 am Sonntag, 1. November 2026")
 
 
 def test_an_ordinary_run_says_no_rule_was_involved(spring: Engine) -> None:
@@ -153,8 +153,8 @@ def test_a_future_gap_in_the_upcoming_moments_will_be_skipped(tmp_path) -> None:
     assert [m.kind for m in found.upcoming] == [
         LocalTimeKind.REGULAR, LocalTimeKind.NONEXISTENT, LocalTimeKind.REGULAR
     ]  # fmt: skip
-    assert "This run will be skipped" in found.upcoming[1].sentence
-    assert found.verdict == "It will run next at 02:30 on Samstag, 7. März 2026."
+    assert "Diese Ausführung wird übersprungen" in found.upcoming[1].sentence
+    assert found.verdict == "Sie läuft als Nächstes um 02:30 am Samstag, 7. März 2026."
     engine.store.close()
 
 

@@ -138,13 +138,24 @@ def test_a_moment_on_battery_runs_when_upower_says_the_mains_came_back(
     spec = RevisionSpec("0 12 * * *", "UTC", ("/bin/true",), on_ac_power=True,
                         grace=timedelta(hours=1))  # fmt: skip
     add(desktop, loop, spec)
-    loop.run_until_complete(desktop.settle())
-    state = loop.run_until_complete(desktop.service.call(
-        lambda e: e.store.conn.execute("SELECT state FROM occurrences").fetchall()))  # fmt: skip
-    assert state == [("planned",)]
+    assert until(loop, lambda: states(desktop, loop) == [("planned",)])  # it waits
     upower.changed(UPOWER, {"OnBattery": False})
     settled = next_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
     assert settled.data["disposition"] == "succeeded"
+
+
+def states(desktop: Desktop, loop: qasync.QEventLoop) -> list[tuple[str]]:
+    return loop.run_until_complete(desktop.service.call(
+        lambda e: e.store.conn.execute("SELECT state FROM occurrences").fetchall()))  # fmt: skip
+
+
+def until(loop: qasync.QEventLoop, done: Callable[[], bool], seconds: float = 10) -> bool:
+    """Let the app run (its scheduler plans on its own thread) until ``done``."""
+    for _ in range(int(seconds / 0.05)):
+        if done():
+            return True
+        loop.run_until_complete(asyncio.sleep(0.05))
+    return done()
 
 
 def test_a_coming_sleep_is_recorded_with_the_runs_in_flight(

@@ -67,9 +67,9 @@ def test_in_german_dates_and_zone_names_are_german(
     seeded_desktop.locale = "de_DE"
     window = opened(seeded_desktop, loop, "nightly", gap_id(seeded_desktop, loop))
     texts = field_texts(window)
-    assert "02:30 on Sonntag, 8. März 2026" in texts
+    assert "02:30 am Sonntag, 8. März 2026" in texts
     assert "UTC\u22125 (Nordamerikanische Ostküsten-Normalzeit)" in texts
-    assert "clocks jump from 02:00 to 03:00" in window.sentence.text()
+    assert "die Uhren springen von 02:00 auf 03:00" in window.sentence.text()
 
 
 def test_an_unknown_occurrence_says_so_instead_of_failing(

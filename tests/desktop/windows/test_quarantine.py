@@ -43,7 +43,7 @@ def test_lists_quarantined_routines_with_why(page: Page, qtmodeltester) -> None:
     assert page.routine_model.rowCount() == 1
     assert page.routine_model.row(0).cells[0] == "fetch-mail"
     assert "the mail server refuses the login" in page.why.text()
-    assert "1 routine(s) in quarantine" in page.headline.text()
+    assert "1 routine in quarantine" in page.headline.text()
     qtmodeltester.check(page.routine_model)
     qtmodeltester.check(page.failure_model)
 

@@ -92,7 +92,7 @@ def stop(qtbot: QtBot, loop: qasync.QEventLoop, page: Page) -> None:
 
 def test_the_evidence_is_shown(page: Page, awaiting: Awaiting, qtmodeltester) -> None:  # type: ignore[no-untyped-def]
     evidence = page.evidence
-    assert "1 run(s) need your decision" in page.headline.text()
+    assert "1 run needs your decision" in page.headline.text()
     assert page.item_model.rowCount() == 1
     assert page.shown is not None and page.shown.run_id == awaiting.run_id
     assert awaiting.run_id in page.summary.text()

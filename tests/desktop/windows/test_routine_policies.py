@@ -52,6 +52,17 @@ def test_a_bad_except_date_is_named_inline(qtbot, loop, page) -> None:  # type: 
     assert result.spec is None
 
 
+def test_a_bad_except_date_is_named_in_the_apps_language(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    """The engine's refusal is said in the app's language, like the form around it."""
+    desktop.locale = "de_DE"
+    page.open_editor()
+    open_policies(qtbot, loop, page)
+    fill(qtbot, loop, page, "backup", "/bin/true")
+    drive(loop, page, lambda: qtbot.keyClicks(page.editor.except_dates, "christmas"))
+    type_schedule(qtbot, loop, page, "0 9 * * *")
+    assert page.editor.errors["except_dates"].text() == "'christmas' ist kein Datum wie 2026-12-24"
+
+
 def test_a_trial_is_ticked_then_made_live_from_the_editor(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     page.open_editor()
     open_policies(qtbot, loop, page)

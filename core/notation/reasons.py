@@ -1,0 +1,106 @@
+"""The reasons the engine writes down, and those reasons in a person's language.
+
+A routine's state reason, an attempt's message and a run's reason are stored as English text:
+they are also what the event log and the audit keep, and a person's own reason ("keeping old
+downloads") is kept as typed. The sentences the engine writes itself are listed here, so where
+a reason is shown (:func:`reason_text`) it is recognised and translated (DESIGN §12), part by
+part ("ambiguous: …; not retried: …"); any other text is shown as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from coven_core.notation.i18n import N_, _
+
+AWAITS_DECISION = N_("run {run} needs your decision (coven attention)")
+KEPT_PAUSED = N_("paused after a decision on run {run}; resume it when ready")
+FAILED_IN_A_ROW = N_("{count} consecutive failed occurrences")
+QUARANTINED_BY = N_("quarantined by {who}")
+DELETED_BY_A_PERSON = N_("deleted by a person")
+
+#: What the runtime, the runner and the retry policy write about an attempt (the runtime's
+#: and the retry policy's own words: core/runtime, core/scheduling/retry.py).
+_ATTEMPT_MESSAGES = (
+    N_("exited with status {code}"),
+    N_("killed by signal {signal}"),
+    N_("cancelled"),
+    N_("cancelled, but the stop was not confirmed"),
+    N_("stopped after its timeout"),
+    N_("stopped after its timeout, but the stop was not confirmed"),
+    N_("the runner is gone and its journal shows no outcome{detail}"),
+    N_("the runner ended before it started the command; nothing ran"),
+    N_("the scheduler stopped while the command may have been running; outcome unknown"),
+    N_("retries exhausted after {count} attempt(s)"),
+    N_("the wall clock moved back"),  # why a replanning happened (scheduling/watch.py)
+    # what a stop did, part by part (operations/stopping.py)
+    N_("runner {pid} had already ended"),
+    N_("command {pid} had already ended"),
+    N_("runner {pid} asked to stop (SIGUSR1)"),
+    N_("command group {pid} stopped ({signal})"),
+    N_("command group {pid} signalled (SIGTERM, SIGKILL)"),
+    N_("all gone"),
+    N_("NOT confirmed: {pids} left"),
+    N_("not retried: the routine itself is invalid"),
+    N_("not retried: refused by the system (needs a new decision)"),
+    N_("not retried here: the scheduler retries its own operation"),
+    N_("not retried: it may have run (the routine is not idempotent)"),
+    N_("not retried: only the delivery is retried"),
+    N_("not retried: cancelled by a person"),
+    N_("not retried: it ran past its timeout"),
+)
+
+_TEMPLATES = (
+    AWAITS_DECISION, KEPT_PAUSED, FAILED_IN_A_ROW, QUARANTINED_BY, DELETED_BY_A_PERSON,
+    *_ATTEMPT_MESSAGES,
+)  # fmt: skip
+
+#: A failure class (model.FailureClass), the head of "ambiguous: …": English keeps the
+#: engine's word, other languages say it in theirs.
+FAILURE_CLASSES = (
+    N_("validation"), N_("refused"), N_("store_transient"), N_("runtime_unavailable"),
+    N_("action_failed"), N_("ambiguous"), N_("delivery_failed"), N_("cancelled"),
+    N_("timed_out"),
+)  # fmt: skip
+
+
+def reason_text(reason: str, locale: str | None = None) -> str:
+    """``reason`` in ``locale``'s words where the engine wrote it, else as it is."""
+    whole = _known(reason, locale)
+    if whole is not None:
+        return whole
+    return "; ".join(_part(part, locale) for part in reason.split("; "))
+
+
+def failure_text(failure_class: str, locale: str | None = None) -> str:
+    """A failure class in ``locale``'s words; an unknown one as it is."""
+    return _(failure_class, locale) if failure_class in FAILURE_CLASSES else failure_class
+
+
+def _part(part: str, locale: str | None) -> str:
+    found = _known(part, locale)
+    if found is not None:
+        return found
+    head, colon, rest = part.partition(": ")
+    if colon and head in FAILURE_CLASSES:
+        return f"{failure_text(head, locale)}: {reason_text(rest, locale)}"
+    return part
+
+
+def _known(text: str, locale: str | None) -> str | None:
+    for template in _TEMPLATES:
+        found = _pattern(template).fullmatch(text)
+        if found is not None:
+            return _(template, locale).format(**found.groupdict())
+    return None
+
+
+@cache
+def _pattern(template: str) -> re.Pattern[str]:
+    """``run {run} needs…`` as ``run (?P<run>.+?) needs…`` (``{detail}`` may be empty)."""
+    parts = re.split(r"\{(\w+)\}", template)
+    pattern = "".join(
+        f"(?P<{part}>.*?)" if index % 2 else re.escape(part) for index, part in enumerate(parts)
+    )
+    return re.compile(pattern)

@@ -36,6 +36,11 @@ class WakeReason(enum.Enum):
     SAFETY_CAP = "safety_cap"
     RUN_FINISHED = "run_finished"
     LEADER_GONE = "leader_gone"
+    CONDITIONS_CHANGED = "conditions_changed"  # power or network changed (DESIGN §14)
+    SYSTEM_SLEEPING = "system_sleeping"  # the machine is about to sleep (DESIGN §14)
+
+
+_SLEEP_AND_RESUME = frozenset({WakeReason.SYSTEM_SLEEPING, WakeReason.SYSTEM_RESUMED})
 
 
 class WakeSignal:
@@ -79,9 +84,12 @@ class WakeSignal:
             return WakeReason.SHUTDOWN
         if not self._reasons:
             return None
-        first = self._reasons[0]
+        # The pass acts on the latest of sleep and resume (DESIGN §14: it records a sleep, or
+        # takes its delay inhibitor again); any other reason only names the pass.
+        power = [r for r in self._reasons if r in _SLEEP_AND_RESUME]
+        chosen = power[-1] if power else self._reasons[0]
         self._reasons.clear()
-        return first
+        return chosen
 
 
 class Clock(Protocol):

@@ -31,6 +31,7 @@ import_babel_dates_safely()
 if TYPE_CHECKING:
     import argparse
 
+    from coven_core.host import Host
     from coven_core.operator import Operator
     from coven_core.runtime.base import Runtime as Runtime
     from coven_core.scheduling.passes import PassReport as PassReport
@@ -152,12 +153,14 @@ class SchedulerThread(threading.Thread):
         listener: Callable[[PassReport], None] | None = None,
         runtime_factory: Callable[[Store], Runtime] | None = None,
         limits: Limits | None = None,
+        host: Host | None = None,
     ) -> None:
         from coven_core.scheduling.lease import Holder
 
         super().__init__(name="coven-scheduler", daemon=True)
         self._data_dir, self._clock, self.wake = data_dir, clock, wake
         self._listener, self._factory, self._limits = listener, runtime_factory, limits
+        self.host = host  # the machine's state its conditions read (None: the portable one)
         self.left_running: int | None = None
         self.error: BaseException | None = None
         self.holder = Holder.of_this_process()  # who this scheduler is in the lease
@@ -169,7 +172,8 @@ class SchedulerThread(threading.Thread):
         store = Store.open(resolve_data_dir(self._data_dir), self._clock.now_utc())
         runtime = (self._factory or self._runner_runtime)(store)
         scheduler = Scheduler(store, self._clock, runtime, self.wake, limits=self._limits,
-                              holder=self.holder, listener=self._listener)  # fmt: skip
+                              holder=self.holder, listener=self._listener,
+                              host=self.host)  # fmt: skip
         try:
             with WakeListener.start(store.wake_dir, self.wake):
                 scheduler.run()

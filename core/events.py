@@ -28,6 +28,7 @@ class EventKind(enum.StrEnum):
     SETTLED = "settled"
     REPLANNED = "replanned"  # a backward clock jump was seen
     SLEPT = "slept"  # the machine was asleep (an interval)
+    SLEEPING = "sleeping"  # the machine is going to sleep, with the runs in flight (§14)
     CLOCK_JUMPED = "clock_jumped"
     DOWNTIME = "downtime"  # the scheduler was not running (an interval)
     LEADER_CHANGED = "leader_changed"

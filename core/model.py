@@ -75,6 +75,7 @@ class SkipReason(enum.StrEnum):
     BUDGET_EXHAUSTED = "budget_exhausted"  # the day's runs or run time were used up (§14)
     COOLDOWN = "cooldown"  # it came due while the routine rested after failures (§14)
     GROUP_BUSY = "group_busy"  # another routine of its group was running (§14)
+    CONDITION_UNMET = "condition_unmet"  # on battery or offline through its grace (§14)
 
 
 class MissedCause(enum.StrEnum):
@@ -139,6 +140,9 @@ class RevisionSpec:
     group: str | None = None  # at most one routine of a group runs at a time (§14)
     after: str | None = None  # the upstream routine whose outcome triggers a run (§14)
     after_outcome: str = "succeeded"  # or "finished": any end of the upstream's run
+    on_ac_power: bool = False  # a moment waits (within its grace) for mains power (§14)
+    when_online: bool = False  # a moment waits (within its grace) for the network (§14)
+    keep_awake: bool = False  # the machine must not sleep while a run is active (§14)
 
 
 @dataclass(frozen=True)

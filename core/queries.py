@@ -91,6 +91,7 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.views.overview import RunningRun as RunningRun
     from coven_core.views.overview import TrayState as TrayState
     from coven_core.views.overview import overview as overview
+    from coven_core.views.policies import after_only as after_only
     from coven_core.views.quarantined import Failure as Failure
     from coven_core.views.quarantined import Quarantined as Quarantined
     from coven_core.views.quarantined import quarantined as quarantined
@@ -141,6 +142,7 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
         "change_sentence", "explain_occurrence", "explain_routine", "outcome_sentence",
     ),
     "coven_core.views.notices": ("Notice", "NoticeKind", "notice", "throttle", "wake_summary"),
+    "coven_core.views.policies": ("after_only",),
     "coven_core.views.overview": (
         "Overview", "RoutineLine", "RunningRun", "TrayState", "overview",
     ),
@@ -422,6 +424,11 @@ def _verdict(
             "It will not run: its upcoming times do not exist in {place} (they fall in "
             "daylight-saving gaps, and Coven never moves a run to another time)."
         ).format(place=view.zone)
+    from coven_core.views.explain import chain_verdict  # it reads this module
+
+    chained = chain_verdict(view.revision, None)
+    if first is None and chained is not None:
+        return chained
     if first is None:
         return i18n._("It will not run again: its schedule has no further occurrences.")
     return i18n._("It will run next at {utc} ({local} local).").format(

@@ -12,24 +12,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QObject, QTranslator, Signal
+from PySide6.QtDBus import QDBusConnection
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from coven_core import queries
-from coven_core.clock import Clock
+from coven_core.clock import Clock, WakeReason
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.events import Event
+from coven_core.host import HostWatch, PortableHost
 from coven_core.operator import ZoneChoice
 from coven_core.queries import NoticeKind, Overview, _, user_locale
 from coven_desktop import autostart
 from coven_desktop.notifications import NoticeSettings, Notifications, Shown
 from coven_desktop.osnotify import Notifier, OsEvent, host_zone, start_notifiers, wake_reason_for
+from coven_desktop.osnotify.hoststate import PropertyWatch, logind_inhibitor, watch_host
 from coven_desktop.service import EngineService
 from coven_desktop.tasks import Tasks
 from coven_desktop.tray import Tray
@@ -57,12 +61,18 @@ class Desktop(QObject):
         runtime_factory: Callable[[Store], Runtime] | None = None,
         limits: Limits | None = None,
         notifier_factory: Callable[[QObject], Notifier] | None = None,
+        system_bus: Callable[[], QDBusConnection] | None = None,
     ) -> None:
         super().__init__()
         self.clock = clock
         self.data_dir = data_dir
+        # The power and network state conditions read, and the sleep inhibitors (DESIGN §14):
+        # followed on the system bus from start(), read portably for what it does not say.
+        self.host = HostWatch(on_change=self._conditions_changed, fallback=PortableHost())
+        self._system_bus = system_bus or self._host_bus
+        self.host_watches: list[PropertyWatch] = []
         self.service = EngineService(data_dir, clock, runtime_factory=runtime_factory,
-                                     limits=limits, parent=self)  # fmt: skip
+                                     limits=limits, host=self.host, parent=self)  # fmt: skip
         self.tray = Tray(self)
         self.tray.autostart = autostart.is_enabled() if autostart.supported() else None
         self._window: MainWindow | None = None  # built when first needed (see window)
@@ -149,6 +159,7 @@ class Desktop(QObject):
 
     # -- start and stop ---------------------------------------------------------------------
     async def start(self) -> None:
+        self._watch_host()  # before the scheduler starts: it takes its delay inhibitor first
         await self.service.start()
         self.notifier = self._notifier_factory(self)
         self.notifier.occurred.connect(self._on_os_event)
@@ -175,6 +186,8 @@ class Desktop(QObject):
         self.left_running = await self.service.stop(drain)
         if self.notifier is not None:
             self.notifier.stop()
+        for watch in self.host_watches:
+            watch.stop()
         self.notifications.stop()
         self.tray.dispose()
         if self._window is not None:
@@ -186,6 +199,21 @@ class Desktop(QObject):
         clock = self.clock
         return start_notifiers(parent, now=clock.now_utc, monotonic=clock.monotonic,
                                boot_time=clock.boot_time, local_zone=host_zone)  # fmt: skip
+
+    @staticmethod
+    def _host_bus() -> QDBusConnection:
+        return QDBusConnection.systemBus()
+
+    def _watch_host(self) -> None:
+        if not sys.platform.startswith("linux"):
+            return  # the portable reading only; no inhibitor (DESIGN §14)
+        bus = self._system_bus()
+        self.host.inhibitor = logind_inhibitor(bus)
+        self.host_watches = list(watch_host(self.host, bus, self))
+
+    def _conditions_changed(self) -> None:
+        """Power or network changed (any thread): a moment waiting for it is decided now."""
+        self.service.scheduler.wake.set(WakeReason.CONDITIONS_CHANGED)
 
     def _on_os_event(self, event: OsEvent) -> None:
         """Sleep, clock steps and zone changes wake the scheduler at once; a zone change

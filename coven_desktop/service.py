@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, Signal
 from coven_core import queries
 from coven_core.clock import Clock, WakeSignal
 from coven_core.engine import Engine, SchedulerThread, open_engine
+from coven_core.host import Host
 from coven_desktop.tasks import Tasks
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ class EngineService(QObject):
         *,
         runtime_factory: Callable[[Store], Runtime] | None = None,
         limits: Limits | None = None,
+        host: Host | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -54,7 +56,7 @@ class EngineService(QObject):
         self._stopping = False
         self.scheduler = SchedulerThread(
             data_dir, clock, WakeSignal(), listener=self._from_worker,
-            runtime_factory=runtime_factory, limits=limits,
+            runtime_factory=runtime_factory, limits=limits, host=host,
         )  # fmt: skip
 
     # -- lifecycle --------------------------------------------------------------------------

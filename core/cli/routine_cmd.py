@@ -22,7 +22,12 @@ from typing import Any
 
 from coven_core.cli.arguments import CommandTailParser, add_store_options, opened_engine
 from coven_core.cli.output import print_json
-from coven_core.cli.routine_options import add_spec_options, check_zone, spec_changes
+from coven_core.cli.routine_options import (
+    add_spec_options,
+    added_spec,
+    check_zone,
+    spec_changes,
+)
 from coven_core.cli.routine_output import print_routine, print_routines
 from coven_core.clock import SystemClock
 from coven_core.engine import Engine
@@ -61,10 +66,13 @@ def _simple(actions: Any, verb: str, run: Any, summary: str, *, name: bool = Fal
 
 
 def _register_add(actions: Any) -> None:
-    usage = "coven routine add NAME --schedule SPEC --tz ZONE [options] -- COMMAND [ARG ...]"
+    usage = (
+        "coven routine add NAME (--schedule SPEC --tz ZONE | --after ROUTINE) [options] "
+        "-- COMMAND [ARG ...]"
+    )
     parser = actions.add_parser("add", help="add a routine", usage=usage, takes_command=True)
     parser.add_argument("name", metavar="NAME")
-    add_spec_options(parser, required=True)
+    add_spec_options(parser)
     parser.add_argument("--start", metavar="T", help="RRULE DTSTART / interval anchor")
     add_store_options(parser)
     parser.set_defaults(run=_add, command="routine add")
@@ -74,13 +82,13 @@ def _register_edit(actions: Any) -> None:
     usage = "coven routine edit NAME [options] [-- COMMAND [ARG ...]]"
     parser = actions.add_parser("edit", help="change a routine", usage=usage, takes_command=True)
     parser.add_argument("name", metavar="NAME")
-    add_spec_options(parser, required=False)
+    add_spec_options(parser)
     add_store_options(parser)
     parser.set_defaults(run=_edit, command="routine edit")
 
 
 def _add(args: argparse.Namespace) -> int:
-    spec = RevisionSpec(**{"argv": (), **spec_changes(args)})
+    spec = RevisionSpec(**{"argv": (), **added_spec(args)})
     anchor = _checked_anchor(args.name, spec, args.start)
     with opened_engine(args, create=True) as engine:
         engine.operator.add_routine(args.name, spec, anchor)

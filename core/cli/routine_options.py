@@ -15,6 +15,7 @@ from coven_core.errors import ValidationError
 from coven_core.model import MisfirePolicy, OverlapPolicy
 from coven_core.notation.limits import MOST_QUARANTINE_AFTER, MOST_RETRIES, MOST_RUNS_PER_DAY
 from coven_core.schedule import exclusions
+from coven_core.schedule.timetable import AFTER_ONLY
 from coven_core.scheduling import chains
 from coven_core.tz.local import resolve_zone_key
 
@@ -25,15 +26,16 @@ SPEC_FIELDS = (
     "schedule", "timezone", "misfire", "grace", "overlap", "timeout", "retries", "idempotent",
     "cwd", "env", "argv", "shell", "stop_grace", "quarantine_after", "except_dates",
     "shadow", "max_runs_per_day", "max_runtime_per_day", "cooldown", "cooldown_max", "group",
-    "after",
+    "after", "on_ac_power", "when_online", "keep_awake",
 )  # fmt: skip
 
 
-def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
+def add_spec_options(parser: argparse.ArgumentParser) -> None:
     """Every option defaults to absent (SUPPRESS), so ``edit`` can tell what was given."""
     option: Any = _suppressed(parser)
-    option("--schedule", required=required, metavar="SPEC", help="cron, rrule:, every or once")
-    option("--tz", dest="timezone", required=required, metavar="ZONE", help="UTC, IANA or local")
+    option("--schedule", metavar="SPEC",
+           help="cron, rrule:, every or once; after: none of its own (with --after)")  # fmt: skip
+    option("--tz", dest="timezone", metavar="ZONE", help="UTC, IANA or local")
     option("--misfire", choices=[p.value for p in MisfirePolicy], help="default latest_only")
     option("--grace", type=limit_argument, metavar="DURATION", help="e.g. 15m; none: no limit")
     option("--overlap", choices=[p.value for p in OverlapPolicy], help="default skip")
@@ -72,6 +74,32 @@ def add_spec_options(parser: argparse.ArgumentParser, *, required: bool) -> None
     option("--after", type=_after, metavar="ROUTINE[:succeeded|:finished]",
            help="also run when ROUTINE's run succeeds (or, with :finished, ends in any way); "
            "none: no chain")  # fmt: skip
+    option("--on-ac-power", dest="on_ac_power", action=argparse.BooleanOptionalAction,
+           help="run only on mains power: a moment on battery waits within its grace, then "
+           "is skipped (condition_unmet)")  # fmt: skip
+    option("--when-online", dest="when_online", action=argparse.BooleanOptionalAction,
+           help="run only with a network: a moment offline waits within its grace, then is "
+           "skipped (condition_unmet)")  # fmt: skip
+    option("--keep-awake", dest="keep_awake", action=argparse.BooleanOptionalAction,
+           help="keep the machine from sleeping while a run is active")  # fmt: skip
+
+
+def added_spec(args: argparse.Namespace) -> dict[str, Any]:
+    """The fields of a new routine: ``--schedule`` and ``--tz`` are needed, except by a
+    routine that only its upstream runs (``--after`` alone: schedule ``after``, zone
+    ``local`` unless given — its days for budgets are the person's)."""
+    changes = spec_changes(args)
+    if "schedule" not in changes and changes.get("after") is not None:
+        changes["schedule"] = AFTER_ONLY
+        changes.setdefault("timezone", "local")
+    missing = [flag for flag, name in (("--schedule", "schedule"), ("--tz", "timezone"))
+               if name not in changes]  # fmt: skip
+    if missing:
+        raise ValidationError(
+            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} needed "
+            "(a routine that only another one triggers needs --after ROUTINE instead)"
+        )
+    return changes
 
 
 def _suppressed(parser: argparse.ArgumentParser) -> Any:

@@ -12,7 +12,7 @@ from coven_core.model import Revision
 from coven_core.notation.durations import format_timeout
 from coven_core.notation.i18n import N_, _, user_locale
 from coven_core.queries import RoutineView
-from coven_core.views.policies import policy_fields
+from coven_core.views.policies import after_only, policy_fields
 
 
 def print_routines(views: Sequence[RoutineView]) -> None:
@@ -33,7 +33,7 @@ def _list_row(view: RoutineView, locale: str) -> list[str]:
     return [
         routine.name,
         view.state,
-        "—" if revision is None else revision.spec.schedule,
+        "—" if revision is None else _schedule(revision, locale),
         "—" if revision is None else revision.spec.timezone,
         _next(view, locale),
         view.last_disposition or "—",
@@ -61,13 +61,20 @@ def print_routine(view: RoutineView) -> None:
 def _next(view: RoutineView, locale: str) -> str:
     """A routine that is not active (broken, paused, quarantined) has no next run, whatever
     its row last said: the State column says why."""
+    chained = None if view.revision is None else after_only(view.revision.spec, locale)
+    if chained is not None and view.state == "active":
+        return chained
     return maybe_local_text(view.next_due, view.zone, locale)
+
+
+def _schedule(revision: Revision, locale: str) -> str:
+    return after_only(revision.spec, locale) or revision.spec.schedule
 
 
 def _revision_fields(revision: Revision, locale: str) -> list[tuple[str, str]]:
     spec = revision.spec
     return [
-        (_("Schedule", locale), spec.schedule),
+        (_("Schedule", locale), _schedule(revision, locale)),
         (_("Time zone", locale), f"{spec.timezone} ({spec.zone_source})"),
         (_("Revision", locale), f"{revision.number} · tzdb {revision.tzdb_version}"),
         (_("Misfire", locale), f"{spec.misfire.value} · grace {format_duration(spec.grace)}"),

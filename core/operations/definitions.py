@@ -28,7 +28,7 @@ from coven_core.notation.limits import (
     check_duration,
 )
 from coven_core.operations.routine_names import check_name
-from coven_core.schedule.timetable import ScheduleKind, Timetable
+from coven_core.schedule.timetable import AFTER_ONLY, ScheduleKind, Timetable
 from coven_core.scheduling import chains, ids, occurrences, routines
 from coven_core.scheduling.decisions import close_broken
 from coven_core.scheduling.occurrences import operator_stamp
@@ -138,6 +138,10 @@ def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
                            ("--stop-grace", spec.stop_grace)):  # fmt: skip
         if duration is not None:
             check_duration(duration, what)
+    if spec.schedule.strip().lower() == AFTER_ONLY and spec.after is None:
+        raise ValidationError(
+            f"{name!r} has no schedule of its own: give --after ROUTINE, or a --schedule"
+        )
     if spec.after_outcome not in ("succeeded", "finished"):
         raise ValidationError("--after: the outcome is :succeeded or :finished")
     for key, _ in spec.env:
@@ -162,7 +166,10 @@ def _name_taken(conn: apsw.Connection, name: str) -> bool:
 def check_can_run(table: Timetable, now: datetime) -> None:
     """Refuse a schedule with no moment from ``now`` on that can run (issue 19): a ``once``
     in the past or in a DST gap, an RRULE whose UNTIL has passed. Stored, it would sit
-    silently forever; and Coven never moves a run to another time."""
+    silently forever; and Coven never moves a run to another time. A routine only a chain
+    runs (``after``) has no moment of its own, by design."""
+    if table.kind is ScheduleKind.AFTER:
+        return
     seen = 0
     for moment in itertools.islice(table.moments_from(now), _MOMENTS_TO_FIND_ONE):
         if not moment.skipped:

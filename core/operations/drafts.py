@@ -62,14 +62,18 @@ class RoutineDraft:
     cooldown_max: str = "none"  # the longest rest (none: a day)
     group: str = ""  # empty: no group
     after: str = ""  # ROUTINE[:succeeded|:finished]; empty: no chain
+    on_ac_power: bool = False  # conditions: a moment waits within its grace (§14)
+    when_online: bool = False
+    keep_awake: bool = False  # the machine stays awake while a run is active
 
     @property
     def has_policies(self) -> bool:
         """Whether any policy of DESIGN §14 is set (the editor then shows them unfolded)."""
         limits = (self.max_runtime_per_day, self.cooldown, self.cooldown_max)
         typed = (self.except_dates, self.group, self.after)
+        switches = (self.shadow, self.on_ac_power, self.when_online, self.keep_awake)
         return (
-            self.shadow or bool(self.max_runs_per_day) or any(t.strip() for t in typed)
+            any(switches) or bool(self.max_runs_per_day) or any(t.strip() for t in typed)
             or any(limit.strip() != "none" for limit in limits)
         )  # fmt: skip
 
@@ -83,7 +87,7 @@ class RoutineDraft:
             spec.retries, spec.idempotent, dates_text(spec.except_dates), spec.shadow,
             spec.max_runs_per_day or 0, format_duration(spec.max_runtime_per_day),
             format_duration(spec.cooldown), format_duration(spec.cooldown_max), spec.group or "",
-            _after_text(spec),
+            _after_text(spec), spec.on_ac_power, spec.when_online, spec.keep_awake,
         )  # fmt: skip
 
 
@@ -151,6 +155,8 @@ def check(
         "cooldown_max": rest_max, "group": draft.group.strip() or None,
         "after": None if after is None else after[0],
         "after_outcome": "succeeded" if after is None else after[1],
+        "on_ac_power": draft.on_ac_power, "when_online": draft.when_online,
+        "keep_awake": draft.keep_awake,
     }  # fmt: skip
     spec = replace(_spec(draft, argv, grace, timeout), **policies)
     checked = found.read("form", lambda: validated(draft.name, spec))
@@ -223,5 +229,6 @@ def edit_to(typed: RevisionSpec) -> Callable[[RevisionSpec], RevisionSpec]:
 _FORM_FIELDS = (
     "schedule", "argv", "shell", "misfire", "grace", "overlap", "timeout", "retries",
     "idempotent", "except_dates", "shadow", "max_runs_per_day", "max_runtime_per_day",
-    "cooldown", "cooldown_max", "group", "after", "after_outcome",
+    "cooldown", "cooldown_max", "group", "after", "after_outcome", "on_ac_power",
+    "when_online", "keep_awake",
 )  # fmt: skip

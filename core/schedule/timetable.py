@@ -34,6 +34,11 @@ class ScheduleKind(enum.StrEnum):
     RRULE = "rrule"
     INTERVAL = "interval"
     ONCE = "once"
+    AFTER = "after"  # no moments of its own: only its upstream's runs trigger it (DESIGN §14)
+
+
+#: The schedule of a routine that only a chain (``--after``) runs.
+AFTER_ONLY = "after"
 
 
 _HELP = "use 'cron:<5 fields>', 'rrule:<RRULE>', 'every 30m' or 'once 2026-03-08T02:30'"
@@ -43,6 +48,8 @@ def classify(spec: str) -> tuple[ScheduleKind, str]:
     """The kind of a spec and its body (the text after the kind's prefix)."""
     text = spec.strip()
     lowered = text.lower()
+    if lowered == AFTER_ONLY:
+        return ScheduleKind.AFTER, ""
     for prefix, kind in (("cron:", ScheduleKind.CRON), ("rrule:", ScheduleKind.RRULE)):
         if lowered.startswith(prefix):
             return kind, text[len(prefix) :].strip()
@@ -73,6 +80,8 @@ class Timetable:
         zone = tzdb.zone(zone_key)
         anchor = _whole_minute(anchor.astimezone(UTC))
         kind, body = classify(spec)
+        if kind is ScheduleKind.AFTER:
+            return cls(kind, AFTER_ONLY, zone_key, zone, anchor, None, None)
         if kind is ScheduleKind.INTERVAL:
             every = IntervalSchedule.parse(body)
             return cls(kind, str(every), zone_key, zone, anchor, None, every)
@@ -89,6 +98,8 @@ class Timetable:
             yield moment
 
     def _unbounded_moments_from(self, start: datetime) -> Iterator[BoundTime]:
+        if self.kind is ScheduleKind.AFTER:
+            return
         if self.interval is not None:
             for instant in self.interval.instants_from(self.anchor, start):
                 yield at_instant(instant, self.zone)

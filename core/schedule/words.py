@@ -64,6 +64,8 @@ def describe(schedule: Schedule, locale: str) -> str:
 
 def describe_timetable(table: Timetable, locale: str) -> str:
     """The sentence for a bound schedule (what a routine's revision plans with)."""
+    if table.calendar is None and table.interval is None:  # ScheduleKind.AFTER
+        return _("Only when another routine's run triggers it", locale)
     schedule = table.interval if table.interval is not None else table.calendar
     assert isinstance(schedule, CronSchedule | RRuleSchedule | IntervalSchedule | OnceSchedule)
     return describe(schedule, locale)

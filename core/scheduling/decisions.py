@@ -29,6 +29,7 @@ from coven_core.model import (
 from coven_core.operations import settings
 from coven_core.runtime.base import Launch
 from coven_core.scheduling import budgets, cooldown, groups, occurrences, overrun, routines
+from coven_core.scheduling.conditions import Gate
 from coven_core.scheduling.occurrences import Stamp, Waiting
 from coven_core.scheduling.planner import MissedWindow, Planned, Segment, next_due, plan_window
 from coven_core.scheduling.revision_cache import RevisionCache
@@ -213,9 +214,11 @@ def _stop_broken(
 
 
 def claim_one(
-    conn: apsw.Connection, item: Waiting, stamp: Stamp, cache: RevisionCache
-) -> Launch | None:
-    """Claim a waiting occurrence, or settle it as skipped if it must not run now."""
+    conn: apsw.Connection, item: Waiting, stamp: Stamp, cache: RevisionCache,
+    gate: Gate | None = None,
+) -> Launch | None:  # fmt: skip
+    """Claim a waiting occurrence, or settle it as skipped if it must not run now; ``gate``
+    holds back a new run whose conditions the host does not meet (none: no host state)."""
     routine, awaiting, active, context = _claim_context(conn, item)
     blocked = _blocked_reason(routine, item)
     if blocked is not None:
@@ -237,6 +240,8 @@ def claim_one(
     if revision.spec.group is not None and groups.busy(conn, item, revision, stamp):
         return None
     if not item.attempts and _held_by_policy(conn, item, revision, stamp):
+        return None
+    if not item.attempts and gate is not None and gate.holds(conn, item, revision, stamp):
         return None
     timeout, source = overrun.applied_timeout(revision.spec.timeout, context.default_timeout)
     usual, after = overrun.budget(overrun.durations_from(context.durations), timeout)

@@ -166,8 +166,9 @@ def insert_revision(conn: apsw.Connection, revision: Revision) -> None:
         "tzdb_version, dst_policy, misfire, grace_seconds, overlap, timeout_seconds, retries, "
         "idempotent, argv, cwd, env, effective_from, created_at, shell, stop_grace_seconds, "
         "quarantine_after, except_dates, shadow, max_runs_per_day, max_runtime_per_day_seconds, "
-        "cooldown_seconds, cooldown_max_seconds, group_name, after_routine, after_outcome) "
-        f"VALUES ({', '.join('?' * 31)})",
+        "cooldown_seconds, cooldown_max_seconds, group_name, after_routine, after_outcome, "
+        "on_ac_power, when_online, keep_awake) "
+        f"VALUES ({', '.join('?' * 34)})",
         (
             revision.routine_id, revision.number, spec.schedule, spec.timezone, spec.zone_source,
             instant_text(revision.anchor), revision.tzdb_version, revision.dst_policy,
@@ -178,7 +179,8 @@ def insert_revision(conn: apsw.Connection, revision: Revision) -> None:
             spec.quarantine_after, json.dumps([day.isoformat() for day in spec.except_dates]),
             int(spec.shadow), spec.max_runs_per_day, seconds_of(spec.max_runtime_per_day),
             seconds_of(spec.cooldown), seconds_of(spec.cooldown_max), spec.group, spec.after,
-            spec.after_outcome,
+            spec.after_outcome, int(spec.on_ac_power), int(spec.when_online),
+            int(spec.keep_awake),
         ),
     )  # fmt: skip
     conn.execute(
@@ -192,7 +194,8 @@ def revisions(conn: apsw.Connection, routine_id: str) -> list[Revision]:
         "dst_policy, misfire, grace_seconds, overlap, timeout_seconds, retries, idempotent, "
         "argv, cwd, env, effective_from, created_at, shell, stop_grace_seconds, quarantine_after, "
         "except_dates, shadow, max_runs_per_day, max_runtime_per_day_seconds, cooldown_seconds, "
-        "cooldown_max_seconds, group_name, after_routine, after_outcome FROM revisions "
+        "cooldown_max_seconds, group_name, after_routine, after_outcome, on_ac_power, "
+        "when_online, keep_awake FROM revisions "
         "WHERE routine_id = ? "
         "ORDER BY number",
         (routine_id,),
@@ -211,7 +214,7 @@ def _revision(row: tuple[Any, ...]) -> Revision:
     (rid, number, schedule, zone, zone_source, anchor, tzdb_version, policy, misfire, grace,
      overlap, timeout, retries, idempotent, argv, cwd, env, effective, created, shell, grace_stop,
      quarantine_after, except_dates, shadow, max_runs, max_runtime, cooldown,
-     cooldown_max, group, after, after_outcome) = row  # fmt: skip
+     cooldown_max, group, after, after_outcome, on_ac, online, keep_awake) = row  # fmt: skip
     spec = RevisionSpec(
         schedule=schedule, timezone=zone, argv=tuple(json.loads(argv)), zone_source=zone_source,
         misfire=MisfirePolicy(misfire), grace=delta_from(grace), overlap=OverlapPolicy(overlap),
@@ -221,7 +224,8 @@ def _revision(row: tuple[Any, ...]) -> Revision:
         except_dates=tuple(date.fromisoformat(day) for day in json.loads(except_dates)),
         shadow=bool(shadow), max_runs_per_day=max_runs, max_runtime_per_day=delta_from(max_runtime),
         cooldown=delta_from(cooldown), cooldown_max=delta_from(cooldown_max), group=group,
-        after=after, after_outcome=after_outcome,
+        after=after, after_outcome=after_outcome, on_ac_power=bool(on_ac),
+        when_online=bool(online), keep_awake=bool(keep_awake),
     )  # fmt: skip
     return Revision(
         rid, number, spec, instant_from(anchor), tzdb_version, policy,

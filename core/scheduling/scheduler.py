@@ -21,6 +21,7 @@ import apsw
 from coven_core import events
 from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.events import EventKind
+from coven_core.host import Host, PortableHost
 from coven_core.integrity import audit
 from coven_core.integrity.retention import Sweeper
 from coven_core.model import MissedCause
@@ -36,6 +37,8 @@ from coven_core.scheduling import (
     recovery,
     routines,
 )
+from coven_core.scheduling.awake import SleepGuard, in_flight, keep_awake_runs
+from coven_core.scheduling.conditions import Gate
 from coven_core.scheduling.decisions import claim_one, plan_routine, review
 from coven_core.scheduling.delivery import DeliveryError
 from coven_core.scheduling.lease import Fenced, Holder, Lease
@@ -83,8 +86,11 @@ class Scheduler:
         limits: Limits | None = None,
         holder: Holder | None = None,
         listener: Callable[[PassReport], None] | None = None,
+        host: Host | None = None,
     ) -> None:
         self.store, self.clock, self.runtime, self.wake = store, clock, runtime, wake
+        self.host: Host = host or PortableHost()  # the machine's state, like the clock
+        self.awake = SleepGuard(self.host.inhibit)
         self.limits = limits or Limits()
         self.listener = listener
         self.holder = holder or Holder.of_this_process()
@@ -92,6 +98,7 @@ class Scheduler:
         self.drift = DriftWatch(clock)
         self.revisions = RevisionCache()
         self.deadline: datetime | None = None
+        self._condition_wait: datetime | None = None  # when a moment's wait for one ends
         self.last_report: PassReport | None = None
         self._recovered_generation: int | None = None
         self._unsettled: list[Exit] = []  # exits seen but not yet committed
@@ -104,6 +111,7 @@ class Scheduler:
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> None:
         """Passes until shutdown: one at once at startup, then one per deadline or wake."""
+        self.awake.take_delay()
         self.pass_once("startup")
         while True:
             reason = self.clock.sleep_until_or_wake(self.deadline, self.wake)
@@ -124,6 +132,8 @@ class Scheduler:
         ended, say) records itself in the first transaction: one commit instead of two.
         """
         clock_start = self.clock.monotonic()
+        if trigger == WakeReason.SYSTEM_RESUMED.value:
+            self.awake.take_delay()  # released for the sleep that has now ended
         report = PassReport(trigger, self.clock.now_utc(), scheduled_for=self.deadline)
         try:
             work = self._decide(report, clock_start)
@@ -145,6 +155,8 @@ class Scheduler:
             trigger, report.planned, report.claimed, report.dispatched, report.settled,
             report.recovered,
         )  # fmt: skip
+        if trigger == WakeReason.SYSTEM_SLEEPING.value:
+            self.awake.release_delay()  # the sleep and the runs in flight are on record
         if self.listener is not None:
             self.listener(report)  # e.g. the desktop bridge: it must only queue, never block
         self._mind_the_lock()
@@ -196,6 +208,7 @@ class Scheduler:
             events.record(conn, now, EventKind.SHUTDOWN, left_running=left)
             lease.release(conn, self.holder, now)
         self.lease = None
+        self.awake.release_all()  # a run left running is held again by whoever adopts it
         self.leader_lock.release()
 
     # -- transaction 1: decide --------------------------------------------------------------
@@ -217,12 +230,15 @@ class Scheduler:
             # A shutdown starts nothing: what it claimed would only be left for the next start.
             launches = [] if report.trigger == SHUTDOWN else self._claim(conn, now, stamp, report)
             failpoints.hit("claim.written" if not launches else "dispatch.decided")
+            if report.trigger == WakeReason.SYSTEM_SLEEPING.value:
+                events.record(conn, now, EventKind.SLEEPING, in_flight=in_flight(conn))
             work = self._follow_up(conn, now, stamp.generation, report, launches)
             if not (work.launches or work.cancels or work.jobs or self._unrecorded):
                 report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
                 insert_pass(conn, self.holder.token, report)
-                work = _Work(recorded=True)  # nothing is left for a second transaction
+                work = replace(work, recorded=True)  # nothing is left for a second transaction
         self._unsettled = []  # committed: a failed transaction keeps them for the next pass
+        self.awake.keep(work.awake)  # before any command starts, and once its run settled
         failpoints.hit("settle.committed" if report.settled else "decide.committed")
         return work
 
@@ -275,14 +291,16 @@ class Scheduler:
             return []
         capacity = settings.max_active(most, self.limits.max_active) - active
         launches: list[Launch] = []
+        gate = Gate(self.host.state)
         for item in waiting:
             if len(launches) >= capacity:
                 break
-            launch = claim_one(conn, item, stamp, self.revisions)  # with crash point 4
+            launch = claim_one(conn, item, stamp, self.revisions, gate)  # with crash point 4
             if launch is not None:
                 launches.append(launch)
             report.touched.add(item.routine_id)
         report.claimed += len(launches)
+        self._condition_wait = gate.wait_ends
         return launches
 
     def _follow_up(
@@ -301,7 +319,8 @@ class Scheduler:
         if ahead.deliveries_due:
             jobs = receipts.due(conn, self.store.data_dir, now, self.limits.deliveries)
         report.deadline = self._next_deadline(report, ahead, len(jobs))
-        return _Work(launches, cancels, jobs)
+        wanted = keep_awake_runs(conn) if ahead.keep_awake else {}
+        return _Work(launches, cancels, jobs, awake=wanted)
 
     def _next_deadline(
         self, report: PassReport, ahead: agenda.Agenda, deliveries: int
@@ -314,7 +333,8 @@ class Scheduler:
                 or deliveries >= limits.deliveries):  # fmt: skip
             return report.started_at
         due = None if ahead.paused else ahead.next_due
-        return _earliest(ahead.next_retry, ahead.next_delivery, due, ahead.next_overrun)
+        wait, self._condition_wait = self._condition_wait, None
+        return _earliest(ahead.next_retry, ahead.next_delivery, due, ahead.next_overrun, wait)
 
     # -- between the transactions: start commands, holding no transaction ------------------
     def _start(self, launch: Launch) -> Started | LaunchError:
@@ -400,6 +420,7 @@ class _Work:
     cancels: list[str] = field(default_factory=list)
     jobs: list[receipts.Job] = field(default_factory=list)
     recorded: bool = False  # the pass is already on record: no second transaction
+    awake: dict[str, str] = field(default_factory=dict)  # runs that keep the machine awake
 
 
 def _record_start(

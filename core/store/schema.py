@@ -365,6 +365,14 @@ def _chains(conn: apsw.Connection) -> None:
     constraints.widen_check(conn, "occurrences", "kind", "triggered")
 
 
+# Issue #23: conditions (on AC power, online) and keeping the machine awake while a run lives.
+_CONDITIONS = """
+ALTER TABLE revisions ADD COLUMN on_ac_power INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE revisions ADD COLUMN when_online INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE revisions ADD COLUMN keep_awake INTEGER NOT NULL DEFAULT 0
+"""
+
+
 def _write_costs(conn: apsw.Connection) -> None:
     constraints.rewrite_checks(conn)  # an IN list in a CHECK costs a b-tree per write
     _statements(_WAITING_ORDER)(conn)
@@ -386,6 +394,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0013_cooldown", 1, 12, _statements(_COOLDOWN)),
     Migration("0014_groups", 1, 13, _statements(_GROUPS)),
     Migration("0015_chains", 1, 14, _chains),
+    Migration("0016_conditions", 1, 15, _statements(_CONDITIONS)),
 )
 
 CURRENT = MIGRATIONS[-1]

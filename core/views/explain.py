@@ -43,7 +43,7 @@ from coven_core.tz import tzdb
 from coven_core.tz.binding import BoundTime, LocalTimeKind, at_instant, bind
 from coven_core.tz.transitions import Transition, transition_for, transitions_between
 from coven_core.views.inspection import inspect
-from coven_core.views.policies import decision_sentence
+from coven_core.views.policies import after_only, decision_sentence
 
 #: How far ahead a routine's explanation lists its zone's transitions.
 UPCOMING_SPAN = timedelta(days=365)
@@ -308,6 +308,7 @@ _REASONS = {
     "budget_exhausted": N_("the day's budget was used up"),
     "cooldown": N_("cooling down after failures"),
     "group_busy": N_("another routine of its group was running"),
+    "condition_unmet": N_("its conditions were not met"),
 }
 
 
@@ -378,6 +379,18 @@ def explain_routine(
     )  # fmt: skip
 
 
+def chain_verdict(revision: Revision | None, locale: str | None) -> str | None:
+    """When a routine that only its upstream runs (schedule ``after``) runs; None otherwise."""
+    if revision is None or after_only(revision.spec, locale) is None:
+        return None
+    spec = revision.spec
+    text = (_("It has no schedule of its own: it runs each time a run of {routine} succeeds.",
+              locale) if spec.after_outcome == "succeeded"
+            else _("It has no schedule of its own: it runs each time a run of {routine} ends.",
+                   locale))  # fmt: skip
+    return text.format(routine=spec.after)
+
+
 def verdict(found: Explanation, locale: str) -> str:
     """Whether and when it runs next, in one sentence (the localized ``coven explain`` verdict)."""
     routine = found.view.routine
@@ -395,6 +408,9 @@ def verdict(found: Explanation, locale: str) -> str:
             "daylight-saving gaps, and Coven never moves a run to another time).",
             locale,
         ).format(place=zone_place(found.view.zone, locale))
+    chained = chain_verdict(found.view.revision, locale)
+    if found.next_run is None and chained is not None:
+        return chained
     if found.next_run is None:
         return _("It will not run again: its schedule has no further occurrences.", locale)
     time, date = wall_text(found.next_run.local, locale)

@@ -15,6 +15,7 @@ from coven_core.model import RevisionSpec
 from coven_core.notation.durations import format_duration
 from coven_core.notation.i18n import N_, _, ngettext
 from coven_core.schedule.exclusions import dates_text
+from coven_core.schedule.timetable import AFTER_ONLY
 from coven_core.scheduling.cooldown import DEFAULT_CAP
 
 
@@ -30,6 +31,9 @@ def policy_json(spec: RevisionSpec) -> dict[str, Any]:
         "group": spec.group,
         "after": spec.after,
         "after_outcome": spec.after_outcome if spec.after else None,
+        "on_ac_power": spec.on_ac_power,
+        "when_online": spec.when_online,
+        "keep_awake": spec.keep_awake,
     }
 
 
@@ -59,7 +63,34 @@ def policy_fields(spec: RevisionSpec, locale: str) -> list[tuple[str, str]]:
         text = (_("when a run of {routine} succeeds", locale) if spec.after_outcome == "succeeded"
                 else _("when a run of {routine} ends, however it ends", locale))  # fmt: skip
         fields.append((_("After", locale), text.format(routine=spec.after)))
+    conditions = _conditions_text(spec, locale)
+    if conditions:
+        fields.append((_("Conditions", locale), conditions))
+    if spec.keep_awake:
+        fields.append((_("Awake", locale), _("the machine stays awake while it runs", locale)))
     return fields
+
+
+def _conditions_text(spec: RevisionSpec, locale: str) -> str:
+    parts = []
+    if spec.on_ac_power:
+        parts.append(_("on AC power", locale))
+    if spec.when_online:
+        parts.append(_("when online", locale))
+    if not parts:
+        return ""
+    waits = _("waits within its grace", locale)
+    return f"{' · '.join(parts)} ({waits})"
+
+
+def after_only(spec: RevisionSpec, locale: str | None) -> str | None:
+    """``after up``: what stands for the schedule and the next run of a routine that only
+    its upstream runs (schedule ``after``); None for a routine with a schedule."""
+    if spec.after is None or spec.schedule.strip().lower() != AFTER_ONLY:
+        return None
+    text = (_("after {routine}", locale) if spec.after_outcome == "succeeded"
+            else _("after {routine} ends", locale))  # fmt: skip
+    return text.format(routine=spec.after)
 
 
 def _budget_text(spec: RevisionSpec, locale: str) -> str:
@@ -119,10 +150,18 @@ def _policy_sentence(reason: str | None, inputs: dict[str, Any], locale: str) ->
             holder=inputs.get("holder", "?"), group=inputs.get("group", "?"),
             run=inputs.get("holder_run", "?"),
         )  # fmt: skip
+    if reason == "condition_unmet":  # before the chain: a triggered moment may wait too
+        return _("Its conditions were not met through its grace: {state}.", locale).format(
+            state=_observed(inputs, locale)
+        )
     if "upstream" in inputs:  # planned by a chain
         text = _TRIGGERED.get(str(inputs.get("outcome")), _TRIGGERED[""])
         return _(text, locale).format(
             routine=inputs.get("upstream_routine", "?"), upstream=inputs["upstream"]
+        )
+    if "conditions" in inputs:  # a person's run goes ahead whatever the conditions
+        return _("A run by a person, started although {state}.", locale).format(
+            state=_observed(inputs["conditions"], locale)
         )
     if "budget" in inputs:  # a person's run on a routine with a budget: counted and marked
         text = (
@@ -143,6 +182,23 @@ _TRIGGERED = {
     "timed_out": N_("Triggered by routine {routine}: its occurrence {upstream} timed out."),
     "": N_("Triggered by routine {routine}: its occurrence {upstream} ended."),
 }
+
+
+def _observed(inputs: dict[str, Any], locale: str) -> str:
+    """``the machine was on battery power (upower)``: each state a condition read."""
+    said = {
+        "battery": _("the machine was on battery power", locale),
+        "ac": _("the machine was on AC power", locale),
+        "offline": _("the machine was offline", locale),
+        "online": _("the machine was online", locale),
+        "unknown": _("the state could not be read", locale),
+    }
+    parts = []
+    for name in ("power", "network"):
+        if name in inputs:
+            source = inputs.get(f"{name}_source", "?")
+            parts.append(f"{said.get(inputs[name], inputs[name])} ({source})")
+    return _(" and ", locale).join(parts) if parts else "?"
 
 
 def _utc_text(stored: str | None) -> str:

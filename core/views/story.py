@@ -34,6 +34,7 @@ _SKIPPED = {
     "budget_exhausted": N_("Skipped: the day's budget was used up"),
     "cooldown": N_("Skipped: the routine was cooling down after failures"),
     "group_busy": N_("Skipped: another routine of its group was running"),
+    "condition_unmet": N_("Skipped: its conditions (AC power, network) were not met"),
 }
 
 _CAUSES = {

@@ -144,6 +144,8 @@ async def _editor(page: Any) -> QWidget:
     editor.cooldown.setText("30m")
     editor.group.setText("disk")
     editor.after.setText("backup")
+    editor.on_ac_power.setChecked(True)
+    editor.keep_awake.setChecked(True)
     await editor.check()
     return page.window()  # type: ignore[no-any-return]
 

@@ -1,8 +1,17 @@
-"""Small D-Bus helpers shared by the logind and timedated watches."""
+"""Small D-Bus helpers shared by the logind, timedated, UPower and NetworkManager watches."""
 
 from __future__ import annotations
 
-from PySide6.QtDBus import QDBusConnection
+from PySide6.QtDBus import QDBusConnection, QDBusVariant
+
+PROPERTIES = "org.freedesktop.DBus.Properties"
+#: ``PropertiesChanged``'s signature, fixed by the D-Bus specification.
+SIGNATURE = "sa{sv}as"
+
+
+def unwrapped(value: object) -> object:
+    """A property's value, out of the variant QtDBus may leave it in."""
+    return value.variant() if isinstance(value, QDBusVariant) else value
 
 
 def service_available(bus: QDBusConnection, service: str) -> bool:

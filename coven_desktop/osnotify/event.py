@@ -17,6 +17,7 @@ KINDS: frozenset[str] = frozenset(get_args(OsEventKind))
 WAKING_KINDS: frozenset[str] = frozenset({"resumed", "clock_changed", "timezone_changed"})
 
 _WAKE_REASONS: dict[str, WakeReason] = {
+    "sleeping": WakeReason.SYSTEM_SLEEPING,  # recorded before the delay inhibitor is let go
     "resumed": WakeReason.SYSTEM_RESUMED,
     "clock_changed": WakeReason.CLOCK_JUMPED,
     "timezone_changed": WakeReason.TIMEZONE_CHANGED,
@@ -51,5 +52,6 @@ class OsEvent:
 
 
 def wake_reason_for(event: OsEvent) -> WakeReason | None:
-    """The engine's wake reason for ``event``; None for ``sleeping``, which wakes nothing."""
+    """The engine's wake reason for ``event``: ``sleeping`` wakes a pass that records the runs
+    in flight, then lets the suspend go on (DESIGN §14)."""
     return _WAKE_REASONS.get(event.kind)

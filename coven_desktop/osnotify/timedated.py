@@ -14,17 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import SLOT, QObject, Slot
-from PySide6.QtDBus import QDBusConnection, QDBusVariant
+from PySide6.QtDBus import QDBusConnection
 
-from coven_desktop.osnotify.bus import service_available
+from coven_desktop.osnotify.bus import PROPERTIES, SIGNATURE, service_available, unwrapped
 from coven_desktop.osnotify.notifier import Notifier
 
 SERVICE = "org.freedesktop.timedate1"
 PATH = "/org/freedesktop/timedate1"
 INTERFACE = "org.freedesktop.timedate1"
-PROPERTIES = "org.freedesktop.DBus.Properties"
 SIGNAL = "PropertiesChanged"
-SIGNATURE = "sa{sv}as"
 # A str: the stubs say bytes, but PySide6 refuses bytes.
 _SLOT: Any = SLOT("on_properties_changed(QString,QVariantMap,QStringList)")
 
@@ -34,13 +32,9 @@ def zone_news(interface: object, changed: object, invalidated: object) -> tuple[
     if interface != INTERFACE:
         return False, None
     if isinstance(changed, dict) and "Timezone" in changed:
-        value = _unwrapped(changed["Timezone"])
+        value = unwrapped(changed["Timezone"])
         return True, value if isinstance(value, str) and value else None
     return isinstance(invalidated, list) and "Timezone" in invalidated, None
-
-
-def _unwrapped(value: object) -> object:
-    return value.variant() if isinstance(value, QDBusVariant) else value
 
 
 class TimedatedWatch(QObject):

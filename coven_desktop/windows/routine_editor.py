@@ -145,6 +145,12 @@ class RoutineEditor(QGroupBox):
         self.group.setPlaceholderText(_("e.g. disk: one routine of a group runs at a time"))
         self.after = QLineEdit(self)
         self.after.setPlaceholderText(_("e.g. backup, or backup:finished for any end"))
+        # Conditions and keeping awake (DESIGN §14): what a laptop's owner asks of a backup.
+        self.on_ac_power = QCheckBox(_("Only on AC power: on battery, wait within the grace"),
+                                     self)  # fmt: skip
+        self.when_online = QCheckBox(_("Only when online: offline, wait within the grace"),
+                                     self)  # fmt: skip
+        self.keep_awake = QCheckBox(_("Keep the computer awake while it runs"), self)
         rows: list[tuple[str, QWidget, str | None]] = [
             (_("Name"), self.name, "name"),
             (_("Schedule"), self.schedule, "schedule"),
@@ -173,7 +179,7 @@ class RoutineEditor(QGroupBox):
         need none, and the preview keeps its room."""
         self.policies_toggle = QToolButton(self)
         self.policies_toggle.setText(_("Policies: exclusions, trial, budgets, cooldown, "
-                                       "group, chain"))  # fmt: skip
+                                       "group, chain, conditions"))  # fmt: skip
         self.policies_toggle.setCheckable(True)
         self.policies_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.policies_toggle.setArrowType(Qt.ArrowType.RightArrow)
@@ -191,6 +197,9 @@ class RoutineEditor(QGroupBox):
             (_("Longest cooldown"), self.cooldown_max, "cooldown_max"),
             (_("Group"), self.group, None),
             (_("Also run after"), self.after, "after"),
+            ("", self.on_ac_power, None),
+            ("", self.when_online, None),
+            ("", self.keep_awake, None),
         ]
         for label, widget, key in rows:
             if label:  # named by its label (wrapped with its error line: no buddy)
@@ -296,7 +305,8 @@ class RoutineEditor(QGroupBox):
         self.zone.currentTextChanged.connect(self._changed)
         for box in (self.misfire, self.overlap):
             box.currentIndexChanged.connect(self._changed)
-        for check in (self.shell, self.idempotent, self.shadow):
+        for check in (self.shell, self.idempotent, self.shadow, self.on_ac_power,
+                      self.when_online, self.keep_awake):  # fmt: skip
             check.toggled.connect(self._changed)
         self.retries.valueChanged.connect(self._changed)
         self.max_runs.valueChanged.connect(self._changed)
@@ -350,6 +360,9 @@ class RoutineEditor(QGroupBox):
         self.cooldown_max.setText(draft.cooldown_max)
         self.group.setText(draft.group)
         self.after.setText(draft.after)
+        self.on_ac_power.setChecked(draft.on_ac_power)
+        self.when_online.setChecked(draft.when_online)
+        self.keep_awake.setChecked(draft.keep_awake)
         self._show_policies(draft.has_policies)
 
     def close_editor(self) -> None:
@@ -379,6 +392,9 @@ class RoutineEditor(QGroupBox):
             cooldown_max=self.cooldown_max.text(),
             group=self.group.text(),
             after=self.after.text(),
+            on_ac_power=self.on_ac_power.isChecked(),
+            when_online=self.when_online.isChecked(),
+            keep_awake=self.keep_awake.isChecked(),
         )
 
     # -- checking and the preview -----------------------------------------------------------

@@ -217,6 +217,8 @@ class RoutinesModel(QAbstractTableModel):
         due = row.view.routine.next_due
         if row.state is not RoutineState.ACTIVE or row.view.broken is not None:
             return "—"  # the State column says why
+        if due is None and row.after is not None:
+            return row.after  # it has no time of its own
         if due is None or self._now is None:
             return _("No further runs")
         return texts.when(due, self._now, self.locale)

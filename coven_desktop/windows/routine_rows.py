@@ -28,6 +28,7 @@ class RoutineRow:
     view: RoutineView
     words: str  # the schedule in words, in the locale it was read for
     zone: str  # "Central European Time (Europe/Berlin)"
+    after: str | None = None  # "after backup": a routine only its upstream runs (its next run)
 
     @property
     def name(self) -> str:
@@ -51,8 +52,9 @@ def row_for(view: RoutineView, locale: str) -> RoutineRow:
     if view.broken is not None or view.revision is None:  # its schedule cannot be read
         stored = "—" if view.revision is None else view.revision.spec.timezone
         return RoutineRow(view, view.broken or "", stored)
-    words = describe_timetable(queries.timetable(view.revision), locale)
-    return RoutineRow(view, words, zone_label(view.revision.spec.timezone, locale))
+    after = queries.after_only(view.revision.spec, locale)
+    words = after or describe_timetable(queries.timetable(view.revision), locale)
+    return RoutineRow(view, words, zone_label(view.revision.spec.timezone, locale), after)
 
 
 def zone_label(key: str, locale: str) -> str:

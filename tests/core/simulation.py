@@ -57,6 +57,7 @@ import psutil
 
 from coven_core.clock import SAFETY_CAP, VirtualClock, WakeReason, WakeSignal
 from coven_core.errors import CovenError, ZoneError
+from coven_core.host import HostState, HostWatch, Network, Power
 from coven_core.integrity import audit, doctor
 from coven_core.integrity.doctor import record_checks
 from coven_core.model import (
@@ -120,7 +121,7 @@ MAX_ROUTINES = 6
 #: The RevisionSpec fields of the policies (DESIGN §14) an edit may change.
 _POLICY_FIELDS = (
     "except_dates", "shadow", "max_runs_per_day", "max_runtime_per_day", "cooldown",
-    "cooldown_max", "group", "after",
+    "cooldown_max", "group", "after", "on_ac_power", "when_online",
 )  # fmt: skip
 MAX_PASSES_PER_STEP = 20_000
 #: Boundaries a pass or an operator command crosses in this process (the runner's and the
@@ -543,6 +544,8 @@ TZ = TzDatabase()
 #: How often a step begins with a tz database upgrade (drawn from a generator of its own, so
 #: that a seed replayed without upgrades takes the same steps as before they existed).
 TZ_UPGRADE_CHANCE = 0.012
+#: The chance, each step, that the machine's power or network changes (issue #23).
+HOST_CHANGE_CHANCE = 0.08
 
 
 @dataclass(frozen=True)
@@ -864,6 +867,10 @@ class Simulator:
         # The policies of issue #23 draw from their own stream, so that the trajectories the
         # seeds had before them stay as they were where no policy changes what happens.
         self.policies = random.Random(seed * 15_485_863 + 23)
+        # Conditions and the machine's power and network (issue #23), on a stream of their own.
+        self.weather = random.Random(seed * 49_979_687 + 31)
+        self.host = HostWatch(HostState(Power.AC, Network.ONLINE, "sim", "sim"),
+                              on_change=self._host_changed)  # fmt: skip
         self.clock = VirtualClock(self.rng.choice(STARTS))
         self.world = World(random.Random(seed * 7919 + 1), self.clock)
         self.world.may_start = self._may_start
@@ -887,13 +894,30 @@ class Simulator:
         store = Store.open(self.data_dir, self.clock.now_utc())
         runtime = SimRuntime(self.world, number, wake)
         holder = self.identities.holder(number, mortal=self.rng.random() < 0.5)
-        scheduler = Scheduler(store, self.clock, runtime, wake, limits=Limits(), holder=holder)
+        scheduler = Scheduler(store, self.clock, runtime, wake, limits=Limits(), holder=holder,
+                              host=self.host)  # fmt: skip
         scheduler.leader_lock = _NoLeaderLock()  # type: ignore[assignment]
         # Retention runs from the loop; real pauses and a real-time budget would make how
         # much one sweep does depend on the machine, so neither is used here.
         scheduler.sweeper.pause, scheduler.sweeper.budget = None, None
         self.world.wakes[number] = wake
         return Node(number, store, wake, runtime, scheduler, Operator(store, self.clock, wake.set))
+
+    def _host_changed(self) -> None:
+        """What the app's UPower and NetworkManager watches do: wake the scheduler."""
+        self.node.wake.set(WakeReason.CONDITIONS_CHANGED)
+
+    def host_change(self) -> None:
+        """The machine goes on battery or back on the mains, off or on the network, or
+        stops being able to tell."""
+        if self.weather.random() < 0.5:
+            power = self.weather.choice((Power.AC, Power.AC, Power.BATTERY, Power.UNKNOWN))
+            self.host.set(power=power)
+        else:
+            network = self.weather.choice((Network.ONLINE, Network.OFFLINE, Network.UNKNOWN))
+            self.host.set(network=network)
+        state = self.host.state()
+        self._note(f"host: {state.power} {state.network}")
 
     def _crash(self, machine: bool = False) -> None:
         """The process dies between two statements: nothing is flushed or released."""
@@ -959,6 +983,9 @@ class Simulator:
         if self.upgrades is not None and self.upgrades.random() < TZ_UPGRADE_CHANCE:
             self.counts["tz_upgrade"] += 1
             self.tz_upgrade()
+        if self.weather.random() < HOST_CHANGE_CHANCE:
+            self.counts["host_change"] += 1
+            self.host_change()
         action = self._choose()
         self.counts[action.__name__] += 1
         try:
@@ -1032,6 +1059,8 @@ class Simulator:
             spec, except_dates=tuple(sorted(excluded)), shadow=shadow, max_runs_per_day=runs,
             max_runtime_per_day=runtime, cooldown=rest, cooldown_max=rest_max, group=group,
             after=after, after_outcome=rng.choice(("succeeded", "finished")),
+            on_ac_power=self.weather.random() < 0.25, when_online=self.weather.random() < 0.25,
+            keep_awake=self.weather.random() < 0.2,
         )  # fmt: skip
 
     def act_add(self) -> None:
@@ -1226,14 +1255,23 @@ class Simulator:
         return None if row is None else str(row[0])
 
     # -- the invariants -----------------------------------------------------------------------------
+    def _conditions_met(self, launch: Launch, on_ac: bool, online: bool) -> list[str]:
+        """A new scheduled or triggered run never starts while its condition is unmet."""
+        state = self.host.state()
+        unmet = [name for name, asked, met in (("on AC power", on_ac, state.on_ac_power()),
+                                                ("online", online, state.online()))
+                 if asked and not met]  # fmt: skip
+        return [f"{launch.occurrence_id} started while not {name}" for name in unmet]
+
     def _may_start(self, launch: Launch) -> list[str]:
         """At the moment a command starts: would a person who paused, quarantined, deleted or
         still has to decide about this routine expect it to start? (A moment decided before
         its zone was lost may still start: its instant is known, and the command needs no
         zone; the ledger proves that nothing is decided after.)"""
         conn = self.node.store.conn
-        state, forced, probe, kind, run, shadow = conn.execute(
-            "SELECT r.state, o.forced, o.probe, o.kind, o.run_id, v.shadow FROM occurrences o "
+        state, forced, probe, kind, run, shadow, on_ac, online = conn.execute(
+            "SELECT r.state, o.forced, o.probe, o.kind, o.run_id, v.shadow, v.on_ac_power, "
+            "v.when_online FROM occurrences o "
             "JOIN routines r ON r.id = o.routine_id JOIN revisions v ON v.routine_id = "
             "o.routine_id AND v.number = o.revision WHERE o.id = ?",
             (launch.occurrence_id,),
@@ -1245,6 +1283,8 @@ class Simulator:
         if kind != "manual" and launch.attempt_id.endswith(".1"):
             problems.extend(_within_runs_budget(conn, launch))
             problems.extend(_after_the_cooldown(conn, launch))
+            if not (forced or probe):
+                problems.extend(self._conditions_met(launch, bool(on_ac), bool(online)))
         problems.extend(self._group_is_free(conn, launch))
         if state == "deleted" or (state == "quarantined" and not probe):
             problems.append(f"{launch.occurrence_id} started although its routine is {state}")

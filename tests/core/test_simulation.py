@@ -29,7 +29,7 @@ from coven_core.errors import CovenError
 from coven_core.model import FailureClass
 from coven_core.operations.reconcile import Outcome
 from coven_core.runtime.base import Exit, Launch, LaunchError, Started
-from coven_core.scheduling import chains, decisions, groups, occurrences, retry
+from coven_core.scheduling import chains, conditions, decisions, groups, occurrences, retry
 from coven_core.scheduling.lease import LEASE_TTL
 from coven_core.store.codec import instant_text
 from coven_core.store.store import Store
@@ -106,6 +106,7 @@ def test_a_success_without_a_clean_exit_is_caught(tmp_path: Path, monkeypatch) -
         (decisions, "_cooling_down", lambda *args, **kwargs: False, "inside its cooldown"),
         (groups, "busy", lambda *args, **kwargs: False, "of its group"),
         (chains, "trigger", lambda *args, **kwargs: 0, "triggered nothing"),
+        (conditions, "unmet", lambda *args, **kwargs: [], "started while not"),
     ],
     ids=[
         "lost-missed-window",
@@ -114,6 +115,7 @@ def test_a_success_without_a_clean_exit_is_caught(tmp_path: Path, monkeypatch) -
         "no-cooldown",
         "no-group",
         "no-chain",
+        "no-condition",
     ],
 )
 def test_a_planted_bug_is_caught(

@@ -153,7 +153,7 @@ def test_delete_keeps_history_but_frees_the_name(coven: Coven) -> None:
         (["routine", "add", "new", *DAILY, "--retries", "-1", "--", "x"], "-1 must be at least 0"),
         (["routine", "add", "new", *DAILY, "--cwd", "/etc/passwd", "--", "x"], "'/etc/passwd' is not a directory"),
         (["routine", "add", "new", *DAILY, "--start", "soon", "--", "x"], "--start: 'soon' is not an ISO 8601"),
-        (["routine", "add", "new", "--tz", "UTC", "--", "x"], "the following arguments are required: --schedule"),
+        (["routine", "add", "new", "--tz", "UTC", "--", "x"], "--schedule is needed (a routine that only another one triggers needs --after"),
         (["routine", "add", " ", *DAILY, "--", "x"], "a routine needs a name"),
         (["routine", "show", "nobody"], "no routine named 'nobody'"),
         (["routine", "edit", "nobody", "--grace", "5m"], "no routine named 'nobody'"),

@@ -136,3 +136,56 @@ def test_after_sets_a_chain_and_refuses_a_loop_by_name(coven: Coven) -> None:
     coven.refuses("routine", "edit", "backup", "--after", "verify",
                   message="a chain cannot loop: backup → verify → backup", status=2)  # fmt: skip
     assert coven.json("routine", "edit", "verify", "--after", "none")["after"] is None
+
+
+def test_conditions_and_keep_awake_are_set_shown_and_cleared(coven: Coven) -> None:
+    shown = coven.add("c", *DAILY, "--on-ac-power", "--when-online", "--keep-awake")
+    assert (shown["on_ac_power"], shown["when_online"], shown["keep_awake"]) == (True, True, True)
+    _status, out, _err = coven("routine", "show", "c")
+    assert "on AC power · when online (waits within its grace)" in out
+    assert "the machine stays awake while it runs" in out
+    edited = coven.json("routine", "edit", "c", "--no-on-ac-power", "--no-keep-awake")
+    assert (edited["on_ac_power"], edited["when_online"], edited["keep_awake"]) == (
+        False, True, False,
+    )  # fmt: skip
+
+
+def test_a_chained_routine_needs_no_schedule_and_says_after_what(coven: Coven) -> None:
+    coven.add("backup", *DAILY)
+    added = coven.add("verify", "--after", "backup")
+    assert (added["schedule"], added["after"]) == ("after", "backup")
+    _status, out, _err = coven("routine", "list")
+    assert [line.split()[:3] for line in out.splitlines() if line.startswith("verify")] == [
+        ["verify", "active", "after"]
+    ]
+    assert "after backup" in out
+    _status, out, _err = coven("routine", "show", "verify")
+    assert "Next:         after backup" in out
+    _status, out, _err = coven("explain", "verify")
+    assert "it runs each time a run of backup succeeds" in out
+    coven.refuses(
+        "routine", "add", "lonely", "--", "/bin/true",
+        message="--schedule and --tz are needed (a routine that only another one triggers "
+        "needs --after ROUTINE instead)",
+    )  # fmt: skip
+
+
+def test_history_and_inspect_say_which_condition_was_unmet(
+    on_engine_clock: Engine, coven: Coven
+) -> None:
+    from coven_core.host import HostState, HostWatch, Network, Power
+
+    engine = on_engine_clock
+    state = HostState(Power.BATTERY, Network.ONLINE, "upower", "networkmanager")
+    engine.scheduler.host = HostWatch(state)
+    engine.add("daily", "0 13 * * *", on_ac_power=True, grace=timedelta(minutes=30))
+    engine.run_until(T0 + timedelta(hours=2))
+    _status, out, _err = coven("history", "daily")
+    assert (
+        "condition_unmet · Its conditions were not met through its grace: the machine was on "
+        "battery power (upower)."
+    ) in out
+    [row] = coven.json("history", "daily")["occurrences"]
+    assert row["decision"]["unmet"] == ["on_ac_power"]
+    _status, out, _err = coven("inspect", row["occurrence_id"])
+    assert out.startswith("Its conditions were not met through its grace")

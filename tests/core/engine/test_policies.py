@@ -484,3 +484,30 @@ def test_a_chained_routine_in_a_group_over_its_budget(engine: Engine) -> None:
     assert held["upstream"] == f"{upstream}@20260301T120000Z" and held["holder"] == "scrub"
     assert over["upstream"] == f"{upstream}@20260301T140000Z"
     assert (over["runs"], over["max_runs"]) == (1, 1)
+
+
+def test_a_routine_without_a_schedule_runs_only_after_its_upstream(engine: Engine) -> None:
+    upstream = engine.add("backup", "0 13 * * *")
+    downstream = engine.add("verify", "after", after="backup")
+    routine = engine.store.conn.execute(
+        "SELECT next_due FROM routines WHERE id = ?", (downstream,)
+    ).fetchone()
+    assert routine == (None,)  # nothing of its own is ever due
+    engine.run_until(T0 + 2 * DAY + timedelta(hours=2))
+    kinds = engine.store.conn.execute(
+        "SELECT kind, disposition FROM occurrences WHERE routine_id = ?", (downstream,)
+    ).fetchall()
+    assert kinds == [("triggered", "succeeded")] * 3
+    assert [launch.routine_id for launch in engine.runtime.launches] == [upstream, downstream] * 3
+    assert explain(engine.store, "verify", engine.clock.now_utc()).verdict == (
+        "It has no schedule of its own: it runs each time a run of backup succeeds."
+    )
+
+
+def test_a_routine_without_a_schedule_needs_an_upstream(engine: Engine) -> None:
+    with pytest.raises(ValidationError, match="no schedule of its own: give --after ROUTINE"):
+        engine.add("verify", "after")
+    engine.add("backup", "0 13 * * *")
+    engine.add("verify", "after", after="backup")
+    with pytest.raises(ValidationError, match="no schedule of its own"):
+        engine.operator.edit_routine("verify", lambda spec: replace(spec, after=None))

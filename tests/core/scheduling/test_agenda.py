@@ -53,4 +53,9 @@ def test_each_part_is_found_by_its_index(engine: Engine) -> None:
                "attempts_overrun")  # fmt: skip
     for index in indexes:
         assert index in plan, plan
-    assert "SCAN" not in plan.replace("SCAN CONSTANT ROW", ""), plan
+    # The one scan is of the partial index of active occurrences (whether a run keeps the
+    # machine awake): it holds at most max-active rows, however long the history.
+    bounded = plan.replace("SCAN CONSTANT ROW", "").replace(
+        "SCAN o USING INDEX occurrences_active", ""
+    )
+    assert "SCAN" not in bounded, plan

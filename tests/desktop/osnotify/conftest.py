@@ -174,6 +174,16 @@ class FakeSystem:
         assert self.connection.interface().isServiceRegistered(LOGIND).isValid()
 
 
+class FakeServices(FakeSystem):
+    """UPower or NetworkManager: their properties change (issue #23)."""
+
+    def changed(self, target: tuple[str, str, str], values: dict[str, Any]) -> None:
+        _service, path, interface = target
+        changed = {name: QDBusVariant(value) for name, value in values.items()}
+        self.emit(path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                  [interface, changed, ["x"]])  # fmt: skip
+
+
 def _string_array(items: list[str]) -> Any:
     """An ``as`` even when empty (an empty Python list would go out as ``av``)."""
     if items:

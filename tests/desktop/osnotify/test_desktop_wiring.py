@@ -18,6 +18,7 @@ from coven_core.events import Event, EventKind
 from coven_core.model import RevisionSpec
 from coven_desktop.desktop import Desktop
 from coven_desktop.osnotify import start_notifiers
+from tests.desktop.osnotify.conftest import FakeServices
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -38,15 +39,19 @@ def app_on_fake_bus(
 ) -> Iterator[Desktop]:  # fmt: skip
     """The fake logind and timedated own their names before the app looks for them."""
     monkeypatch.setenv("TZ", "Europe/Berlin")
+    yield from running_app(tmp_path, loop, connect_bus())
+
+
+def running_app(tmp_path: Path, loop: qasync.QEventLoop, bus: QDBusConnection) -> Iterator[Desktop]:
+    """The app with its OS notifications and its host's state on ``bus``, started, then closed."""
     clock = VirtualClock(T0, autojump=False)
-    bus = connect_bus()
 
     def notifier(parent):  # type: ignore[no-untyped-def]
         return start_notifiers(parent, now=clock.now_utc, monotonic=clock.monotonic,
                                boot_time=clock.boot_time, local_zone=lambda: "Europe/Berlin",
                                bus=bus)  # fmt: skip
 
-    desktop = Desktop(tmp_path / "data", clock, notifier_factory=notifier)
+    desktop = Desktop(tmp_path / "data", clock, notifier_factory=notifier, system_bus=lambda: bus)
     loop.run_until_complete(desktop.start())
     yield desktop
     loop.run_until_complete(desktop.close(5))
@@ -108,3 +113,55 @@ def test_a_zone_change_asks_and_following_makes_a_new_revision(
         (1, "Europe/Berlin", "local: TZ"),
         (2, "America/New_York", "local: followed the host"),
     ]
+
+
+@pytest.fixture
+def app_with_upower(
+    tmp_path: Path, loop: qasync.QEventLoop, connect_bus: Callable[[], QDBusConnection],
+    fake_system: Any,
+) -> Iterator[tuple[Desktop, Any]]:  # fmt: skip
+    """The app on a bus where a fake UPower runs too (issue #23): conditions follow it."""
+    upower = FakeServices(connect_bus(), ("org.freedesktop.UPower",))
+    for desktop in running_app(tmp_path, loop, connect_bus()):
+        yield desktop, upower
+
+
+def test_a_moment_on_battery_runs_when_upower_says_the_mains_came_back(
+    app_with_upower: tuple[Desktop, Any], loop: qasync.QEventLoop, qtbot: Any
+) -> None:
+    from coven_core.host import Power
+    from coven_desktop.osnotify.hoststate import UPOWER
+
+    desktop, upower = app_with_upower
+    upower.changed(UPOWER, {"OnBattery": True})
+    qtbot.waitUntil(lambda: desktop.host.state().power is Power.BATTERY, timeout=5000)
+    spec = RevisionSpec("0 12 * * *", "UTC", ("/bin/true",), on_ac_power=True,
+                        grace=timedelta(hours=1))  # fmt: skip
+    add(desktop, loop, spec)
+    assert until(loop, lambda: states(desktop, loop) == [("planned",)])  # it waits
+    upower.changed(UPOWER, {"OnBattery": False})
+    settled = next_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
+    assert settled.data["disposition"] == "succeeded"
+
+
+def states(desktop: Desktop, loop: qasync.QEventLoop) -> list[tuple[str]]:
+    return loop.run_until_complete(desktop.service.call(
+        lambda e: e.store.conn.execute("SELECT state FROM occurrences").fetchall()))  # fmt: skip
+
+
+def until(loop: qasync.QEventLoop, done: Callable[[], bool], seconds: float = 10) -> bool:
+    """Let the app run (its scheduler plans on its own thread) until ``done``."""
+    for _ in range(int(seconds / 0.05)):
+        if done():
+            return True
+        loop.run_until_complete(asyncio.sleep(0.05))
+    return done()
+
+
+def test_a_coming_sleep_is_recorded_with_the_runs_in_flight(
+    app_with_upower: tuple[Desktop, Any], loop: qasync.QEventLoop, fake_system: Any
+) -> None:
+    desktop, _upower = app_with_upower
+    fake_system.prepare_for_sleep(True)
+    sleeping = next_event(desktop, loop, lambda e: e.kind is EventKind.SLEEPING)
+    assert sleeping.data == {"in_flight": []}

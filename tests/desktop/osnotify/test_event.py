@@ -19,7 +19,7 @@ AT = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 @pytest.mark.parametrize(
     ("kind", "reason"),
     [
-        ("sleeping", None),
+        ("sleeping", WakeReason.SYSTEM_SLEEPING),
         ("resumed", WakeReason.SYSTEM_RESUMED),
         ("clock_changed", WakeReason.CLOCK_JUMPED),
         ("timezone_changed", WakeReason.TIMEZONE_CHANGED),

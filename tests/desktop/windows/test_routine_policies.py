@@ -154,3 +154,29 @@ def test_a_chain_is_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type
     drive(loop, page, lambda: retype(qtbot, {page.editor.after: "backup:finished"}))
     spec = saved_spec(desktop, qtbot, loop, page, "verify")
     assert (spec.after, spec.after_outcome) == ("backup", "finished")
+
+
+def test_conditions_and_keep_awake_are_ticked_saved_and_shown_again(
+    desktop, qtbot, loop, page
+) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    open_policies(qtbot, loop, page)
+    fill(qtbot, loop, page, "backup", "/bin/true")
+    type_schedule(qtbot, loop, page, "0 9 * * *")
+    editor = page.editor
+    for box in (editor.on_ac_power, editor.when_online, editor.keep_awake):
+        qtbot.mouseClick(box, Qt.MouseButton.LeftButton)
+    press(qtbot, loop, page, editor.save_button)
+    drive(loop, page)
+    spec = engine(desktop, loop, lambda e: show(e.store, "backup").revision.spec)
+    assert (spec.on_ac_power, spec.when_online, spec.keep_awake) == (True, True, True)
+    reload(loop, page)
+    assert page.select("backup")
+    click(qtbot, loop, page, "edit")
+    assert page.editor.policies.isVisible()  # unfolded: a policy is set
+    assert page.editor.on_ac_power.isChecked() and page.editor.keep_awake.isChecked()
+    qtbot.mouseClick(page.editor.when_online, Qt.MouseButton.LeftButton)
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
+    spec = engine(desktop, loop, lambda e: show(e.store, "backup").revision.spec)
+    assert (spec.on_ac_power, spec.when_online, spec.keep_awake) == (True, False, True)

@@ -186,6 +186,16 @@ def test_rows_say_the_schedule_in_words_zone_state_and_next_run(desktop, loop, p
     assert model.data(model.index(1, Column.ZONE), NameRole) == "sync"
 
 
+def test_a_routine_only_its_upstream_runs_says_after_what(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
+    spec = RevisionSpec(schedule="after", timezone="UTC", argv=("/bin/true",), after="backup")
+    loop.run_until_complete(desktop.service.call(lambda e: e.operator.add_routine("verify", spec)))
+    reload(loop, page)
+    model = page.model
+    cells = [model.data(model.index(1, column)) for column in (Column.SCHEDULE, Column.NEXT_RUN)]
+    assert cells == ["after backup", "after backup"]
+
+
 def test_a_broken_routine_says_so_and_the_others_read_as_before(
     desktop, loop, page, qtmodeltester
 ) -> None:  # type: ignore[no-untyped-def]

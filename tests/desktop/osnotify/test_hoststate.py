@@ -1,0 +1,180 @@
+"""Power, network and sleep inhibitors on a private system bus (issue #23, DESIGN §14): fake
+UPower and NetworkManager emit their real signals into the host's state, and a fake logind in
+its own process hands out inhibitors whose life the test watches."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from PySide6.QtDBus import QDBus, QDBusConnection, QDBusMessage, QDBusVariant
+from pytestqt.qtbot import QtBot
+
+from coven_core.clock import VirtualClock
+from coven_core.host import HostWatch, Network, Power
+from coven_desktop.osnotify.hoststate import (
+    NETWORK_MANAGER,
+    UPOWER,
+    logind_inhibitor,
+    network_of,
+    watch_host,
+)
+from tests.core.conftest import make_engine
+from tests.desktop.osnotify.conftest import FakeServices
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="UPower, NetworkManager and logind are Linux's"
+)
+
+FAKE_LOGIND = Path(__file__).with_name("fake_logind.py")
+#: The Python that runs the fake logind: it needs dbus-python and PyGObject (Debian packages
+#: python3-dbus and python3-gi; .ci/run installs them).
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+# -- UPower and NetworkManager ------------------------------------------------------------------
+@pytest.fixture
+def services(connect_bus: Callable[[], QDBusConnection]) -> FakeServices:
+    return FakeServices(connect_bus(), (UPOWER[0], NETWORK_MANAGER[0]))
+
+
+def test_upower_and_networkmanager_changes_reach_the_state_and_wake(
+    qtbot: QtBot, services: FakeServices, connect_bus: Callable[[], QDBusConnection]
+) -> None:
+    woken: list[str] = []
+    host = HostWatch(on_change=lambda: woken.append("wake"))
+    watches = watch_host(host, connect_bus(), None)
+    assert len(watches) == 2  # the fakes answer no Get: the state stays unknown until news
+    assert host.state().power is Power.UNKNOWN
+    services.changed(UPOWER, {"OnBattery": True})
+    qtbot.waitUntil(lambda: host.state().power is Power.BATTERY, timeout=5000)
+    services.changed(NETWORK_MANAGER, {"Connectivity": QDBusVariant(2)})  # a portal
+    services.changed(NETWORK_MANAGER, {"Connectivity": 4})
+    qtbot.waitUntil(lambda: host.state().network is Network.ONLINE, timeout=5000)
+    state = host.state()
+    assert (state.power_source, state.network_source) == ("upower", "networkmanager")
+    assert len(woken) >= 2
+    for watch in watches:
+        watch.stop()
+
+
+def test_networkmanager_without_a_connectivity_check_is_read_from_its_state() -> None:
+    assert network_of({"Connectivity": 0, "State": 70}) is Network.ONLINE
+    assert network_of({"Connectivity": 0, "State": 20}) is Network.OFFLINE
+    assert network_of({"Connectivity": 3, "State": 70}) is Network.OFFLINE  # limited
+    assert network_of({}) is None
+
+
+def test_without_the_services_nothing_is_watched(
+    connect_bus: Callable[[], QDBusConnection],
+) -> None:
+    host = HostWatch()
+    assert watch_host(host, connect_bus(), None) == []
+    assert logind_inhibitor(connect_bus()) is None
+
+
+# -- logind's inhibitors --------------------------------------------------------------------
+@pytest.fixture
+def fake_logind(system_bus_address: str) -> Iterator[str]:
+    if (
+        not shutil.which(SYSTEM_PYTHON)
+        or subprocess.run([SYSTEM_PYTHON, "-c", "import dbus, gi"], capture_output=True).returncode
+    ):
+        pytest.skip("the fake logind needs python3-dbus and python3-gi for /usr/bin/python3")
+    process = subprocess.Popen([SYSTEM_PYTHON, str(FAKE_LOGIND), system_bus_address],
+                               stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+        yield system_bus_address
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def held(bus: QDBusConnection) -> list[str]:
+    message = QDBusMessage.createMethodCall(
+        "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+        "Held",
+    )  # fmt: skip
+    reply = bus.call(message, QDBus.CallMode.Block, 5000)
+    assert reply.type() == QDBusMessage.MessageType.ReplyMessage, reply.errorMessage()
+    return list(reply.arguments()[0])
+
+
+def test_an_inhibitor_is_held_until_its_descriptor_is_closed(
+    fake_logind: str, connect_bus: Callable[[], QDBusConnection]
+) -> None:
+    bus = connect_bus()
+    inhibit = logind_inhibitor(bus)
+    assert inhibit is not None
+    fd = inhibit("block", "routine backup is running")
+    assert fd is not None and not os.get_inheritable(fd)  # no command inherits it
+    assert held(bus) == ["block:routine backup is running"]
+    os.close(fd)
+    assert held(bus) == []
+
+
+def test_a_keep_awake_run_holds_logind_until_it_settles(
+    fake_logind: str, connect_bus: Callable[[], QDBusConnection], tmp_path: Path
+) -> None:
+    bus = connect_bus()
+    engine = make_engine(tmp_path / "data", VirtualClock(datetime(2026, 3, 1, 12, tzinfo=UTC)))
+    try:
+        from coven_core.scheduling.awake import SleepGuard
+
+        engine.scheduler.host = HostWatch(inhibit=logind_inhibitor(bus))
+        engine.scheduler.awake = SleepGuard(engine.scheduler.host.inhibit)
+        engine.runtime.auto_exit = None
+        engine.add("backup", "0 13 * * *", keep_awake=True)
+        engine.scheduler.awake.take_delay()
+        engine.run_until(engine.clock.now_utc() + timedelta(hours=1, minutes=1))
+        (launch,) = engine.runtime.running.values()
+        assert sorted(h.split(":")[0] for h in held(bus)) == ["block", "delay"]
+        engine.runtime.finish(launch)
+        engine.run_until(engine.clock.now_utc())
+        assert [h.split(":")[0] for h in held(bus)] == ["delay"]
+        engine.scheduler.awake.release_all()
+        assert held(bus) == []
+    finally:
+        engine.store.close()
+
+
+_HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from PySide6.QtCore import QCoreApplication
+    from PySide6.QtDBus import QDBusConnection
+    from coven_desktop.osnotify.hoststate import logind_inhibitor
+    app = QCoreApplication([])
+    bus = QDBusConnection.connectToBus(sys.argv[1], "holder")
+    fd = logind_inhibitor(bus)("block", "held by a process that crashes")
+    print("held", fd, flush=True)
+    time.sleep(60)
+    """
+)
+
+
+def test_a_crash_of_the_holder_frees_the_machine(
+    fake_logind: str, connect_bus: Callable[[], QDBusConnection]
+) -> None:
+    bus = connect_bus()
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, fake_logind],
+                              stdout=subprocess.PIPE, text=True, env={**os.environ})  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().startswith("held")
+        assert held(bus) == ["block:held by a process that crashes"]
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=10)
+        assert held(bus) == []
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()

@@ -24,11 +24,14 @@ from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QToolButton,
     QTreeWidget,
@@ -67,6 +70,10 @@ _POLICY_FIELDS = ("except_dates", "max_runtime_per_day", "cooldown", "cooldown_m
 KindRole = Qt.ItemDataRole.UserRole + 1
 
 
+#: The preview shows at least this many moments however many fields are open.
+PREVIEW_ROWS = 6
+
+
 class RoutineEditor(QGroupBox):
     previewUpdated = Signal(object)  # the DraftCheck now shown (errors and preview)
     saved = Signal(str)  # the routine's name, once the engine has stored it
@@ -90,10 +97,20 @@ class RoutineEditor(QGroupBox):
         layout = QVBoxLayout(self)
         form = QFormLayout()
         self._add_fields(form)
-        layout.addLayout(form)
         policies = self._policy_section()
-        layout.addWidget(self.policies_toggle)
-        layout.addWidget(policies)
+        fields = QWidget(self)  # scrolls when the policies are open: the preview keeps its rows
+        inner = QVBoxLayout(fields)
+        inner.setContentsMargins(0, 0, 0, 0)
+        inner.addLayout(form)
+        inner.addWidget(self.policies_toggle)
+        inner.addWidget(policies)
+        inner.addStretch(1)
+        self.fields = QScrollArea(self)
+        self.fields.setWidgetResizable(True)
+        self.fields.setFrameShape(QFrame.Shape.NoFrame)
+        self.fields.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.fields.setWidget(fields)
+        layout.addWidget(self.fields, 3)
         self.words = QLabel("", self)  # the schedule in words, as the list will say it
         self.words.setObjectName("words")
         self.words.setWordWrap(True)
@@ -103,7 +120,12 @@ class RoutineEditor(QGroupBox):
         self.preview.setAccessibleName(_("Next occurrences"))
         self.preview.setHeaderLabels([_("Local time"), _("Offset"), _("Status"), _("Note")])
         self.preview.setRootIsDecorated(False)
-        layout.addWidget(self.preview, 1)
+        fit = QHeaderView.ResizeMode.ResizeToContents  # the time itself is never cut
+        for column in (0, 1):  # the status and the note take what is left
+            self.preview.header().setSectionResizeMode(column, fit)
+        rows = self.preview.fontMetrics().height() + 4
+        self.preview.setMinimumHeight(PREVIEW_ROWS * rows)
+        layout.addWidget(self.preview, 2)
         self.status = self._error_label("form")
         layout.addWidget(self.status)
         layout.addLayout(self._buttons())

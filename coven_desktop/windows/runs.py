@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from coven_core.errors import CovenError
-from coven_core.queries import RunRow, _, runs
+from coven_core.queries import RunRow, _, ngettext, runs
 from coven_desktop.windows import run_times
 from coven_desktop.windows.cancelling import ask_to_cancel
 from coven_desktop.windows.chips import ChipDelegate
@@ -217,7 +217,8 @@ class Page(LivePage):
             self.select(chosen.occurrence_id)
         rows = self.model.rowCount()
         self.empty.setVisible(rows == 0 and not self.error.isVisible())
-        self.count.setText(_("{count} runs shown").format(count=rows) if rows else "")
+        shown = ngettext("{count} run shown", "{count} runs shown", rows)
+        self.count.setText(shown.format(count=rows) if rows else "")
         self.more_button.setVisible(not self.exhausted)
         now = self.desktop.clock.now_utc()
         zone = run_times.viewer_zone_key()

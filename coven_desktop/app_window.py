@@ -90,11 +90,17 @@ class MainWindow(QMainWindow):
         return line
 
     def _shortcuts(self) -> None:
-        """Ctrl+1… for the side bar's pages, in their order; Ctrl+N adds a routine."""
-        for number, info in enumerate(PAGES, 1):
+        """Ctrl+1… for the side bar's pages as it shows them (once Welcome is gone, Ctrl+1 is
+        Routines: the number a person counts down the bar); Ctrl+N adds a routine."""
+        for number in range(1, len(PAGES) + 1):
             shortcut = QShortcut(QKeySequence(f"Ctrl+{number}"), self)
-            shortcut.activated.connect(lambda key=info.key: self.show_page(key))
+            shortcut.activated.connect(lambda nth=number: self._show_nth(nth))
         QShortcut(QKeySequence.StandardKey.New, self).activated.connect(self.new_routine)
+
+    def _show_nth(self, number: int) -> None:
+        shown = [info for row, info in enumerate(PAGES) if not self.sidebar.isRowHidden(row)]
+        if number <= len(shown):
+            self.show_page(shown[number - 1].key)
 
     def new_routine(self) -> None:
         """The Routines page with its editor open on a new routine."""

@@ -61,3 +61,19 @@ def test_ctrl_and_a_number_opens_that_page_and_ctrl_n_a_new_routine(
     routines = window.pages["routines"]
     assert window.stack.currentWidget() is routines
     assert routines.editor.isVisible()  # type: ignore[attr-defined]
+
+
+def test_the_numbers_count_the_rows_shown(
+    desktop: Desktop, qtbot: QtBot, loop: qasync.QEventLoop
+) -> None:
+    """Once Welcome is gone, Ctrl+1 is Routines and Ctrl+4 the Timeline, as the bar reads."""
+    window = desktop.window
+    window.show()
+    qtbot.waitExposed(window)
+    window.show_page("routines")
+    add(desktop, loop, "backup")
+    assert window.sidebar.isRowHidden(0)
+    qtbot.keyClick(window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+    assert window.stack.currentWidget() is window.pages["timeline"]
+    qtbot.keyClick(window, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
+    assert window.stack.currentWidget() is window.pages["routines"]

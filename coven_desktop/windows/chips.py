@@ -36,7 +36,7 @@ CHIP_ICON_ROLE = Qt.ItemDataRole.UserRole + 21
 _LIVE = {
     "running": IN_PROGRESS, "starting": IN_PROGRESS, "waiting": PLANNED,
     "active": "succeeded", "paused": "skipped", "quarantined": "failed",
-    "broken": "recovery_required", "deleted": "cancelled",
+    "broken": "recovery_required", "deleted": "cancelled", "trial": "shadowed",
 }  # fmt: skip
 _ICON = 14  # pixels: the chip's icon, inside its padding
 _PAD_X, _PAD_Y, _RADIUS = 7.0, 3.0, 8.0

@@ -35,9 +35,15 @@ STATE_ICONS: dict[str, tuple[str, QStyle.StandardPixmap]] = {
     "paused": ("media-playback-pause", QStyle.StandardPixmap.SP_MediaPause),
     "quarantined": ("dialog-error", QStyle.StandardPixmap.SP_MessageBoxCritical),
     "broken": ("dialog-warning", QStyle.StandardPixmap.SP_MessageBoxWarning),
+    "trial": ("document-preview", QStyle.StandardPixmap.SP_FileDialogContentsView),
     "deleted": ("edit-delete", QStyle.StandardPixmap.SP_TrashIcon),
 }
 _NEVER = float("inf")
+
+
+def on_trial(row: RoutineRow) -> bool:
+    """A trial (shadow) routine: every moment decided as if live, the command never started."""
+    return row.view.revision is not None and row.view.revision.spec.shadow
 
 
 class Column(enum.IntEnum):
@@ -148,7 +154,11 @@ class RoutinesModel(QAbstractTableModel):
         """What the State chip shows: ``broken``, ``running`` or the routine's state."""
         if row.view.broken is not None:
             return "broken"
-        return "running" if self.running.get(row.name) else row.state.value
+        if self.running.get(row.name):
+            return "running"
+        if row.state is RoutineState.ACTIVE and on_trial(row):
+            return "trial"
+        return row.state.value
 
     def _sort_key(self, row: RoutineRow, column: Column) -> Any:
         if column is Column.NEXT_RUN:
@@ -198,6 +208,8 @@ class RoutinesModel(QAbstractTableModel):
         if going:
             return self._running(going)
         state = self._states[row.state]
+        if row.state is RoutineState.ACTIVE and on_trial(row):
+            state = _("Trial: decided, never started")
         reason = row.view.routine.state_reason
         if not reason:
             return state

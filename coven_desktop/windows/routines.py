@@ -11,6 +11,7 @@ through ``desktop.act``, so they are audited, wake the scheduler and refresh eve
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import shiboken6
@@ -39,7 +40,7 @@ from coven_desktop.windows.fitting import FittingTable
 from coven_desktop.windows.import_dialog import ImportDialog
 from coven_desktop.windows.notice import Notice
 from coven_desktop.windows.routine_editor import RoutineEditor
-from coven_desktop.windows.routine_model import Column, Index, RoutinesModel, SortRole
+from coven_desktop.windows.routine_model import Column, Index, RoutinesModel, SortRole, on_trial
 from coven_desktop.windows.routine_rows import RoutineRow, load_rows
 from coven_desktop.windows.ticking import Ticker
 
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 WIDEST_COLUMN = 280
 #: The columns that give way, first the first, when the window cannot hold them all.
 #: The toolbar's less frequent actions, under "More" (each is in the rows' context menu too).
-IN_MORE = frozenset({"runs", "delete", "explain", "import"})
+IN_MORE = frozenset({"runs", "delete", "explain", "make_live", "import"})
 GIVE_WAY = (Column.STATE, Column.SCHEDULE, Column.LAST_RESULT, Column.NEXT_RUN)
 
 
@@ -114,7 +115,8 @@ class Page(QWidget):
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         table.doubleClicked.connect(lambda _index: self.edit_selected())
         table.selectionModel().selectionChanged.connect(lambda *_: self._picked())
-        for key in ("edit", "pause", "resume", "run_now", "cancel", "runs", "delete", "explain"):
+        for key in ("edit", "pause", "resume", "run_now", "cancel", "runs", "delete", "explain",
+                    "make_live"):  # fmt: skip
             table.addAction(self.action[key])
         return table
 
@@ -149,6 +151,7 @@ class Page(QWidget):
             ("runs", _("Runs"), self.show_runs_of_selected),
             ("delete", _("Delete…"), self.delete_selected),
             ("explain", _("Explain…"), self.explain_selected),
+            ("make_live", _("Make it live"), self.make_selected_live),
             ("import", _("Import…"), self.open_import),
         ]
         shortcuts = {
@@ -197,6 +200,7 @@ class Page(QWidget):
         # one place on the bar for the two: whichever the routine can take (Pause by default)
         self.action["resume"].setVisible(paused)
         self.action["pause"].setVisible(not paused)
+        self.action["make_live"].setEnabled(row is not None and on_trial(row))
 
     # -- loading ----------------------------------------------------------------------------
     async def reload(self) -> None:
@@ -266,6 +270,12 @@ class Page(QWidget):
 
     def pause_selected(self) -> None:
         self._act_on_selected(lambda name: lambda e: e.operator.pause(name))
+
+    def make_selected_live(self) -> None:
+        """A trial routine's next revision runs its command (DESIGN §14): the same as
+        ``coven routine edit NAME --live``."""
+        live = lambda spec: replace(spec, shadow=False)  # noqa: E731
+        self._act_on_selected(lambda name: lambda e: e.operator.edit_routine(name, live))
 
     def resume_selected(self) -> None:
         self._act_on_selected(lambda name: lambda e: e.operator.resume(name))

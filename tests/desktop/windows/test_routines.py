@@ -612,5 +612,24 @@ def test_the_toolbar_fits_at_the_default_width_with_the_rest_under_more(page: Pa
         "runs",
         "delete",
         "explain",
+        "make_live",
         "import",
     }
+
+
+def test_a_trial_routine_shows_as_a_trial_and_make_it_live_makes_it_live(
+    desktop: Desktop, qtbot: QtBot, loop: qasync.QEventLoop, page: Page
+) -> None:
+    spec = RevisionSpec(schedule="@daily", timezone="UTC", argv=("/bin/true",), shadow=True)
+    engine(desktop, loop, lambda e: e.operator.add_routine("sync", spec))
+    reload(loop, page)
+    state = page.model.index(0, Column.STATE)
+    assert page.model.data(state, ChipRole) == "trial"
+    assert page.model.data(state) == "Trial: decided, never started"
+    page.select("sync")
+    click(qtbot, loop, page, "make_live")
+    drive(loop, page)
+    revision = engine(desktop, loop, lambda e: show(e.store, "sync").revision)
+    assert revision.number == 2 and not revision.spec.shadow  # a new revision, live
+    assert page.model.data(page.model.index(0, Column.STATE), ChipRole) == "active"
+    assert not page.action["make_live"].isEnabled()

@@ -151,28 +151,7 @@ class RoutineEditor(QGroupBox):
         self.retries = QSpinBox(self)
         self.retries.setRange(0, 100)
         self.idempotent = QCheckBox(_("Safe to run twice (idempotent)"), self)
-        self.except_dates = QLineEdit(self)
-        self.except_dates.setPlaceholderText(_("e.g. 2026-12-24, 2026-12-31"))
-        self.shadow = QCheckBox(_("Trial run: decide each moment, never start the command"),
-                                self)  # fmt: skip
-        self.shadow.setToolTip(_("Untick to make it live: a new revision from now on"))
-        self.max_runs = QSpinBox(self)
-        self.max_runs.setRange(0, 10_000)
-        self.max_runs.setSpecialValueText(_("no limit"))  # shown for 0
-        self.max_runtime = self._duration_edit()
-        self.cooldown = self._duration_edit()
-        self.cooldown_max = self._duration_edit()
-        self.cooldown_max.setPlaceholderText(_("none: one day"))
-        self.group = QLineEdit(self)
-        self.group.setPlaceholderText(_("e.g. disk: one routine of a group runs at a time"))
-        self.after = QLineEdit(self)
-        self.after.setPlaceholderText(_("e.g. backup, or backup:finished for any end"))
-        # Conditions and keeping awake (DESIGN §14): what a laptop's owner asks of a backup.
-        self.on_ac_power = QCheckBox(_("Only on AC power: on battery, wait within the grace"),
-                                     self)  # fmt: skip
-        self.when_online = QCheckBox(_("Only when online: offline, wait within the grace"),
-                                     self)  # fmt: skip
-        self.keep_awake = QCheckBox(_("Keep the computer awake while it runs"), self)
+        self._make_policy_fields()
         rows: list[tuple[str, QWidget, str | None]] = [
             (_("Name"), self.name, "name"),
             (_("Schedule"), self.schedule, "schedule"),
@@ -195,6 +174,31 @@ class RoutineEditor(QGroupBox):
                 widget.setAccessibleName(label)
             form.addRow(label, self._with_error(widget, key))
         self._watch()
+
+    def _make_policy_fields(self) -> None:
+        """The policies' widgets (DESIGN §14); _policy_section lays them out."""
+        self.except_dates = QLineEdit(self)
+        self.except_dates.setPlaceholderText(_("e.g. 2026-12-24, 2026-12-31"))
+        self.shadow = QCheckBox(_("Trial run: decide each moment, never start the command"),
+                                self)  # fmt: skip
+        self.shadow.setToolTip(_("Untick to make it live: a new revision from now on"))
+        self.max_runs = QSpinBox(self)
+        self.max_runs.setRange(0, 10_000)
+        self.max_runs.setSpecialValueText(_("no limit"))  # shown for 0
+        self.max_runtime = self._duration_edit()
+        self.cooldown = self._duration_edit()
+        self.cooldown_max = self._duration_edit()
+        self.cooldown_max.setPlaceholderText(_("none: one day"))
+        self.group = QLineEdit(self)
+        self.group.setPlaceholderText(_("e.g. disk: one routine of a group runs at a time"))
+        self.after = QLineEdit(self)
+        self.after.setPlaceholderText(_("e.g. backup, or backup:finished for any end"))
+        # Conditions and keeping awake (DESIGN §14): what a laptop's owner asks of a backup.
+        self.on_ac_power = QCheckBox(_("Only on AC power: on battery, wait within the grace"),
+                                     self)  # fmt: skip
+        self.when_online = QCheckBox(_("Only when online: offline, wait within the grace"),
+                                     self)  # fmt: skip
+        self.keep_awake = QCheckBox(_("Keep the computer awake while it runs"), self)
 
     def _policy_section(self) -> QWidget:
         """The policies (DESIGN §14), folded away until asked for or set: most routines

@@ -102,7 +102,7 @@ class LaneGeometry:
         grown = False
         for bars in self.runs.values():
             for index, (began, _ended, item) in enumerate(bars):
-                if isinstance(item, RecordedOccurrence) and item.ran_until is None:
+                if item.ran_until is None:
                     bars[index] = (began, max(now, began), item)
                     grown = True
         if grown:

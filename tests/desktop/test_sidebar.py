@@ -3,11 +3,13 @@ until the first routine exists, and Ctrl+1… / Ctrl+N from anywhere in the wind
 
 from __future__ import annotations
 
+import pytest
 import qasync
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from coven_core.model import RevisionSpec
+from coven_desktop.app_window import MainWindow
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows import PAGES
 
@@ -49,12 +51,17 @@ def test_welcome_goes_once_a_routine_exists(desktop: Desktop, loop: qasync.QEven
     assert sidebar.item(0).isHidden()  # type: ignore[union-attr]
 
 
+@pytest.fixture
+def window(desktop: Desktop, qtbot: QtBot) -> MainWindow:
+    """The main window, shown: its shortcuts take keys."""
+    desktop.window.show()
+    qtbot.waitExposed(desktop.window)
+    return desktop.window
+
+
 def test_ctrl_and_a_number_opens_that_page_and_ctrl_n_a_new_routine(
-    desktop: Desktop, qtbot: QtBot, loop: qasync.QEventLoop
+    window: MainWindow, qtbot: QtBot
 ) -> None:
-    window = desktop.window
-    window.show()
-    qtbot.waitExposed(window)
     qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
     assert window.stack.currentWidget() is window.pages["timeline"]
     qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
@@ -64,12 +71,9 @@ def test_ctrl_and_a_number_opens_that_page_and_ctrl_n_a_new_routine(
 
 
 def test_the_numbers_count_the_rows_shown(
-    desktop: Desktop, qtbot: QtBot, loop: qasync.QEventLoop
+    desktop: Desktop, window: MainWindow, qtbot: QtBot, loop: qasync.QEventLoop
 ) -> None:
-    """Once Welcome is gone, Ctrl+1 is Routines and Ctrl+4 the Timeline, as the bar reads."""
-    window = desktop.window
-    window.show()
-    qtbot.waitExposed(window)
+    """Once Welcome is gone, Ctrl+1 is Routines and Ctrl+3 the Timeline, as the bar reads."""
     window.show_page("routines")
     add(desktop, loop, "backup")
     assert window.sidebar.isRowHidden(0)

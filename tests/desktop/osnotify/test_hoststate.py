@@ -157,7 +157,7 @@ _HOLDER = textwrap.dedent(
     bus = QDBusConnection.connectToBus(sys.argv[1], "holder")
     fd = logind_inhibitor(bus)("block", "held by a process that crashes")
     print("held", fd, flush=True)
-    time.sleep(60)
+    time.sleep(60)  # real-time: the holder lives until the test kills it (the crash)
     """
 )
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import SLOT, QObject, Slot
+from PySide6.QtCore import SLOT, QObject, Qt, QThread, Signal, Slot
 from PySide6.QtDBus import (
     QDBus,
     QDBusConnection,
@@ -35,6 +36,9 @@ log = logging.getLogger(__name__)
 _SLOT: Any = SLOT("on_properties_changed(QString,QVariantMap,QStringList)")
 #: A read at the start, or an inhibitor, must not hang the app on a stuck service.
 CALL_TIMEOUT_MS = 2000
+#: How long another thread waits for the GUI thread to take an inhibitor for it: the
+#: call's own bound, and a second for a GUI thread that is busy painting.
+ASK_TIMEOUT_S = CALL_TIMEOUT_MS / 1000 + 1
 
 UPOWER = ("org.freedesktop.UPower", "/org/freedesktop/UPower", "org.freedesktop.UPower")
 NETWORK_MANAGER = (
@@ -151,17 +155,81 @@ def logind_inhibitor(bus: QDBusConnection) -> Callable[[str, str], int | None] |
     non-inheritable, so no command Coven starts ever holds the machine awake."""
     if not bus.isConnected() or not service_available(bus, LOGIND[0]):
         return None
+    return MainThreadInhibitor(bus)
 
-    def inhibit(mode: str, why: str) -> int | None:
-        message = QDBusMessage.createMethodCall(*LOGIND, "Inhibit")
-        message.setArguments(["sleep", "Coven", why, mode])
-        reply = bus.call(message, QDBus.CallMode.Block, CALL_TIMEOUT_MS)
-        if reply.type() != QDBusMessage.MessageType.ReplyMessage:
-            raise OSError(f"logind refused a {mode} inhibitor: {reply.errorMessage()}")
-        arguments = reply.arguments()
-        handle = arguments[0] if len(arguments) == 1 else None
-        if not isinstance(handle, QDBusUnixFileDescriptor) or not handle.isValid():
-            raise OSError("logind answered Inhibit without a file descriptor")
-        return os.dup(handle.fileDescriptor())
 
-    return inhibit
+def _inhibit_now(bus: QDBusConnection, mode: str, why: str) -> int:
+    message = QDBusMessage.createMethodCall(*LOGIND, "Inhibit")
+    message.setArguments(["sleep", "Coven", why, mode])
+    reply = bus.call(message, QDBus.CallMode.Block, CALL_TIMEOUT_MS)
+    if reply.type() != QDBusMessage.MessageType.ReplyMessage:
+        raise OSError(f"logind refused a {mode} inhibitor: {reply.errorMessage()}")
+    arguments = reply.arguments()
+    handle = arguments[0] if len(arguments) == 1 else None
+    if not isinstance(handle, QDBusUnixFileDescriptor) or not handle.isValid():
+        raise OSError("logind answered Inhibit without a file descriptor")
+    return os.dup(handle.fileDescriptor())
+
+
+class _Request:
+    """One inhibitor asked for by another thread: answered on the bus's thread, or
+    abandoned by an asker that stopped waiting (then the late descriptor is closed)."""
+
+    def __init__(self, mode: str, why: str) -> None:
+        self.mode, self.why = mode, why
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._fd: int | None = None
+        self._error: OSError | None = None
+        self._abandoned = False
+
+    def answer(self, take: Callable[[], int]) -> None:
+        try:
+            fd: int | None = take()
+        except OSError as error:
+            fd, self._error = None, error
+        with self._lock:
+            if self._abandoned and fd is not None:
+                os.close(fd)
+                return
+            self._fd = fd
+        self._done.set()
+
+    def wait(self, seconds: float) -> int:
+        if not self._done.wait(seconds):
+            with self._lock:
+                if not self._done.is_set():
+                    self._abandoned = True
+                    raise OSError(f"no answer from the app within {seconds:g} s")
+        if self._error is not None:
+            raise self._error
+        assert self._fd is not None
+        return self._fd
+
+
+class MainThreadInhibitor(QObject):
+    """Takes logind inhibitors for any thread, always calling D-Bus on its own thread.
+
+    Why not call from the scheduler's thread: PySide holds the GIL inside a blocking
+    ``QDBusConnection.call``. When the GUI thread subscribed to a signal at that moment,
+    Qt's bus thread held its connection lock and waited for the GIL, the caller held the
+    GIL and waited for that lock, and the app hung at start (seen under gdb, one start in
+    three in ``test_desktop_wiring``). On one thread, no such cycle can form."""
+
+    _asked = Signal(object)
+
+    def __init__(self, bus: QDBusConnection, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._bus = bus
+        self._asked.connect(self._answer, Qt.ConnectionType.QueuedConnection)
+
+    def __call__(self, mode: str, why: str) -> int | None:
+        if QThread.currentThread() == self.thread():
+            return _inhibit_now(self._bus, mode, why)
+        request = _Request(mode, why)
+        self._asked.emit(request)
+        return request.wait(ASK_TIMEOUT_S)
+
+    @Slot(object)
+    def _answer(self, request: _Request) -> None:
+        request.answer(lambda: _inhibit_now(self._bus, request.mode, request.why))

@@ -10,9 +10,11 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtDBus import QDBus, QDBusConnection, QDBusMessage, QDBusVariant
@@ -178,3 +180,46 @@ def test_a_crash_of_the_holder_frees_the_machine(
         if holder.poll() is None:
             holder.kill()
             holder.wait()
+
+
+def test_another_thread_gets_its_inhibitor_through_the_gui_thread(
+    fake_logind: str, connect_bus: Callable[[], QDBusConnection], qtbot: QtBot,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """The scheduler's thread never calls D-Bus itself (a deadlock with PySide's GIL)."""
+    from coven_desktop.osnotify import hoststate
+
+    callers: list[threading.Thread] = []
+    call = hoststate._inhibit_now
+
+    def recorded(*args: Any) -> int:
+        callers.append(threading.current_thread())
+        return call(*args)
+
+    monkeypatch.setattr(hoststate, "_inhibit_now", recorded)
+    bus = connect_bus()
+    inhibit = logind_inhibitor(bus)
+    assert inhibit is not None
+    got: dict[str, int | None] = {}
+    worker = threading.Thread(target=lambda: got.update(fd=inhibit("block", "from a worker")))
+    worker.start()
+    qtbot.waitUntil(lambda: "fd" in got, timeout=5000)
+    worker.join()
+    assert held(bus) == ["block:from a worker"]
+    assert callers == [threading.main_thread()]
+    fd = got["fd"]
+    assert fd is not None
+    os.close(fd)
+
+
+def test_a_descriptor_that_comes_after_its_asker_gave_up_is_closed() -> None:
+    from coven_desktop.osnotify.hoststate import _Request
+
+    request = _Request("block", "late")
+    with pytest.raises(OSError, match="no answer"):
+        request.wait(0.01)
+    late, other_end = os.pipe()
+    request.answer(lambda: late)
+    with pytest.raises(OSError):
+        os.fstat(late)  # closed: nobody holds the machine awake for a run that went on
+    os.close(other_end)

@@ -110,6 +110,9 @@ class RoutineEditor(QGroupBox):
         self.fields.setFrameShape(QFrame.Shape.NoFrame)
         self.fields.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.fields.setWidget(fields)
+        # it scrolls up and down only: never narrower than its fields (the splitter gives way)
+        bar = self.fields.verticalScrollBar().sizeHint().width()
+        self.fields.setMinimumWidth(fields.minimumSizeHint().width() + bar)
         layout.addWidget(self.fields, 3)
         self.words = QLabel("", self)  # the schedule in words, as the list will say it
         self.words.setObjectName("words")
@@ -179,9 +182,10 @@ class RoutineEditor(QGroupBox):
         """The policies' widgets (DESIGN §14); _policy_section lays them out."""
         self.except_dates = QLineEdit(self)
         self.except_dates.setPlaceholderText(_("e.g. 2026-12-24, 2026-12-31"))
-        self.shadow = QCheckBox(_("Trial run: decide each moment, never start the command"),
-                                self)  # fmt: skip
-        self.shadow.setToolTip(_("Untick to make it live: a new revision from now on"))
+        # Short labels, the how in the tooltip: the form fits its pane in every language.
+        self.shadow = QCheckBox(_("Trial run (never start the command)"), self)
+        self.shadow.setToolTip(_("Decide each moment as if live, never start the command. "
+                                 "Untick to make it live: a new revision from now on"))  # fmt: skip
         self.max_runs = QSpinBox(self)
         self.max_runs.setRange(0, 10_000)
         self.max_runs.setSpecialValueText(_("no limit"))  # shown for 0
@@ -194,10 +198,10 @@ class RoutineEditor(QGroupBox):
         self.after = QLineEdit(self)
         self.after.setPlaceholderText(_("e.g. backup, or backup:finished for any end"))
         # Conditions and keeping awake (DESIGN §14): what a laptop's owner asks of a backup.
-        self.on_ac_power = QCheckBox(_("Only on AC power: on battery, wait within the grace"),
-                                     self)  # fmt: skip
-        self.when_online = QCheckBox(_("Only when online: offline, wait within the grace"),
-                                     self)  # fmt: skip
+        self.on_ac_power = QCheckBox(_("Only on AC power"), self)
+        self.on_ac_power.setToolTip(_("On battery, wait within the grace"))
+        self.when_online = QCheckBox(_("Only when online"), self)
+        self.when_online.setToolTip(_("Offline, wait within the grace"))
         self.keep_awake = QCheckBox(_("Keep the computer awake while it runs"), self)
 
     def _policy_section(self) -> QWidget:

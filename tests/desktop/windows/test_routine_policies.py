@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from coven_core.model import RevisionSpec
 from coven_core.queries import show
@@ -165,7 +165,8 @@ def test_conditions_and_keep_awake_are_ticked_saved_and_shown_again(
     type_schedule(qtbot, loop, page, "0 9 * * *")
     editor = page.editor
     for box in (editor.on_ac_power, editor.when_online, editor.keep_awake):
-        qtbot.mouseClick(box, Qt.MouseButton.LeftButton)
+        # on its box, where a person clicks (a short label leaves the row's middle empty)
+        qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(6, box.height() // 2))
     press(qtbot, loop, page, editor.save_button)
     drive(loop, page)
     spec = engine(desktop, loop, lambda e: show(e.store, "backup").revision.spec)

@@ -156,6 +156,12 @@ def test_a_chain_is_typed_and_saved(desktop, qtbot, loop, page) -> None:  # type
     assert (spec.after, spec.after_outcome) == ("backup", "finished")
 
 
+def tick(qtbot, box) -> None:  # type: ignore[no-untyped-def]
+    """Click on the box itself, where a person clicks: a short label leaves the row's
+    middle empty, and a check box toggles only on its box and label."""
+    qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(6, box.height() // 2))
+
+
 def test_conditions_and_keep_awake_are_ticked_saved_and_shown_again(
     desktop, qtbot, loop, page
 ) -> None:  # type: ignore[no-untyped-def]
@@ -165,8 +171,7 @@ def test_conditions_and_keep_awake_are_ticked_saved_and_shown_again(
     type_schedule(qtbot, loop, page, "0 9 * * *")
     editor = page.editor
     for box in (editor.on_ac_power, editor.when_online, editor.keep_awake):
-        # on its box, where a person clicks (a short label leaves the row's middle empty)
-        qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(6, box.height() // 2))
+        tick(qtbot, box)
     press(qtbot, loop, page, editor.save_button)
     drive(loop, page)
     spec = engine(desktop, loop, lambda e: show(e.store, "backup").revision.spec)
@@ -176,7 +181,7 @@ def test_conditions_and_keep_awake_are_ticked_saved_and_shown_again(
     click(qtbot, loop, page, "edit")
     assert page.editor.policies.isVisible()  # unfolded: a policy is set
     assert page.editor.on_ac_power.isChecked() and page.editor.keep_awake.isChecked()
-    qtbot.mouseClick(page.editor.when_online, Qt.MouseButton.LeftButton)
+    tick(qtbot, page.editor.when_online)
     press(qtbot, loop, page, page.editor.save_button)
     drive(loop, page)
     spec = engine(desktop, loop, lambda e: show(e.store, "backup").revision.spec)

@@ -147,6 +147,8 @@ async def _editor(page: Any) -> QWidget:
     editor.on_ac_power.setChecked(True)
     editor.keep_awake.setChecked(True)
     await editor.check()
+    bar = editor.fields.verticalScrollBar()
+    bar.setValue(bar.maximum())  # the picture shows the policies
     return page.window()  # type: ignore[no-any-return]
 
 

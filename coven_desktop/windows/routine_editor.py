@@ -110,9 +110,6 @@ class RoutineEditor(QGroupBox):
         self.fields.setFrameShape(QFrame.Shape.NoFrame)
         self.fields.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.fields.setWidget(fields)
-        # it scrolls up and down only: never narrower than its fields (the splitter gives way)
-        bar = self.fields.verticalScrollBar().sizeHint().width()
-        self.fields.setMinimumWidth(fields.minimumSizeHint().width() + bar)
         layout.addWidget(self.fields, 3)
         self.words = QLabel("", self)  # the schedule in words, as the list will say it
         self.words.setObjectName("words")
@@ -218,6 +215,8 @@ class RoutineEditor(QGroupBox):
         self.policies = QWidget(self)
         form = QFormLayout(self.policies)
         form.setContentsMargins(0, 0, 0, 0)
+        # labels above their fields: in German they are as wide as the pane, and cut the fields
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)
         rows: list[tuple[str, QWidget, str | None]] = [
             (_("Except on"), self.except_dates, "except_dates"),
             ("", self.shadow, None),

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from PySide6.QtCore import SLOT, QObject, Qt, QThread, Signal, Slot
@@ -171,40 +171,31 @@ def _inhibit_now(bus: QDBusConnection, mode: str, why: str) -> int:
     return os.dup(handle.fileDescriptor())
 
 
-class _Request:
-    """One inhibitor asked for by another thread: answered on the bus's thread, or
-    abandoned by an asker that stopped waiting (then the late descriptor is closed)."""
+def _await_descriptor(answer: Future[int], seconds: float) -> int:
+    """The descriptor the GUI thread took for us, within ``seconds``. An asker that stops
+    waiting withdraws its request, or, if logind is being asked already, leaves word to
+    close what comes: nobody holds the machine awake for a run that went on without it."""
+    try:
+        return answer.result(timeout=seconds)
+    except TimeoutError:
+        if not answer.cancel():
+            answer.add_done_callback(_close_late)
+        raise OSError(f"no answer from the app within {seconds:g} s") from None
 
-    def __init__(self, mode: str, why: str) -> None:
-        self.mode, self.why = mode, why
-        self._lock = threading.Lock()
-        self._done = threading.Event()
-        self._fd: int | None = None
-        self._error: OSError | None = None
-        self._abandoned = False
 
-    def answer(self, take: Callable[[], int]) -> None:
-        try:
-            fd: int | None = take()
-        except OSError as error:
-            fd, self._error = None, error
-        with self._lock:
-            if self._abandoned and fd is not None:
-                os.close(fd)
-                return
-            self._fd = fd
-        self._done.set()
+def _close_late(answer: Future[int]) -> None:
+    if not answer.cancelled() and answer.exception() is None:
+        os.close(answer.result())
 
-    def wait(self, seconds: float) -> int:
-        if not self._done.wait(seconds):
-            with self._lock:
-                if not self._done.is_set():
-                    self._abandoned = True
-                    raise OSError(f"no answer from the app within {seconds:g} s")
-        if self._error is not None:
-            raise self._error
-        assert self._fd is not None
-        return self._fd
+
+def _fulfil(answer: Future[int], take: Callable[[], int]) -> None:
+    """Answer a request unless its asker withdrew it first."""
+    if not answer.set_running_or_notify_cancel():
+        return
+    try:
+        answer.set_result(take())
+    except OSError as error:
+        answer.set_exception(error)
 
 
 class MainThreadInhibitor(QObject):
@@ -216,7 +207,7 @@ class MainThreadInhibitor(QObject):
     GIL and waited for that lock, and the app hung at start (seen under gdb, one start in
     three in ``test_desktop_wiring``). On one thread, no such cycle can form."""
 
-    _asked = Signal(object)
+    _asked = Signal(object, str, str)
 
     def __init__(self, bus: QDBusConnection, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -226,10 +217,10 @@ class MainThreadInhibitor(QObject):
     def __call__(self, mode: str, why: str) -> int | None:
         if QThread.currentThread() == self.thread():
             return _inhibit_now(self._bus, mode, why)
-        request = _Request(mode, why)
-        self._asked.emit(request)
-        return request.wait(ASK_TIMEOUT_S)
+        answer: Future[int] = Future()
+        self._asked.emit(answer, mode, why)
+        return _await_descriptor(answer, ASK_TIMEOUT_S)
 
-    @Slot(object)
-    def _answer(self, request: _Request) -> None:
-        request.answer(lambda: _inhibit_now(self._bus, request.mode, request.why))
+    @Slot(object, str, str)
+    def _answer(self, answer: Future[int], mode: str, why: str) -> None:
+        _fulfil(answer, lambda: _inhibit_now(self._bus, mode, why))

@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -212,14 +213,31 @@ def test_another_thread_gets_its_inhibitor_through_the_gui_thread(
     os.close(fd)
 
 
-def test_a_descriptor_that_comes_after_its_asker_gave_up_is_closed() -> None:
-    from coven_desktop.osnotify.hoststate import _Request
+def test_a_request_withdrawn_before_it_was_answered_never_reaches_logind() -> None:
+    from coven_desktop.osnotify.hoststate import _await_descriptor, _fulfil
 
-    request = _Request("block", "late")
+    answer: Future[int] = Future()
     with pytest.raises(OSError, match="no answer"):
-        request.wait(0.01)
+        _await_descriptor(answer, 0.01)
+
+    def logind() -> int:
+        raise AssertionError("a withdrawn request reached logind")
+
+    _fulfil(answer, logind)
+
+
+def test_a_descriptor_that_comes_after_its_asker_gave_up_is_closed() -> None:
+    from coven_desktop.osnotify.hoststate import _await_descriptor, _fulfil
+
+    answer: Future[int] = Future()
     late, other_end = os.pipe()
-    request.answer(lambda: late)
+
+    def logind_answers_late() -> int:
+        with pytest.raises(OSError, match="no answer"):
+            _await_descriptor(answer, 0.01)  # the asker gives up while logind is asked
+        return late
+
+    _fulfil(answer, logind_answers_late)
     with pytest.raises(OSError):
         os.fstat(late)  # closed: nobody holds the machine awake for a run that went on
     os.close(other_end)

@@ -5,9 +5,12 @@
 
 from __future__ import annotations
 
+from babel.numbers import format_decimal
+
 from coven_core.cli.output import print_table
 from coven_core.cli.times import wall_text
 from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.utc import utc_text
 from coven_core.schedule.exclusions import EXCLUDED_DATE
 from coven_core.tz.binding import BoundTime, LocalTimeKind
@@ -27,6 +30,14 @@ def print_preview(result: Preview) -> None:
             print(f"  • {text}")
     if not result.moments:
         print(_("No occurrences in this range.", locale))
+    if result.capped:
+        print(
+            _(
+                "Only the first {count} moments of this range are listed: give --from a later "
+                "moment to see more.",
+                locale,
+            ).format(count=format_decimal(MOST_LISTED, locale=locale))
+        )
     ruled = result.ruled
     if ruled is not None:  # the next moment a clock change decides, past the listed ones
         print(_("Next moment a clock change decides:", locale))

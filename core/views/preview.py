@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.utc import utc_text as utc_text  # re-exported: its old home
 from coven_core.schedule.exclusions import EXCLUDED_DATE, excludes
 from coven_core.schedule.timetable import ScheduleKind, Timetable
@@ -31,6 +32,9 @@ class Preview:
     #: The next moment a time-zone rule decides (skipped in a gap, once in a fold), when the
     #: listed ones hold none: a person sees it however far ahead it is.
     ruled: BoundTime | None = None
+    #: A range asked for by its end alone held more than MOST_LISTED moments: only the first
+    #: MOST_LISTED are listed (a range to the year 9000 had eaten gigabytes).
+    capped: bool = False
 
     def skip_reason(self, moment: BoundTime) -> str | None:
         """Why the moment will be skipped (a DST gap, an exclusion date), or None."""
@@ -54,6 +58,7 @@ class Preview:
             "except_dates": [day.isoformat() for day in self.except_dates],
             "occurrences": [self._moment_json(m) for m in self.moments],
             "next_ruled": None if self.ruled is None else self._moment_json(self.ruled),
+            "capped": self.capped,
         }
 
     def _moment_json(self, moment: BoundTime) -> dict[str, Any]:
@@ -76,15 +81,21 @@ def preview(
     count: int | None = None,
     except_dates: tuple[date, ...] = (),
 ) -> Preview:
-    """Moments in ``[start, end)``; ``count`` defaults to 10 when there is no end. Moments on
-    ``except_dates`` are listed, as skipped."""
+    """Moments in ``[start, end)``; ``count`` defaults to 10 when there is no end, and to at
+    most MOST_LISTED when there is. Moments on ``except_dates`` are listed, as skipped."""
     if end is None and count is None:
         count = DEFAULT_COUNT
-    moments = tuple(timetable.moments_between(start, end, count))
+    capped = False
+    if count is None:
+        moments = tuple(timetable.moments_between(start, end, MOST_LISTED + 1))
+        capped = len(moments) > MOST_LISTED
+        moments = moments[:MOST_LISTED]
+    else:
+        moments = tuple(timetable.moments_between(start, end, count))
     ruled = None
     if not any(moment.kind is not LocalTimeKind.REGULAR for moment in moments):
         ruled = next_ruled(timetable, moments[-1].utc if moments else start)
-    return Preview(timetable, tzdb.active(), moments, except_dates, ruled)
+    return Preview(timetable, tzdb.active(), moments, except_dates, ruled, capped)
 
 
 def next_ruled(timetable: Timetable, after: datetime) -> BoundTime | None:

@@ -177,6 +177,8 @@ def answered_or_refused(seeded: Seeded, line: list[str], env: dict[str, str | No
     coven = seeded.coven
     line = [seeded.run_id if word == RUN else word for word in line]
     before = coven.snapshot()
+    if os.environ.get("COVEN_ANY_INPUT_SHOW"):  # what is tried, before it can hang
+        print("try", line, env, file=sys.__stderr__, flush=True)
     with environment(env), standard_input(STDIN):
         status, out, err = coven(*line)
     if os.environ.get("COVEN_ANY_INPUT_SHOW"):  # what the examples reach

@@ -74,6 +74,17 @@ def test_listing_commands_cap_how_many(coven: Coven, args: tuple[str, ...]) -> N
     coven.refuses(*args, message="must be at most 10000")
 
 
+def test_a_range_given_by_its_end_alone_lists_at_most_the_cap_and_says_so(coven: Coven) -> None:
+    # Found by the property test: daily moments to the year 9000 grew to 22 GB.
+    asked = ("preview", "--schedule", "30 2 * * *", "--tz", "UTC", "--to", "9000-12-31T23:59")
+    shown = coven.json(*asked)
+    assert (len(shown["occurrences"]), shown["capped"]) == (10_000, True)
+    status, out, _ = coven(*asked)
+    assert status == 0 and "Only the first 10,000 moments" in out
+    near = coven.json("preview", "--schedule", "@daily", "--tz", "UTC", "--to", "2040-01-01")
+    assert not near["capped"]
+
+
 def test_explain_stops_at_the_end_of_planning(coven: Coven) -> None:
     # The latest start and the longest interval: explain ends in 9000, it does not overflow.
     coven.add("late", "--schedule", "every 36525d", "--tz", "UTC", "--start", "9000-12-30T00:00")

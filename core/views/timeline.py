@@ -120,6 +120,9 @@ class Lane:
     planned: tuple[PlannedMoment, ...]
     transitions: tuple[Transition, ...]
     truncated: bool  # more items than ``limit`` in the range: narrow it to see them all
+    #: The current revision is a trial (DESIGN §14): its moments are decided as if live and
+    #: its command never starts, so the row is drawn as a trial lane.
+    trial: bool = False
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,7 @@ def _lane(
     return Lane(
         routine.id, routine.name, zone, routine.state.value, tuple(recorded[:limit]),
         tuple(windows), tuple(planned[:limit]), zone_transitions(zone, start, end), truncated,
+        revision.spec.shadow,
     )  # fmt: skip
 
 

@@ -4,9 +4,10 @@ Four weeks of a person's routines, in Europe/Berlin, America/New_York and UTC, f
 2 March 2026 to Monday 30 March 2026 14:30 UTC — across New York's spring-forward (8 March)
 and Berlin's (29 March): daily successes, a failure, a timed-out run, two nonexistent local
 times skipped, a weekend asleep (one coalesced missed window), a backward clock step, a trip
-to New York (time-zone changes), a manual run, a routine paused by hand, one quarantined by
-the circuit breaker, and a run whose runner died mid-command — ``recovery_required``, with
-its journal — after which a second scheduler took over.
+to New York (time-zone changes), a manual run, a routine paused by hand, one on trial (its
+moments decided, never started), one quarantined by the circuit breaker, and a run whose
+runner died mid-command — ``recovery_required``, with its journal — after which a second
+scheduler took over.
 """
 
 from __future__ import annotations
@@ -171,6 +172,9 @@ def _four_weeks(demo: Demo, node: Node) -> None:
     record_zone_change(node.store, clock.now_utc(), "America/New_York", "Europe/Berlin")
     drive(node, clock, datetime(2026, 3, 28, 9, 0, tzinfo=UTC))
     node.operator.pause("weekly-cleanup", "keeping old downloads until the move is done")
+    cloud = _spec("0 */3 * * *", "Europe/Berlin", "/usr/bin/rclone", "sync", "/home/ada/Photos",
+                  "cloud:photos", shadow=True)  # fmt: skip
+    demo.add(node, "cloud-sync", cloud, _steady(timedelta(minutes=2)))  # on trial: never starts
     drive(node, clock, datetime(2026, 3, 30, 11, 50, tzinfo=UTC))
     fetch = _spec("*/15 * * * *", "UTC", "/usr/bin/fetchmail", "--keep")
     demo.add(

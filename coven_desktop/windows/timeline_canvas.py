@@ -20,6 +20,7 @@ from functools import lru_cache
 from babel.dates import format_datetime, format_skeleton, get_time_format
 from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import (
+    QBrush,
     QColor,
     QFont,
     QHelpEvent,
@@ -45,6 +46,7 @@ from coven_core.queries import (
     change_sentence,
     outcome_sentence,
 )
+from coven_desktop.windows.chips import chip_colour, text_on
 from coven_desktop.windows.timeline_colours import TimelineColours, timeline_colours
 from coven_desktop.windows.timeline_geometry import (
     CATEGORIES,
@@ -192,15 +194,33 @@ class TimelineCanvas(QWidget):
 
     def _paint_lane(self, painter: QPainter, view: View, lane: LaneGeometry, top: float) -> None:
         painter.fillRect(QRect(0, int(top + LANE_HEIGHT), self.width(), 1), self.colours.grid)
-        painter.setPen(self._pens.text)
-        painter.drawText(QRectF(6, top, LABEL_WIDTH - 12, LANE_HEIGHT),
-                         Qt.AlignmentFlag.AlignVCenter, lane.lane.name)  # fmt: skip
+        self._paint_label(painter, lane, QRectF(6, top, LABEL_WIDTH - 12, LANE_HEIGHT))
         mark_top = top + (LANE_HEIGHT - MARK_HEIGHT) / 2
         painter.setClipRect(QRectF(view.left, top, view.width, LANE_HEIGHT))
+        if lane.lane.trial:  # hatched: nothing in this row starts a command
+            painter.fillRect(QRectF(view.left, top + 1, view.width, LANE_HEIGHT - 1),
+                             self._pens.trial)  # fmt: skip
         self._paint_windows(painter, view, lane, mark_top)
         self._paint_marks(painter, view, lane, mark_top)
         self._paint_transitions(painter, view, lane, top)
         painter.setClipping(False)
+
+    def _paint_label(self, painter: QPainter, lane: LaneGeometry, room: QRectF) -> None:
+        """The routine's name, elided; a trial's carries a Trial chip at its right."""
+        metrics = painter.fontMetrics()
+        if lane.lane.trial:
+            word = _("Trial")
+            chip = QRectF(0, 0, metrics.horizontalAdvance(word) + 8, metrics.height() + 2)
+            chip.moveCenter(QPointF(room.right() - chip.width() / 2, room.center().y()))
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(self._pens.trial_chip)
+            painter.drawRoundedRect(chip, 4, 4)
+            painter.setPen(self._pens.on_trial)
+            painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, word)
+            room = room.adjusted(0, 0, -chip.width() - 4, 0)
+        painter.setPen(self._pens.text)
+        name = metrics.elidedText(lane.lane.name, Qt.TextElideMode.ElideRight, int(room.width()))
+        painter.drawText(room, Qt.AlignmentFlag.AlignVCenter, name)
 
     def _paint_marks(self, painter: QPainter, view: View, lane: LaneGeometry, top: float) -> None:
         """The row's marks: one blit from its strip (rendered per zoom, reused while panning)."""
@@ -275,7 +295,7 @@ class TimelineCanvas(QWidget):
         if hit is not None:
             routine = hit[0].lane
             zone = queries.zone(routine.zone)
-            return tooltip_text(routine.name, hit[1], zone, self.locale_name)
+            return tooltip_text(routine.name, hit[1], zone, self.locale_name, routine.trial)
         view = self.view()
         if pos.y() < AXIS_HEIGHT or pos.x() < view.left:
             return None
@@ -376,6 +396,9 @@ class _Pens:
         self.palette = Palette([(c.red(), c.green(), c.blue()) for c in marks])
         self.window = QColor(colours.window)
         self.window.setAlpha(150)  # a window over marks lets them show through
+        self.trial = QBrush(colours.trial, Qt.BrushStyle.BDiagPattern)
+        self.trial_chip = chip_colour("trial")  # as on the Routines page
+        self.on_trial = QPen(text_on(self.trial_chip))
 
 
 def _ticks(view: View, step: int) -> list[float]:
@@ -404,7 +427,9 @@ def axis_label(tick: float, step: int, zone: tzinfo, locale: str) -> str:
     return str(format_skeleton(skeleton, moment, tzinfo=zone, locale=locale))
 
 
-def tooltip_text(routine: str, item: Activated, zone: tzinfo, locale: str) -> str:
+def tooltip_text(
+    routine: str, item: Activated, zone: tzinfo, locale: str, trial: bool = False
+) -> str:
     """The tooltip: the routine, when (in its own zone), and what became of it — in the
     engine's words (:mod:`coven_core.views.explain`), so the timeline and explain agree."""
     if isinstance(item, CoalescedWindow):
@@ -414,7 +439,12 @@ def tooltip_text(routine: str, item: Activated, zone: tzinfo, locale: str) -> st
         return text.format(routine=routine, count=item.count, first=first, last=last, cause=cause)
     when = _wall(item.local, locale) if item.local is not None else _when(item.utc, zone, locale)
     if isinstance(item, PlannedMoment):
-        planned = _("Will be skipped: the time does not exist.") if item.skipped else _("Planned.")
+        if item.skipped:
+            planned = _("Will be skipped: the time does not exist.")
+        elif trial:
+            planned = _("Planned as a trial: it will be decided, the command will not start.")
+        else:
+            planned = _("Planned.")
         return f"{routine} · {when} · {planned}"
     outcome = outcome_sentence(item.disposition, item.reason, item.state, locale)
     return f"{routine} · {when} · {outcome}"

@@ -50,6 +50,7 @@ class TimelineColours:
     transition: QColor  # a daylight-saving change
     now: QColor
     grid: QColor
+    trial: QColor  # a trial lane's hatching: its moments are decided, never started
 
 
 def timeline_colours(palette: QPalette) -> TimelineColours:
@@ -62,6 +63,7 @@ def timeline_colours(palette: QPalette) -> TimelineColours:
         transition=standing_out(_TRANSITION, lanes),
         now=standing_out(_NOW, lanes),
         grid=visible_tint(lanes, text, start=0.12),
+        trial=visible_tint(lanes, STATE_COLOURS["shadowed"], start=0.5),
     )
 
 

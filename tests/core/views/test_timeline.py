@@ -3,6 +3,7 @@ app downtime and future moments, each read back through :func:`coven_core.views.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -127,6 +128,17 @@ def test_a_paused_routine_plans_nothing_and_its_window_says_paused(engine: Engin
     assert [(w.reason, w.count) for w in found.windows] == [("paused", 6)]
     engine.operator.pause("every5")
     assert lane(engine, T0, T0 + timedelta(hours=1), "every5").planned == ()
+
+
+def test_a_trial_routine_s_lane_says_it_is_a_trial_until_it_is_made_live(engine: Engine) -> None:
+    engine.add("sync", "*/5 * * * *", shadow=True)
+    engine.add("backup", "*/5 * * * *")
+    engine.run_until(T0 + minutes(11))
+    found = lane(engine, T0, T0 + timedelta(hours=1), "sync")
+    assert found.trial and {r.disposition for r in found.recorded} == {"shadowed"}
+    assert not lane(engine, T0, T0 + timedelta(hours=1), "backup").trial
+    engine.operator.edit_routine("sync", lambda spec: replace(spec, shadow=False))
+    assert not lane(engine, T0, T0 + timedelta(hours=1), "sync").trial
 
 
 def test_a_lane_is_bounded_by_its_limit_and_says_it_was_cut(engine: Engine) -> None:

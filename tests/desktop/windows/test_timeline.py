@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import qasync
@@ -14,7 +14,7 @@ from PySide6.QtGui import QHelpEvent, QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication, QPushButton, QToolTip, QWidget
 from pytestqt.qtbot import QtBot
 
-from coven_core.views.timeline import Lane, RecordedOccurrence
+from coven_core.views.timeline import Lane, PlannedMoment, RecordedOccurrence, Timeline
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.run_detail import RunDetailWindow
 from coven_desktop.windows.timeline import Page
@@ -267,6 +267,35 @@ def test_the_axis_writes_hours_as_the_locale_does() -> None:
     english, german = (axis_label(tick, 3600, UTC, locale) for locale in ("en_US", "de_DE"))
     assert english.startswith("2:00") and english.endswith("PM")
     assert german == "14:00"
+
+
+def test_a_trial_routine_is_a_hatched_lane_with_a_trial_chip(qtbot: QtBot) -> None:
+    """Nothing in a trial's row starts a command: the row is hatched in the trial colour, its
+    name carries a Trial chip, and its planned moments say they will only be decided."""
+    noon = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    moment = PlannedMoment(noon, noon.replace(tzinfo=None), 0, "regular", False)
+    lanes = tuple(Lane(name, name, "UTC", "active", (), (), (moment,), (), False, trial)
+                  for name, trial in (("live", False), ("sync", True)))  # fmt: skip
+    canvas = TimelineCanvas("en_US", UTC)
+    qtbot.addWidget(canvas)
+    canvas.resize(800, 120)
+    canvas.set_timeline(Timeline(noon, noon + timedelta(days=1), noon, lanes, (), "test"))
+    canvas.set_view(noon.timestamp() - 6 * 3600, 12 * 3600)
+    image = canvas.grab().toImage()
+    hatch = canvas.colours.trial.name()
+
+    def hatched(row: int) -> int:  # trial-coloured pixels along the row, beside its marks
+        y = round(AXIS_HEIGHT + row * LANE_HEIGHT + 4)
+        return sum(image.pixelColor(x, y).name() == hatch for x in range(200, 400))
+
+    assert hatched(0) == 0 and hatched(1) > 20
+    chip = canvas._pens.trial_chip.name()
+    label_y = round(AXIS_HEIGHT + LANE_HEIGHT * 1.5)
+    assert any(image.pixelColor(x, label_y).name() == chip for x in range(60, 150))
+    at = point_of(canvas, "sync", noon)
+    said = canvas.tooltip_at(QPointF(at))
+    assert said is not None and said.startswith("sync · ")
+    assert said.endswith(" · Planned as a trial: it will be decided, the command will not start.")
 
 
 def test_a_running_run_is_a_bar_that_grows_with_the_clock() -> None:

@@ -49,7 +49,7 @@ def test_bands_and_the_grid_can_be_seen_and_stay_quiet(name: str, qapp: QApplica
     palette = PALETTES[name]()
     lanes = palette.color(QPalette.ColorRole.Base)
     colours = timeline_colours(palette)
-    for quiet in (*colours.bands.values(), colours.grid, colours.window):
+    for quiet in (*colours.bands.values(), colours.grid, colours.window, colours.trial):
         assert VISIBLE_CONTRAST <= contrast(quiet, lanes) < GRAPHIC_CONTRAST
 
 

@@ -1,7 +1,9 @@
 """A table whose columns always fit its width (issue #22: no page scrolls sideways at
 1000 × 700): each column as wide as its text up to a cap; when they do not fit, the columns a
 person needs least give way first, down to a minimum, and elide (their tooltips say it all);
-the last column takes what is left.
+the last column takes what is left. Where even that would cut the columns that give way to
+less than a readable width (a table beside an editor), the columns it can do without are
+dropped, the first the first, and come back when there is room.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from PySide6.QtWidgets import QHeaderView, QTableView, QWidget
 
 #: No column shrinks below this (pixels), whatever the width.
 NARROWEST = 56
+#: A column that gives way still reads at this width ("tomorrow 2:30…"); rather than cut
+#: the give-way columns below it, the table drops columns.
+READABLE = 110
 
 
 class FittingTable(QTableView):
@@ -24,12 +29,15 @@ class FittingTable(QTableView):
         *,
         caps: Mapping[Any, int] | None = None,
         give_way: Sequence[int] = (),
+        drop: Sequence[int] = (),
     ) -> None:
         """``caps``: the widest a column starts; ``give_way``: the columns that shrink when
-        the rest do not fit, the first the first."""
+        the rest do not fit, the first the first; ``drop``: the columns hidden, the first the
+        first, when shrinking would leave those that give way less than half their width."""
         super().__init__(parent)
-        self.caps, self.give_way = dict(caps or {}), list(give_way)
+        self.caps, self.give_way, self.drop = dict(caps or {}), list(give_way), list(drop)
         self._wanted: list[int] = []  # each column's width for its content, capped
+        self.dropped: set[int] = set()  # hidden for want of room (the owner hides others)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.horizontalHeader()
@@ -38,6 +46,9 @@ class FittingTable(QTableView):
 
     def fit_to_contents(self) -> None:
         """Measure the columns' contents again (after new rows), then fit."""
+        for column in self.dropped:  # measured as if shown: it comes back when there is room
+            self.setColumnHidden(column, False)
+        self.dropped.clear()
         self.resizeColumnsToContents()
         columns = self.model().columnCount() if self.model() is not None else 0
         self._wanted = [self._want(c) for c in range(columns)]
@@ -55,15 +66,34 @@ class FittingTable(QTableView):
         widths = list(self._wanted)
         if not widths:
             return
+        self._drop_for_room(widths)
         excess = sum(widths) - self.viewport().width()
-        others = [c for c in range(len(widths) - 1) if c not in self.give_way]
+        shown = [c for c, width in enumerate(widths) if width]
+        last = shown[-1] if shown else len(widths) - 1
+        others = [c for c in shown if c not in self.give_way and c != last]
         for group in (self.give_way, others):
             excess = _shrink(widths, group, excess)
-        last = len(widths) - 1
-        widths[last] = max(self.viewport().width() - sum(widths[:last]), NARROWEST)
+        widths[last] = max(self.viewport().width() - sum(widths) + widths[last], NARROWEST)
         for column, width in enumerate(widths):  # the last one takes what is left
             if not self.isColumnHidden(column):
                 self.setColumnWidth(column, width)
+
+    def _drop_for_room(self, widths: list[int]) -> None:
+        """Hide the columns of ``drop`` that must go (their width becomes 0), show again
+        those that fit now."""
+        dropped: set[int] = set()
+        for column in self.drop:
+            if self._least(widths) <= self.viewport().width():
+                break
+            dropped.add(column)
+            widths[column] = 0
+        for column in dropped ^ self.dropped:
+            self.setColumnHidden(column, column in dropped)
+        self.dropped = dropped
+
+    def _least(self, widths: list[int]) -> int:
+        """The width the columns need with those that give way still readable."""
+        return sum(min(w, READABLE) if c in self.give_way else w for c, w in enumerate(widths))
 
     def viewportEvent(self, event: QEvent) -> bool:
         """The viewport changed size (the window, or a vertical scroll bar came or went)."""

@@ -50,10 +50,13 @@ if TYPE_CHECKING:
 
 #: The widest a column of the list starts (pixels); a person can still drag it wider.
 WIDEST_COLUMN = 280
-#: The columns that give way, first the first, when the window cannot hold them all.
 #: The toolbar's less frequent actions, under "More" (each is in the rows' context menu too).
 IN_MORE = frozenset({"runs", "delete", "explain", "make_live", "import"})
+#: The columns that give way, first the first, when the window cannot hold them all.
 GIVE_WAY = (Column.STATE, Column.SCHEDULE, Column.LAST_RESULT, Column.NEXT_RUN)
+#: The columns dropped, first the first, when even that leaves too little (beside the
+#: editor, which shows the schedule and zone itself): the name and the state stay.
+DROP = (Column.ZONE, Column.SCHEDULE, Column.LAST_RESULT, Column.NEXT_RUN)
 
 
 class Page(QWidget):
@@ -98,7 +101,7 @@ class Page(QWidget):
 
     def _table(self, parent: QWidget) -> FittingTable:
         table = FittingTable(parent, caps=dict.fromkeys(Column, WIDEST_COLUMN),
-                             give_way=GIVE_WAY)  # fmt: skip
+                             give_way=GIVE_WAY, drop=DROP)  # fmt: skip
         table.setAccessibleName(_("Routines"))
         self.shown = RoutineFilter(self.model, self)
         table.setModel(self.shown)

@@ -118,14 +118,22 @@ class RoutineEditor(QGroupBox):
         layout.addWidget(QLabel(_("Next occurrences"), self))
         self.preview = QTreeWidget(self)
         self.preview.setAccessibleName(_("Next occurrences"))
-        self.preview.setHeaderLabels([_("Local time"), _("Offset"), _("Status"), _("Note")])
+        self.preview.setHeaderLabels([_("Local time"), _("Offset"), _("Status")])
         self.preview.setRootIsDecorated(False)
+        self.preview.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         fit = QHeaderView.ResizeMode.ResizeToContents  # the time itself is never cut
-        for column in (0, 1):  # the status and the note take what is left
+        for column in (0, 1):  # the status takes what is left
             self.preview.header().setSectionResizeMode(column, fit)
         rows = self.preview.fontMetrics().height() + 4
         self.preview.setMinimumHeight(PREVIEW_ROWS * rows)
         layout.addWidget(self.preview, 2)
+        # A time-zone note is a sentence: wrapped under the list, not cut in a column of it.
+        self.notes = QLabel(self)
+        self.notes.setObjectName("notes")
+        self.notes.setWordWrap(True)
+        self.notes.setAccessibleName(_("Time-zone notes"))
+        self.notes.hide()
+        layout.addWidget(self.notes)
         self.status = self._error_label("form")
         layout.addWidget(self.status)
         layout.addLayout(self._buttons())
@@ -463,35 +471,40 @@ class RoutineEditor(QGroupBox):
             self._show_policies(True)  # a problem is never folded away
         self.preview.clear()
         self.words.clear()
+        notes: list[str] = []
         if result.preview is not None:
             self.words.setText(describe_timetable(result.preview.timetable, self.desktop.locale))
-            self._fill_preview(result.preview)
+            notes = self._fill_preview(result.preview)
+        self.notes.setText("\n".join(f"• {note}" for note in dict.fromkeys(notes)))
+        self.notes.setVisible(bool(notes))
 
-    def _fill_preview(self, preview: Preview) -> None:
+    def _fill_preview(self, preview: Preview) -> list[str]:
+        """The moments as rows; the time-zone notes they carry, in order."""
         interval = preview.timetable.kind is ScheduleKind.INTERVAL
-        for moment in preview.moments:
-            self._add_moment(preview, moment, interval)
+        notes = [self._add_moment(preview, moment, interval) for moment in preview.moments]
         if not preview.moments:
             self.preview.addTopLevelItem(QTreeWidgetItem([_("No further occurrences")]))
         if preview.ruled is not None:  # however far ahead: before a 02:30 routine is saved
             self.preview.addTopLevelItem(QTreeWidgetItem([_("… the next clock change:")]))
-            self._add_moment(preview, preview.ruled, interval)
+            notes.append(self._add_moment(preview, preview.ruled, interval))
+        return [note for note in notes if note]
 
-    def _add_moment(self, preview: Preview, moment: BoundTime, interval: bool) -> None:
+    def _add_moment(self, preview: Preview, moment: BoundTime, interval: bool) -> str:
         locale = self.desktop.locale
         wall = format_datetime(moment.local, format="medium", locale=locale)
         note = preview.note(moment, locale) or ""
         skip = preview.skip_reason(moment)
         cells = [wall, "UTC" + format_offset(moment.offset), self._status(moment, interval, skip)]
-        item = QTreeWidgetItem([*cells, note])
+        item = QTreeWidgetItem(cells)
         item.setData(0, KindRole, moment.kind.value)
-        for column in range(4):
+        for column in range(len(cells)):
             item.setToolTip(column, note)
         if skip is not None:
             font = item.font(0)
             font.setStrikeOut(True)
             item.setFont(0, font)
         self.preview.addTopLevelItem(item)
+        return note
 
     def _status(self, moment: BoundTime, interval: bool, skip: str | None) -> str:
         if skip == SkipReason.EXCLUDED_DATE:

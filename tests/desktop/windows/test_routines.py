@@ -136,11 +136,10 @@ def reload(loop: qasync.QEventLoop, page: Page) -> None:
 
 
 def preview_rows(page: Page) -> list[tuple[str, ...]]:
+    """Each row's cells, and its time-zone note (in its tooltip, and under the list)."""
     tree = page.editor.preview
-    return [
-        tuple(tree.topLevelItem(i).text(c) for c in range(4))
-        for i in range(tree.topLevelItemCount())
-    ]
+    items = [tree.topLevelItem(i) for i in range(tree.topLevelItemCount())]
+    return [(*(item.text(c) for c in range(3)), item.toolTip(0)) for item in items]
 
 
 # --- the list ----------------------------------------------------------------------------
@@ -262,6 +261,7 @@ def test_typing_a_schedule_updates_the_preview_with_the_gap_marked(qtbot, loop, 
     gap = rows[6]  # Sunday 8 March 2026: 02:00 jumps to 03:00 in New York
     assert gap[0].startswith("Mar 8, 2026") and gap[2] == "Skipped: this time does not exist"
     assert "does not exist in America/New_York" in gap[3]
+    assert page.editor.notes.isVisible() and f"• {gap[3]}" in page.editor.notes.text()
     assert page.editor.preview.topLevelItem(6).data(0, KindRole) == "nonexistent"
     assert page.editor.preview.topLevelItem(6).font(0).strikeOut()
     assert rows[7][1] == "UTC-04:00"

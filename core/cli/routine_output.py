@@ -30,9 +30,10 @@ def print_routines(views: Sequence[RoutineView]) -> None:
 
 def _list_row(view: RoutineView, locale: str) -> list[str]:
     routine, revision = view.routine, view.revision
+    on_trial = view.state == "active" and revision is not None and revision.spec.shadow
     return [
         routine.name,
-        view.state,
+        f"{view.state} (shadow)" if on_trial else view.state,  # state keys, as --shadow says
         "—" if revision is None else _schedule(revision, locale),
         "—" if revision is None else revision.spec.timezone,
         _next(view, locale),

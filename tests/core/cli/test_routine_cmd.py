@@ -94,6 +94,17 @@ def test_list_is_sorted_by_name_and_readable(coven: Coven) -> None:
     assert first.index("active") == second.index("active") == header.index("State")
 
 
+def test_list_says_which_routines_are_on_trial(coven: Coven) -> None:
+    coven.add("sync", *DAILY, "--shadow")
+    coven.add("backup", *DAILY)
+    _status, out, _ = coven("routine", "list")
+    states = {line.split()[0]: line.split()[1:3] for line in out.splitlines()[1:]}
+    assert states["sync"] == ["active", "(shadow)"] and states["backup"][0] == "active"
+    coven.json("routine", "edit", "sync", "--live")
+    _status, out, _ = coven("routine", "list")
+    assert "(shadow)" not in out
+
+
 def test_show_is_readable(coven: Coven) -> None:
     coven.add(
         "backup", *DAILY, "--grace", "15m", "--env", "TOKEN=hunter2", command=("backup", "a b")

@@ -34,6 +34,7 @@ from coven_desktop import autostart
 from coven_desktop.notifications import NoticeSettings, Notifications, Shown
 from coven_desktop.osnotify import Notifier, OsEvent, host_zone, start_notifiers, wake_reason_for
 from coven_desktop.osnotify.hoststate import PropertyWatch, logind_inhibitor, watch_host
+from coven_desktop.osnotify.reachability import Information, watch_reachability
 from coven_desktop.service import EngineService
 from coven_desktop.tasks import Tasks
 from coven_desktop.tray import Tray
@@ -71,6 +72,7 @@ class Desktop(QObject):
         self.host = HostWatch(on_change=self._conditions_changed, fallback=PortableHost())
         self._system_bus = system_bus or self._host_bus
         self.host_watches: list[PropertyWatch] = []
+        self.reachability: Information | None = None  # Qt's, where no bus says it
         self.service = EngineService(data_dir, clock, runtime_factory=runtime_factory,
                                      limits=limits, host=self.host, parent=self)  # fmt: skip
         self.tray = Tray(self)
@@ -205,8 +207,9 @@ class Desktop(QObject):
         return QDBusConnection.systemBus()
 
     def _watch_host(self) -> None:
-        if not sys.platform.startswith("linux"):
-            return  # the portable reading only; no inhibitor (DESIGN §14)
+        if not sys.platform.startswith("linux"):  # no inhibitor there yet (DESIGN §14)
+            self.reachability = watch_reachability(self.host)
+            return
         bus = self._system_bus()
         self.host.inhibitor = logind_inhibitor(bus)
         self.host_watches = list(watch_host(self.host, bus, self))

@@ -68,12 +68,15 @@ class Engine:
 
         return Operator(self.store, self.clock, self.wake_everyone)
 
-    def scheduler(self, runtime: Runtime | None = None, limits: Limits | None = None) -> Scheduler:
+    def scheduler(
+        self, runtime: Runtime | None = None, limits: Limits | None = None,
+        host: Host | None = None,
+    ) -> Scheduler:  # fmt: skip
         from coven_core.runtime.runner import RunnerRuntime
         from coven_core.scheduling.scheduler import Scheduler
 
         runtime = runtime or RunnerRuntime(self.clock, self.wake, self.store.data_dir / "attempts")
-        return Scheduler(self.store, self.clock, runtime, self.wake, limits=limits)
+        return Scheduler(self.store, self.clock, runtime, self.wake, limits=limits, host=host)
 
     def close(self) -> None:
         self.store.close()
@@ -195,20 +198,23 @@ class SchedulerThread(threading.Thread):
 
 
 def run_daemon(engine: Engine, limits: Limits | None = None) -> int:
-    """The headless scheduler in the foreground until SIGTERM, SIGINT or SIGHUP, then a drain."""
-    scheduler = engine.scheduler(limits=limits)
-    stop = _on_stop_signals(engine.wake)
+    """The headless scheduler in the foreground until SIGTERM, SIGINT or SIGHUP, then a drain.
+    Where logind runs, it keeps the machine awake and hears it go to sleep (DESIGN §14)."""
     import logging  # only here: `coven status` and friends never load it
 
     from coven_core.scheduling.wakeup import WakeListener
+    from coven_core.system.logind import daemon_host
 
     log = logging.getLogger(__name__)
     log.info("coven daemon %s: scheduling the store in %s", os.getpid(), engine.store.data_dir)
-    with WakeListener.start(engine.store.wake_dir, engine.wake):
-        try:
-            scheduler.run()
-        finally:
-            stop()
+    stop = _on_stop_signals(engine.wake)
+    try:
+        with daemon_host(engine.wake) as host:  # its listener thread ends with the block
+            scheduler = engine.scheduler(limits=limits, host=host)
+            with WakeListener.start(engine.store.wake_dir, engine.wake):
+                scheduler.run()
+    finally:
+        stop()
     log.info("coven daemon %s: stopped, %s command(s) left running", os.getpid(),
              scheduler.runtime.active())  # fmt: skip
     return 0

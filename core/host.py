@@ -50,6 +50,10 @@ class HostState:
         return self.network is not Network.OFFLINE
 
 
+#: Who logind says holds the sleep inhibitors a host takes (``systemd-inhibit --list``).
+WHO = "Coven"
+
+
 class Host(Protocol):
     """Where the scheduler reads the machine's state, once per pass, and takes sleep
     inhibitors (see ``scheduling.awake``)."""
@@ -124,7 +128,7 @@ class PortableHost:
         )  # fmt: skip
 
     def inhibit(self, mode: str, why: str) -> int | None:
-        return None  # no bus client in the engine: only a host with one keeps a machine awake
+        return None  # no bus here: ``system.logind.LogindHost`` is this with logind's
 
 
 def read_power(supplies: Path) -> Power:

@@ -1,4 +1,5 @@
-"""Test-wide setup: no test touches the real home, and time zones come from one database."""
+"""Test-wide setup: no test touches the real home or the real system bus, and time zones come
+from one database."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import pytest
 # deterministic on every machine (the system database may be older or absent).
 os.environ["COVEN_TZDB"] = "bundled"
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# A private system bus and a fake logind, for the app's tests and the daemon's alike.
+pytest_plugins = ["tests.systembus.fixtures"]
 
 
 @pytest.fixture(autouse=True)
@@ -27,6 +31,9 @@ def _private_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
         path.mkdir(parents=True, exist_ok=True)
         monkeypatch.setenv(name, str(path))
     monkeypatch.delenv("COVEN_DATA_DIR", raising=False)
+    # Nor the real system bus: a daemon a test starts would hold the machine's logind
+    # inhibitors. A test that wants a bus starts its own (``system_bus_address``).
+    monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", f"unix:path={home / 'no-system-bus'}")
 
 
 @pytest.fixture(autouse=True)

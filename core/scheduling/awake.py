@@ -27,7 +27,6 @@ log = logging.getLogger(__name__)
 #: None when the host cannot take one.
 Inhibit = Callable[[str, str], int | None]
 
-WHO = "Coven"
 DELAY_WHY = "recording the runs in flight before the machine sleeps"
 
 _KEEP_AWAKE_RUNS = (

@@ -1,1 +1,1 @@
-"""Process plumbing: failpoints, the log file, sockets in private directories."""
+"""Process plumbing: failpoints, the log file, sockets in private directories, logind."""

@@ -28,7 +28,7 @@ from PySide6.QtDBus import (
     QDBusUnixFileDescriptor,
 )
 
-from coven_core.host import HostWatch, Network, Power
+from coven_core.host import WHO, HostWatch, Network, Power
 from coven_desktop.osnotify.bus import PROPERTIES, SIGNATURE, service_available, unwrapped
 
 log = logging.getLogger(__name__)
@@ -160,7 +160,7 @@ def logind_inhibitor(bus: QDBusConnection) -> Callable[[str, str], int | None] |
 
 def _inhibit_now(bus: QDBusConnection, mode: str, why: str) -> int:
     message = QDBusMessage.createMethodCall(*LOGIND, "Inhibit")
-    message.setArguments(["sleep", "Coven", why, mode])
+    message.setArguments(["sleep", WHO, why, mode])
     reply = bus.call(message, QDBus.CallMode.Block, CALL_TIMEOUT_MS)
     if reply.type() != QDBusMessage.MessageType.ReplyMessage:
         raise OSError(f"logind refused a {mode} inhibitor: {reply.errorMessage()}")

@@ -1,12 +1,10 @@
-"""Fixtures for the OS-notification tests: a virtual clock, a host zone the test moves, and a
-private "system" bus (a dbus-daemon on a socket in tmp_path) with fake logind and timedated."""
+"""Fixtures for the OS-notification tests: a virtual clock, a host zone the test moves, and
+QtDBus connections to the private "system" bus (tests/systembus) with fake logind and
+timedated on it."""
 
 from __future__ import annotations
 
 import itertools
-import select
-import shutil
-import subprocess
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,33 +16,8 @@ from PySide6.QtDBus import QDBusArgument, QDBusConnection, QDBusMessage, QDBusVa
 
 from coven_core.clock import VirtualClock
 from coven_desktop.osnotify import Notifier, start_notifiers
+from tests.systembus.fixtures import LOGIND, LOGIND_PATH
 
-#: The Debian package that ships /usr/bin/dbus-daemon (`.ci/run` must install it).
-DBUS_DAEMON_PACKAGE = "dbus-daemon"
-
-BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path={socket}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_type="method_call"/>
-    <allow send_type="method_return"/>
-    <allow send_type="error"/>
-    <allow send_type="signal"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-  </policy>
-</busconfig>
-"""
-
-LOGIND = "org.freedesktop.login1"
-LOGIND_PATH = "/org/freedesktop/login1"
 TIMEDATED = "org.freedesktop.timedate1"
 TIMEDATE_PATH = "/org/freedesktop/timedate1"
 
@@ -93,41 +66,7 @@ def start(qapp: Any, clock: VirtualClock, host_zone: HostZone) -> Iterator[Calla
         notifier.stop()
 
 
-# -- the private system bus ------------------------------------------------------------------
-@pytest.fixture
-def system_bus_address(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    daemon = shutil.which("dbus-daemon")
-    if daemon is None:
-        pytest.skip(
-            "dbus-daemon is not installed: the D-Bus end-to-end tests need it "
-            f"(Debian package {DBUS_DAEMON_PACKAGE!r}; .ci/run must apt-get install it)"
-        )
-    config = tmp_path / "system-bus.conf"
-    config.write_text(BUS_CONFIG.format(socket=tmp_path / "system_bus_socket"))
-    process = subprocess.Popen(
-        [daemon, f"--config-file={config}", "--nofork", "--print-address=1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,  # it cannot raise its fd limit unprivileged, and says so
-        text=True,
-    )
-    try:
-        address = _read_address(process)
-        monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", address)
-        yield address
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-def _read_address(process: subprocess.Popen[str]) -> str:
-    assert process.stdout is not None
-    ready, _, _ = select.select([process.stdout], [], [], 10)
-    address = process.stdout.readline().strip() if ready else ""
-    if not address:
-        raise RuntimeError("the private dbus-daemon did not print its address within 10 s")
-    return address
-
-
+# -- the private system bus (tests/systembus) ------------------------------------------------
 @pytest.fixture
 def connect_bus(qapp: Any, system_bus_address: str) -> Iterator[Callable[[], QDBusConnection]]:
     """Opens connections to the private bus (systemBus() is cached per process: not usable)."""

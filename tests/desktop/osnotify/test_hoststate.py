@@ -5,20 +5,19 @@ its own process hands out inhibitors whose life the test watches."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtDBus import QDBus, QDBusConnection, QDBusMessage, QDBusVariant
+from PySide6.QtDBus import QDBusConnection, QDBusVariant
 from pytestqt.qtbot import QtBot
 
 from coven_core.clock import VirtualClock
@@ -32,15 +31,11 @@ from coven_desktop.osnotify.hoststate import (
 )
 from tests.core.conftest import make_engine
 from tests.desktop.osnotify.conftest import FakeServices
+from tests.systembus.fixtures import FakeLogind
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="UPower, NetworkManager and logind are Linux's"
 )
-
-FAKE_LOGIND = Path(__file__).with_name("fake_logind.py")
-#: The Python that runs the fake logind: it needs dbus-python and PyGObject (Debian packages
-#: python3-dbus and python3-gi; .ci/run installs them).
-SYSTEM_PYTHON = "/usr/bin/python3"
 
 
 # -- UPower and NetworkManager ------------------------------------------------------------------
@@ -84,49 +79,22 @@ def test_without_the_services_nothing_is_watched(
     assert logind_inhibitor(connect_bus()) is None
 
 
-# -- logind's inhibitors --------------------------------------------------------------------
-@pytest.fixture
-def fake_logind(system_bus_address: str) -> Iterator[str]:
-    if (
-        not shutil.which(SYSTEM_PYTHON)
-        or subprocess.run([SYSTEM_PYTHON, "-c", "import dbus, gi"], capture_output=True).returncode
-    ):
-        pytest.skip("the fake logind needs python3-dbus and python3-gi for /usr/bin/python3")
-    process = subprocess.Popen([SYSTEM_PYTHON, str(FAKE_LOGIND), system_bus_address],
-                               stdout=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
-        yield system_bus_address
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-def held(bus: QDBusConnection) -> list[str]:
-    message = QDBusMessage.createMethodCall(
-        "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
-        "Held",
-    )  # fmt: skip
-    reply = bus.call(message, QDBus.CallMode.Block, 5000)
-    assert reply.type() == QDBusMessage.MessageType.ReplyMessage, reply.errorMessage()
-    return list(reply.arguments()[0])
-
-
+# -- logind's inhibitors (a fake logind in its own process: tests/systembus) ---------------------
 def test_an_inhibitor_is_held_until_its_descriptor_is_closed(
-    fake_logind: str, connect_bus: Callable[[], QDBusConnection]
+    fake_logind: FakeLogind, connect_bus: Callable[[], QDBusConnection]
 ) -> None:
     bus = connect_bus()
     inhibit = logind_inhibitor(bus)
     assert inhibit is not None
     fd = inhibit("block", "routine backup is running")
     assert fd is not None and not os.get_inheritable(fd)  # no command inherits it
-    assert held(bus) == ["block:routine backup is running"]
+    assert fake_logind.held() == ["block:routine backup is running"]
     os.close(fd)
-    assert held(bus) == []
+    assert fake_logind.held() == []
 
 
 def test_a_keep_awake_run_holds_logind_until_it_settles(
-    fake_logind: str, connect_bus: Callable[[], QDBusConnection], tmp_path: Path
+    fake_logind: FakeLogind, connect_bus: Callable[[], QDBusConnection], tmp_path: Path
 ) -> None:
     bus = connect_bus()
     engine = make_engine(tmp_path / "data", VirtualClock(datetime(2026, 3, 1, 12, tzinfo=UTC)))
@@ -140,12 +108,12 @@ def test_a_keep_awake_run_holds_logind_until_it_settles(
         engine.scheduler.awake.take_delay()
         engine.run_until(engine.clock.now_utc() + timedelta(hours=1, minutes=1))
         (launch,) = engine.runtime.running.values()
-        assert sorted(h.split(":")[0] for h in held(bus)) == ["block", "delay"]
+        assert fake_logind.held_modes() == ["block", "delay"]
         engine.runtime.finish(launch)
         engine.run_until(engine.clock.now_utc())
-        assert [h.split(":")[0] for h in held(bus)] == ["delay"]
+        assert fake_logind.held_modes() == ["delay"]
         engine.scheduler.awake.release_all()
-        assert held(bus) == []
+        assert fake_logind.held() == []
     finally:
         engine.store.close()
 
@@ -165,18 +133,15 @@ _HOLDER = textwrap.dedent(
 )
 
 
-def test_a_crash_of_the_holder_frees_the_machine(
-    fake_logind: str, connect_bus: Callable[[], QDBusConnection]
-) -> None:
-    bus = connect_bus()
-    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, fake_logind],
+def test_a_crash_of_the_holder_frees_the_machine(fake_logind: FakeLogind) -> None:
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, fake_logind.address],
                               stdout=subprocess.PIPE, text=True, env={**os.environ})  # fmt: skip
     try:
         assert holder.stdout is not None and holder.stdout.readline().startswith("held")
-        assert held(bus) == ["block:held by a process that crashes"]
+        assert fake_logind.held() == ["block:held by a process that crashes"]
         holder.send_signal(signal.SIGKILL)
         holder.wait(timeout=10)
-        assert held(bus) == []
+        assert fake_logind.held() == []
     finally:
         if holder.poll() is None:
             holder.kill()
@@ -184,7 +149,7 @@ def test_a_crash_of_the_holder_frees_the_machine(
 
 
 def test_another_thread_gets_its_inhibitor_through_the_gui_thread(
-    fake_logind: str, connect_bus: Callable[[], QDBusConnection], qtbot: QtBot,
+    fake_logind: FakeLogind, connect_bus: Callable[[], QDBusConnection], qtbot: QtBot,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     """The scheduler's thread never calls D-Bus itself (a deadlock with PySide's GIL)."""
@@ -206,7 +171,7 @@ def test_another_thread_gets_its_inhibitor_through_the_gui_thread(
     worker.start()
     qtbot.waitUntil(lambda: "fd" in got, timeout=5000)
     worker.join()
-    assert held(bus) == ["block:from a worker"]
+    assert fake_logind.held() == ["block:from a worker"]
     assert callers == [threading.main_thread()]
     fd = got["fd"]
     assert fd is not None

@@ -3,7 +3,9 @@ dbus-python and PyGObject: QtDBus cannot send a descriptor from Python, and an i
 service would deadlock on the blocking call's GIL).
 
 ``Inhibit`` hands out the write end of a pipe, as logind hands out a FIFO's; ``Held`` lists
-``mode:why`` of those still held — a read end that sees no EOF has a writer somewhere."""
+``mode:why`` of those still held — a read end that sees no EOF has a writer somewhere.
+``Announce(going)``, on a test interface, makes it send ``PrepareForSleep(going)`` as logind
+does before a sleep (true) and after the resume (false)."""
 
 import os
 import select
@@ -15,6 +17,7 @@ import dbus.service
 from gi.repository import GLib
 
 MANAGER = "org.freedesktop.login1.Manager"
+TEST = "io.coven.test.FakeLogind"
 
 
 class Logind(dbus.service.Object):
@@ -33,6 +36,14 @@ class Logind(dbus.service.Object):
     @dbus.service.method(MANAGER, in_signature="", out_signature="as")
     def Held(self):
         return [f"{mode}:{why}" for mode, why, read in self.taken if _held(read)]
+
+    @dbus.service.method(TEST, in_signature="b", out_signature="")
+    def Announce(self, going):
+        self.PrepareForSleep(going)
+
+    @dbus.service.signal(MANAGER, signature="b")
+    def PrepareForSleep(self, going):
+        pass
 
 
 def _held(read: int) -> bool:

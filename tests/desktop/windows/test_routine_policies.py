@@ -7,7 +7,9 @@ from datetime import date, timedelta
 from PySide6.QtCore import QPoint, Qt
 
 from coven_core.model import RevisionSpec
+from coven_core.notation.durations import NO_TIMEOUT
 from coven_core.queries import show
+from coven_desktop.windows.routine_editor import RoutineEditor
 from tests.desktop.windows.test_routines import (
     NEW_YORK,
     click,
@@ -61,6 +63,37 @@ def test_a_bad_except_date_is_named_in_the_apps_language(desktop, qtbot, loop, p
     drive(loop, page, lambda: qtbot.keyClicks(page.editor.except_dates, "christmas"))
     type_schedule(qtbot, loop, page, "0 9 * * *")
     assert page.editor.errors["except_dates"].text() == "'christmas' ist kein Datum wie 2026-12-24"
+
+
+def test_empty_durations_say_what_they_mean_and_save_as_no_limit_and_the_default(
+    desktop, qtbot, loop, page
+) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    editor = page.editor
+    durations = (editor.grace, editor.timeout, editor.max_runtime, editor.cooldown,
+                 editor.cooldown_max)  # fmt: skip
+    assert [field.text() for field in durations] == [""] * 5  # no English keyword to read
+    assert editor.timeout.placeholderText() == "The global default"
+    assert editor.cooldown_max.placeholderText() == "One day"
+    fill(qtbot, loop, page, "backup", "/bin/true")
+    type_schedule(qtbot, loop, page, "0 9 * * *")
+    spec = saved_spec(desktop, qtbot, loop, page, "backup")
+    assert (spec.grace, spec.timeout, spec.cooldown, spec.cooldown_max) == (None,) * 4
+    reload(loop, page)
+    assert page.select("backup")
+    click(qtbot, loop, page, "edit")
+    assert not page.editor.policies.isVisible()  # empty durations are no policy
+    drive(loop, page, lambda: retype(qtbot, {page.editor.timeout: "none"}))
+    assert saved_spec(desktop, qtbot, loop, page, "backup").timeout == NO_TIMEOUT
+
+
+def test_empty_durations_are_described_in_the_apps_language(desktop) -> None:  # type: ignore[no-untyped-def]
+    desktop.locale = "de_DE"
+    editor = RoutineEditor(desktop)
+    assert editor.max_runtime.placeholderText() == "Keine Grenze"
+    assert editor.timeout.placeholderText() == "Die allgemeine Vorgabe"
+    assert "none eintippen (das englische Wort)" in editor.timeout.toolTip()
+    editor.deleteLater()
 
 
 def test_a_trial_is_ticked_then_made_live_from_the_editor(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]

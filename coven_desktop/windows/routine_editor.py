@@ -96,6 +96,9 @@ class RoutineEditor(QGroupBox):
     def _build(self) -> None:
         layout = QVBoxLayout(self)
         form = QFormLayout()
+        # a label goes above its field when the two do not fit side by side (German, a
+        # narrow pane): the pane scrolls up and down only, so nothing is cut at the right
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self._add_fields(form)
         policies = self._policy_section()
         fields = QWidget(self)  # scrolls when the policies are open: the preview keeps its rows
@@ -223,8 +226,11 @@ class RoutineEditor(QGroupBox):
         """The policies (DESIGN §14), folded away until asked for or set: most routines
         need none, and the preview keeps its room."""
         self.policies_toggle = QToolButton(self)
-        self.policies_toggle.setText(_("Policies: exclusions, trial, budgets, cooldown, "
-                                       "group, chain, conditions"))  # fmt: skip
+        # A short heading, what it holds in the tooltip: a button never wraps, and a longer
+        # one made the whole scrolling pane wider than its view (every field cut at the right).
+        self.policies_toggle.setText(_("Policies"))
+        self.policies_toggle.setToolTip(_("Exclusions, trial, budgets, cooldown, group, chain, "
+                                          "conditions"))  # fmt: skip
         self.policies_toggle.setCheckable(True)
         self.policies_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.policies_toggle.setArrowType(Qt.ArrowType.RightArrow)
@@ -285,6 +291,10 @@ class RoutineEditor(QGroupBox):
         box = QComboBox(self)
         box.setEditable(True)
         box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        # as wide as the pane lets it be, not as the longest zone name (which pushed its label
+        # above it): a name typed or picked is shown whole when the pane allows
+        box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        box.setMinimumContentsLength(16)
         box.addItems(["local", "UTC", *sorted(queries.available_zones() - {"UTC"})])
         completer = QCompleter(box.model(), box)
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from coven_core.model import RevisionSpec
@@ -94,6 +95,20 @@ def test_empty_durations_are_described_in_the_apps_language(desktop) -> None:  #
     assert editor.timeout.placeholderText() == "Die allgemeine Vorgabe"
     assert "none eintippen (das englische Wort)" in editor.timeout.toolTip()
     editor.deleteLater()
+
+
+@pytest.mark.parametrize("locale", ["en_US", "de_DE"])
+def test_the_fields_are_never_cut_at_the_default_size(desktop, qtbot, loop, locale) -> None:  # type: ignore[no-untyped-def]
+    """The editor's fields scroll up and down only: nothing in them is wider than the pane
+    at 1000 x 700 (DESIGN §12), or a field, its placeholder and its error are cut."""
+    desktop.locale = locale  # before the page is built: its labels are in this language
+    page = desktop.window.show_page("routines")
+    page.window().resize(1000, 700)
+    drive(loop, page, desktop.window.settle)
+    page.open_editor()
+    open_policies(qtbot, loop, page)
+    fields = page.editor.fields
+    assert fields.widget().width() <= fields.viewport().width()
 
 
 def test_a_trial_is_ticked_then_made_live_from_the_editor(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]

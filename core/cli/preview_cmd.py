@@ -11,6 +11,7 @@ from coven_core.cli.preview_output import print_preview
 from coven_core.cli.routine_options import except_date
 from coven_core.clock import SystemClock
 from coven_core.errors import ValidationError
+from coven_core.notation.i18n import _
 from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.timearg import parse_instant
 from coven_core.schedule.exclusions import normalised
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     start = parse_instant(args.start, zone, "--from") if args.start else SystemClock().now_utc()
     end = parse_instant(args.end, zone, "--to") if args.end else None
     if end is not None and end <= start:
-        raise ValidationError("--to must be later than --from")
+        raise ValidationError(_("--to must be later than --from"))
     anchor = parse_instant(args.dtstart, zone, "--start") if args.dtstart else start
     table = Timetable.build(args.schedule, key, anchor)
     result = preview(table, start, end, args.count, normalised(d for d in args.except_dates if d))

@@ -32,7 +32,7 @@ NO_TIMEOUT = timedelta(0)
 class DurationError(ValidationError):
     def __init__(self, text: str, problem: str = N_("{text!r} is not a duration like 90s, 15m, 2h "
                                                    "or 1d")):  # fmt: skip
-        super().__init__(_(problem).format(text=text, longest=LONGEST_DURATION_TEXT))
+        super().__init__(_(problem).format(text=text, longest=_(LONGEST_DURATION_TEXT)))
 
 
 def parse_duration(text: str) -> timedelta:

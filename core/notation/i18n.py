@@ -12,6 +12,9 @@ from __future__ import annotations
 import gettext
 import io
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 from babel import Locale, UnknownLocaleError, default_locale
@@ -28,6 +31,7 @@ CATALOG_DIRS = (
 )
 
 _chosen: str | None = None
+_this_thread = threading.local()  # .locale: set only inside written_down()
 
 
 def use_locale(locale: str | None) -> None:
@@ -37,15 +41,32 @@ def use_locale(locale: str | None) -> None:
     _chosen = locale
 
 
+@contextmanager
+def written_down() -> Iterator[None]:
+    """Messages made in this thread meanwhile are English: text the engine stores (the event
+    log, a state reason) stays English and is translated where it is shown (DESIGN §12),
+    though the same refusal said to a person at once is said in their language."""
+    before = getattr(_this_thread, "locale", None)
+    _this_thread.locale = FALLBACK_LOCALE
+    try:
+        yield
+    finally:
+        _this_thread.locale = before
+
+
 def _(message: str, locale: str | None = None) -> str:
     """The translation of ``message`` for ``locale`` (the process's locale when None)."""
-    return _translations(locale or _chosen or user_locale()).gettext(message)
+    return _translations(locale or _current()).gettext(message)
 
 
 def ngettext(singular: str, plural: str, n: int, locale: str | None = None) -> str:
     """The translation of ``singular``/``plural`` for the count ``n`` (the locale's plural
     rule picks the form; the caller still formats ``n`` into it)."""
-    return _translations(locale or _chosen or user_locale()).ngettext(singular, plural, n)
+    return _translations(locale or _current()).ngettext(singular, plural, n)
+
+
+def _current() -> str:
+    return getattr(_this_thread, "locale", None) or _chosen or user_locale()
 
 
 def N_(message: str) -> str:

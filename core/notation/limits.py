@@ -13,6 +13,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from coven_core.errors import ValidationError
+from coven_core.notation.i18n import N_, _
 
 EARLIEST_YEAR = 1970
 LATEST_YEAR = 9000
@@ -20,7 +21,7 @@ LATEST_YEAR = 9000
 END_OF_PLANNING = datetime(LATEST_YEAR + 1, 1, 1, tzinfo=UTC)
 
 LONGEST_DURATION = timedelta(days=36525)  # 100 years: a grace, a timeout, an interval
-LONGEST_DURATION_TEXT = "100 years (36525d)"
+LONGEST_DURATION_TEXT = N_("100 years (36525d)")  # said with _() where shown
 
 MOST_RETRIES = 100
 MOST_QUARANTINE_AFTER = 1000
@@ -40,27 +41,35 @@ def whole_number(text: str, most: int, least: int = 0) -> int:
     names the bound. The digits are counted before ``int()``, which is slow on thousands."""
     digits = text.strip()
     if not _ASCII_NUMBER.fullmatch(digits):
-        raise ValidationError(f"{text!r} is not a whole number (digits 0-9)")
+        raise ValidationError(_("{text!r} is not a whole number (digits 0-9)").format(text=text))
     magnitude = digits.lstrip("-").lstrip("0") or "0"
     if digits.startswith("-") and magnitude != "0":
-        raise ValidationError(f"{digits[:20]} must be at least {least}")
+        raise _too_small(digits[:20], least)
     if len(magnitude) > len(str(most)) or int(magnitude) > most:
-        raise ValidationError(f"{digits[:20]} must be at most {most}")
+        raise _too_large(digits[:20], most)
     if int(magnitude) < least:
-        raise ValidationError(f"{digits[:20]} must be at least {least}")
+        raise _too_small(digits[:20], least)
     return int(magnitude)
 
 
 def at_most(value: int, most: int, what: str) -> int:
     if value > most:
-        raise ValidationError(f"{what} must be at most {most}")
+        raise _too_large(what, most)
     return value
 
 
 def check_duration(duration: timedelta, what: str) -> timedelta:
     if duration > LONGEST_DURATION:
-        raise ValidationError(f"{what} must be at most {LONGEST_DURATION_TEXT}")
+        raise _too_large(what, _(LONGEST_DURATION_TEXT))
     return duration
+
+
+def _too_small(what: str, least: int) -> ValidationError:
+    return ValidationError(_("{what} must be at least {least}").format(what=what, least=least))
+
+
+def _too_large(what: str, most: object) -> ValidationError:
+    return ValidationError(_("{what} must be at most {most}").format(what=what, most=most))
 
 
 def check_year(
@@ -68,5 +77,9 @@ def check_year(
 ) -> datetime:
     """A date or instant whose year lies in EARLIEST_YEAR..LATEST_YEAR."""
     if not EARLIEST_YEAR <= moment.year <= LATEST_YEAR:
-        raise error(f"{what}: the year {moment.year} is outside {EARLIEST_YEAR}..{LATEST_YEAR}")
+        raise error(
+            _("{what}: the year {year} is outside {earliest}..{latest}").format(
+                what=what, year=moment.year, earliest=EARLIEST_YEAR, latest=LATEST_YEAR
+            )
+        )
     return moment

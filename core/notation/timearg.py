@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, tzinfo
 
 from coven_core.errors import ValidationError
+from coven_core.notation.i18n import _
 from coven_core.notation.limits import check_year
 from coven_core.tz.binding import read_local
 
@@ -21,10 +22,9 @@ def parse_instant(text: str, zone: tzinfo, what: str = "time") -> datetime:
     try:
         parsed = datetime.fromisoformat(normalised)
     except ValueError:
-        raise ValidationError(
-            f"{what}: {value!r} is not an ISO 8601 date or date-time "
-            "(like 2026-03-08, 2026-03-08T02:30 or 2026-03-08T07:00Z)"
-        ) from None
+        problem = _("{what}: {value!r} is not an ISO 8601 date or date-time "
+                    "(like 2026-03-08, 2026-03-08T02:30 or 2026-03-08T07:00Z)")  # fmt: skip
+        raise ValidationError(problem.format(what=what, value=value)) from None
     check_year(parsed, what)
     if parsed.tzinfo is not None:
         return parsed.astimezone(UTC)

@@ -20,6 +20,7 @@ from coven_core.errors import ScheduleError, ValidationError
 from coven_core.events import EventKind
 from coven_core.model import RevisionSpec, Routine, RoutineState, SkipReason
 from coven_core.notation import reasons
+from coven_core.notation.i18n import N_, _
 from coven_core.notation.limits import (
     LATEST_YEAR,
     MOST_QUARANTINE_AFTER,
@@ -125,14 +126,14 @@ def delete(conn: apsw.Connection, now: datetime, name: str) -> str:
 def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
     """Check everything a revision says before anything is written."""
     if not spec.argv or not spec.argv[0]:
-        raise ValidationError("the command is empty: give it after --, e.g. -- /usr/bin/backup")
+        raise ValidationError(_("the command is empty: give it after --, e.g. -- /usr/bin/backup"))
     if spec.shell and len(spec.argv) != 1:
-        raise ValidationError("with --shell, give the whole command as one argument after --")
+        raise ValidationError(_("with --shell, give the whole command as one argument after --"))
     if spec.retries < 0:
-        raise ValidationError("--retries must be 0 or more")
+        raise ValidationError(_("{option} must be 0 or more").format(option="--retries"))
     at_most(spec.retries, MOST_RETRIES, "--retries")
     if spec.quarantine_after < 0:
-        raise ValidationError("--quarantine-after must be 0 or more")
+        raise ValidationError(_("{option} must be 0 or more").format(option="--quarantine-after"))
     at_most(spec.quarantine_after, MOST_QUARANTINE_AFTER, "--quarantine-after")
     for what, duration in (("--grace", spec.grace), ("--timeout", spec.timeout),
                            ("--stop-grace", spec.stop_grace)):  # fmt: skip
@@ -140,19 +141,30 @@ def validated(name: str, spec: RevisionSpec) -> RevisionSpec:
             check_duration(duration, what)
     if spec.schedule.strip().lower() == AFTER_ONLY and spec.after is None:
         raise ValidationError(
-            f"{name!r} has no schedule of its own: give --after ROUTINE, or a --schedule"
+            _("{name!r} has no schedule of its own: give --after ROUTINE, or a --schedule").format(
+                name=name
+            )
         )
     if spec.after_outcome not in ("succeeded", "finished"):
-        raise ValidationError("--after: the outcome is :succeeded or :finished")
-    for key, _ in spec.env:
-        if not _ENV_NAME.fullmatch(key):
-            raise ValidationError(f"environment name {key!r} is not valid (letters, digits, _)")
-    if spec.cwd is not None and not os.path.isabs(spec.cwd):
-        raise ValidationError(f"working directory {spec.cwd!r} must be an absolute path")
+        raise ValidationError(_("--after: the outcome is :succeeded or :finished"))
+    _check_surroundings(spec)
     if spec.timezone.strip().lower() == "local":
         local = resolve_local_zone()
         spec = replace(spec, timezone=local.key, zone_source=f"local: {local.source}")
     return spec
+
+
+def _check_surroundings(spec: RevisionSpec) -> None:
+    """The command's environment names and working directory."""
+    for key, _value in spec.env:
+        if not _ENV_NAME.fullmatch(key):
+            raise ValidationError(
+                _("environment name {key!r} is not valid (letters, digits, _)").format(key=key)
+            )
+    if spec.cwd is not None and not os.path.isabs(spec.cwd):
+        raise ValidationError(
+            _("working directory {cwd!r} must be an absolute path").format(cwd=spec.cwd)
+        )
 
 
 def _name_taken(conn: apsw.Connection, name: str) -> bool:
@@ -175,22 +187,27 @@ def check_can_run(table: Timetable, now: datetime) -> None:
         if not moment.skipped:
             return
         if table.kind is ScheduleKind.ONCE:
-            raise ScheduleError(
-                f"{table.spec} can never run: {moment.local:%Y-%m-%dT%H:%M} does not exist in "
-                f"{table.zone_key} (the clocks skip it), and Coven never moves a run to "
-                "another time"
-            )
+            gap = N_("{schedule} can never run: {time} does not exist in {zone} (the clocks "
+                     "skip it), and Coven never moves a run to another time")  # fmt: skip
+            raise _never(table, gap, time=f"{moment.local:%Y-%m-%dT%H:%M}")
         seen += 1
     if seen < _MOMENTS_TO_FIND_ONE:  # so many skipped moments in a row is no proof
-        raise ScheduleError(f"{table.spec} can never run: {_why_never(table)}")
+        raise _never(table, _why_never(table))
 
 
 def _why_never(table: Timetable) -> str:
     if table.kind is ScheduleKind.ONCE:
-        return f"its time has passed in {table.zone_key}"
+        return N_("{schedule} can never run: its time has passed in {zone}")
     if table.kind is ScheduleKind.RRULE:
-        return "its last time (UNTIL or COUNT) has passed"
-    return f"it has no time before the end of planning ({LATEST_YEAR + 1})"
+        return N_("{schedule} can never run: its last time (UNTIL or COUNT) has passed")
+    return N_("{schedule} can never run: it has no time before the end of planning ({year})")
+
+
+def _never(table: Timetable, problem: str, **values: str) -> ScheduleError:
+    """``problem`` (marked with N_) about ``table``, in the reader's language."""
+    return ScheduleError(
+        _(problem).format(schedule=table.spec, zone=table.zone_key, year=LATEST_YEAR + 1, **values)
+    )
 
 
 def first_due(table: Timetable, start: datetime) -> datetime | None:

@@ -18,7 +18,7 @@ from typing import Any
 from coven_core.errors import CovenError
 from coven_core.model import MisfirePolicy, OverlapPolicy, RevisionSpec
 from coven_core.notation.durations import (
-    DEFAULT,
+    NO_LIMIT,
     format_duration,
     format_timeout,
     parse_limit,
@@ -41,7 +41,11 @@ Field = str  # "name", "schedule", "timezone", "command", "grace", "timeout", "e
 
 @dataclass(frozen=True)
 class RoutineDraft:
-    """The form's fields as typed (durations as text: ``15m``, ``none``)."""
+    """The form's fields as typed (durations as text: ``15m``, ``none``).
+
+    An empty duration field stands for what a field left alone means — no limit (``none``),
+    for the timeout the global default (``default``) — so a form shows that in a person's
+    words instead of the engine's English keyword; the keywords are still read as typed."""
 
     name: str
     schedule: str
@@ -49,17 +53,17 @@ class RoutineDraft:
     command: str
     shell: bool = False
     misfire: MisfirePolicy = MisfirePolicy.LATEST_ONLY
-    grace: str = "none"
+    grace: str = ""  # empty: none, the latest missed moment always runs once
     overlap: OverlapPolicy = OverlapPolicy.SKIP
-    timeout: str = DEFAULT  # the global default timeout (coven config)
+    timeout: str = ""  # empty: default, the global default timeout (coven config)
     retries: int = 0
     idempotent: bool = False
     except_dates: str = ""  # local dates, comma-separated: 2026-12-24, 2026-12-25
     shadow: bool = False  # a trial: decided as if live, never started
     max_runs_per_day: int = 0  # 0: no budget of runs
-    max_runtime_per_day: str = "none"  # run time a day, as typed
-    cooldown: str = "none"  # rest after a failure, as typed
-    cooldown_max: str = "none"  # the longest rest (none: a day)
+    max_runtime_per_day: str = ""  # run time a day, as typed (empty: no limit)
+    cooldown: str = ""  # rest after a failure, as typed (empty: none)
+    cooldown_max: str = ""  # the longest rest (empty: a day)
     group: str = ""  # empty: no group
     after: str = ""  # ROUTINE[:succeeded|:finished]; empty: no chain
     on_ac_power: bool = False  # conditions: a moment waits within its grace (§14)
@@ -74,7 +78,7 @@ class RoutineDraft:
         switches = (self.shadow, self.on_ac_power, self.when_online, self.keep_awake)
         return (
             any(switches) or bool(self.max_runs_per_day) or any(t.strip() for t in typed)
-            or any(limit.strip() != "none" for limit in limits)
+            or any(limit.strip().lower() not in ("", NO_LIMIT) for limit in limits)
         )  # fmt: skip
 
     @classmethod
@@ -83,10 +87,11 @@ class RoutineDraft:
         command = spec.argv[0] if spec.shell else shlex.join(spec.argv)
         return cls(
             name, spec.schedule, spec.timezone, command, spec.shell, spec.misfire,
-            format_duration(spec.grace), spec.overlap, format_timeout(spec.timeout),
+            _limit_text(spec.grace), spec.overlap,
+            "" if spec.timeout is None else format_timeout(spec.timeout),
             spec.retries, spec.idempotent, dates_text(spec.except_dates), spec.shadow,
-            spec.max_runs_per_day or 0, format_duration(spec.max_runtime_per_day),
-            format_duration(spec.cooldown), format_duration(spec.cooldown_max), spec.group or "",
+            spec.max_runs_per_day or 0, _limit_text(spec.max_runtime_per_day),
+            _limit_text(spec.cooldown), _limit_text(spec.cooldown_max), spec.group or "",
             _after_text(spec), spec.on_ac_power, spec.when_online, spec.keep_awake,
         )  # fmt: skip
 
@@ -138,12 +143,12 @@ def check(
         "schedule", lambda: Timetable.build(draft.schedule, zone or "UTC", anchor or now)
     )
     argv = found.read("command", lambda: _argv(draft))
-    grace = found.read("grace", lambda: parse_limit(draft.grace))
-    timeout = found.read("timeout", lambda: parse_timeout(draft.timeout))
+    grace = found.read("grace", lambda: _limit(draft.grace))
+    timeout = found.read("timeout", lambda: _timeout(draft.timeout))
     dates = found.read("except_dates", lambda: _except_dates(draft.except_dates)) or ()
-    runtime = found.read("max_runtime_per_day", lambda: parse_limit(draft.max_runtime_per_day))
-    rest = found.read("cooldown", lambda: parse_limit(draft.cooldown))
-    rest_max = found.read("cooldown_max", lambda: parse_limit(draft.cooldown_max))
+    runtime = found.read("max_runtime_per_day", lambda: _limit(draft.max_runtime_per_day))
+    rest = found.read("cooldown", lambda: _limit(draft.cooldown))
+    rest_max = found.read("cooldown_max", lambda: _limit(draft.cooldown_max))
     after = found.read("after", lambda: _after(draft.after))
     ready = table is not None and zone is not None
     shown = preview(table, now, None, count, dates) if ready else None
@@ -176,6 +181,21 @@ def _argv(draft: RoutineDraft) -> tuple[str, ...]:
         raise ValueError(
             _("the command has an unclosed quote (tick 'run through a shell' for shell syntax)")
         ) from None
+
+
+def _limit(text: str) -> timedelta | None:
+    """A typed limit; an empty field is no limit (None), like ``none``."""
+    return parse_limit(text) if text.strip() else None
+
+
+def _timeout(text: str) -> timedelta | None:
+    """A typed timeout; an empty field is the global default (None), like ``default``."""
+    return parse_timeout(text) if text.strip() else None
+
+
+def _limit_text(limit: timedelta | None) -> str:
+    """A stored limit as the form shows it: no limit is an empty field."""
+    return "" if limit is None else format_duration(limit)
 
 
 def _after(text: str) -> tuple[str, str] | None:

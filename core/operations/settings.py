@@ -19,7 +19,7 @@ import apsw
 
 from coven_core.errors import ValidationError
 from coven_core.notation.durations import format_timeout, parse_timeout
-from coven_core.notation.i18n import N_
+from coven_core.notation.i18n import N_, _
 from coven_core.store.codec import instant_text
 
 DEFAULT_TIMEOUT = "default-timeout"
@@ -37,7 +37,7 @@ class Setting:
 def _timeout_value(text: str) -> str:
     timeout = parse_timeout(text)
     if timeout is None:
-        raise ValidationError("default-timeout is the default itself: give 6h, 1d or none")
+        raise ValidationError(_("default-timeout is the default itself: give 6h, 1d or none"))
     return format_timeout(timeout)
 
 
@@ -45,9 +45,11 @@ def _count_value(text: str) -> str:
     try:
         count = int(text.strip())
     except ValueError:
-        raise ValidationError(f"max-active: {text!r} is not a whole number") from None
+        raise ValidationError(
+            _("max-active: {text!r} is not a whole number").format(text=text)
+        ) from None
     if count < 1:
-        raise ValidationError("max-active must be at least 1 (pause scheduling to run nothing)")
+        raise ValidationError(_("max-active must be at least 1 (pause scheduling to run nothing)"))
     return str(count)
 
 

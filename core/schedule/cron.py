@@ -15,11 +15,12 @@ from collections.abc import Iterator, Mapping
 from datetime import MAXYEAR, date, datetime
 
 from coven_core.errors import ScheduleError
+from coven_core.notation.i18n import N_, _
 from coven_core.notation.limits import MOST_CRON_STEP
 
 __all__ = ["CronSchedule", "field_texts"]
 
-_LAYOUT = "minute hour day-of-month month day-of-week"
+_LAYOUT = N_("minute hour day-of-month month day-of-week")
 _ALIASES: Mapping[str, str] = {
     "@hourly": "0 * * * *",
     "@daily": "0 0 * * *",
@@ -45,7 +46,7 @@ class _Field:
     """How one of the five positions reads its text."""
 
     number: int
-    name: str
+    name: str  # marked with N_: said in the reader's language
     low: int
     high: int
     names: Mapping[str, int]
@@ -54,16 +55,21 @@ class _Field:
     def __post_init__(self) -> None:
         object.__setattr__(self, "every", tuple(range(self.low, self.high + 1)))
 
-    def fail(self, why: str) -> ScheduleError:
-        return ScheduleError(f"cron field {self.number} ({self.name}): {why}")
+    def fail(self, problem: str, **values: object) -> ScheduleError:
+        """A refusal naming this field; ``problem`` is a template marked with N_."""
+        return ScheduleError(
+            _("cron field {number} ({name}): {problem}").format(
+                number=self.number, name=_(self.name), problem=_(problem).format(**values)
+            )
+        )
 
 
-_MINUTE = _Field(1, "minute", 0, 59, {})
-_HOUR = _Field(2, "hour", 0, 23, {})
-_DAY_OF_MONTH = _Field(3, "day of month", 1, 31, {})
-_MONTH = _Field(4, "month", 1, 12, {name: i + 1 for i, name in enumerate(_MONTH_NAMES)})
+_MINUTE = _Field(1, N_("minute"), 0, 59, {})
+_HOUR = _Field(2, N_("hour"), 0, 23, {})
+_DAY_OF_MONTH = _Field(3, N_("day of month"), 1, 31, {})
+_MONTH = _Field(4, N_("month"), 1, 12, {name: i + 1 for i, name in enumerate(_MONTH_NAMES)})
 # 7 is accepted as a second Sunday and folded onto 0 after parsing.
-_DAY_OF_WEEK = _Field(5, "day of week", 0, 7, {name: i for i, name in enumerate(_DAY_NAMES)})
+_DAY_OF_WEEK = _Field(5, N_("day of week"), 0, 7, {name: i for i, name in enumerate(_DAY_NAMES)})
 _EVERY_MONTH = frozenset(_MONTH.every)
 _EVERY_WEEKDAY = frozenset(range(7))
 
@@ -89,7 +95,7 @@ class CronSchedule:
         """Parse and validate ``text``; raise :class:`ScheduleError` naming the bad part."""
         stripped = text.strip()
         if not stripped:
-            raise ScheduleError("cron: the expression is empty")
+            raise ScheduleError(_("cron: the expression is empty"))
         if stripped.startswith("@"):
             return _parse_alias(cls, stripped)
         return _parse_fields(cls, stripped.split(), stripped)
@@ -201,14 +207,22 @@ def _parse_alias(cls: type[CronSchedule], text: str) -> CronSchedule:
     if expansion is None:
         raise _bad_alias(alias)
     if rest:
-        raise ScheduleError(f"cron: alias {alias} takes no fields, got {' '.join(rest)!r}")
+        raise ScheduleError(
+            _("cron: alias {alias} takes no fields, got {fields!r}").format(
+                alias=alias, fields=" ".join(rest)
+            )
+        )
     return _parse_fields(cls, expansion.split(), alias)
 
 
 def _bad_alias(alias: str) -> ScheduleError:
     if alias == "@reboot":
-        return ScheduleError("cron: unsupported alias @reboot")
-    return ScheduleError(f"cron: unknown alias {alias} (supported: {', '.join(_ALIASES)})")
+        return ScheduleError(_("cron: unsupported alias @reboot"))
+    return ScheduleError(
+        _("cron: unknown alias {alias} (supported: {aliases})").format(
+            alias=alias, aliases=", ".join(_ALIASES)
+        )
+    )
 
 
 def _parse_fields(cls: type[CronSchedule], parts: list[str], text: str) -> CronSchedule:
@@ -231,12 +245,15 @@ def _parse_fields(cls: type[CronSchedule], parts: list[str], text: str) -> CronS
 
 
 def _field_count_message(count: int) -> str:
-    message = f"cron: expected 5 fields ({_LAYOUT}), got {count}"
     if count == 6:
-        return message + " — a seconds field is not supported"
-    if count == 7:
-        return message + " — seconds and year fields are not supported"
-    return message
+        message = N_("cron: expected 5 fields ({layout}), got {count} — a seconds field is not "
+                     "supported")  # fmt: skip
+    elif count == 7:
+        message = N_("cron: expected 5 fields ({layout}), got {count} — seconds and year fields "
+                     "are not supported")  # fmt: skip
+    else:
+        message = N_("cron: expected 5 fields ({layout}), got {count}")
+    return _(message).format(layout=_(_LAYOUT), count=count)
 
 
 def _check_can_match(schedule: CronSchedule) -> None:
@@ -248,8 +265,9 @@ def _check_can_match(schedule: CronSchedule) -> None:
     longest = max(_LONGEST_MONTH[month] for month in schedule.months)
     if schedule.days_of_month[0] > longest:
         raise ScheduleError(
-            f"cron: {schedule.text!r} never matches: no month in field 4 (month) "
-            f"has day {schedule.days_of_month[0]}"
+            _("cron: {text!r} never matches: no month in field 4 (month) has day {day}").format(
+                text=schedule.text, day=schedule.days_of_month[0]
+            )
         )
 
 
@@ -281,7 +299,7 @@ def _parse_list(text: str, field: _Field) -> set[int]:
 def _parse_item(item: str, field: _Field) -> range:
     """One list item: ``*``, ``a``, ``a-b``, each optionally with ``/step``."""
     if not item:
-        raise field.fail("empty item in list")
+        raise field.fail(N_("empty item in list"))
     base, slash, step_text = item.partition("/")
     step = _parse_step(step_text, field) if slash else 1
     if base == "*":
@@ -291,7 +309,7 @@ def _parse_item(item: str, field: _Field) -> range:
     if dash:
         last = _parse_value(last_text, field, item)
         if last < first:
-            raise field.fail(f"range {base} is reversed")
+            raise field.fail(N_("range {range} is reversed"), range=base)
     else:
         # Vixie cron has no ``a/n``; cronie and cronsim read it as ``a-max/n``, and so do we.
         last = field.high if slash else first
@@ -300,14 +318,16 @@ def _parse_item(item: str, field: _Field) -> range:
 
 def _parse_step(text: str, field: _Field) -> int:
     if not (text.isascii() and text.isdigit()):
-        raise field.fail(f"step {text!r} is not a number")
+        raise field.fail(N_("step {step!r} is not a number"), step=text)
     if len(text.lstrip("0")) > len(str(MOST_CRON_STEP)) or int(text) > MOST_CRON_STEP:
         raise field.fail(
-            f"step {text[:20]} is too large: the step must be at most {MOST_CRON_STEP}"
+            N_("step {step} is too large: the step must be at most {most}"),
+            step=text[:20],
+            most=MOST_CRON_STEP,
         )
     step = int(text)
     if step == 0:
-        raise field.fail("step 0 is not allowed")
+        raise field.fail(N_("step 0 is not allowed"))
     return step
 
 
@@ -315,7 +335,12 @@ def _parse_value(token: str, field: _Field, item: str) -> int:
     if token.isascii() and token.isdigit():
         value = int(token)
         if not field.low <= value <= field.high:
-            raise field.fail(f"{value} is out of range {field.low}-{field.high}")
+            raise field.fail(
+                N_("{value} is out of range {low}-{high}"),
+                value=value,
+                low=field.low,
+                high=field.high,
+            )
         return value
     named = field.names.get(token.upper())
     if named is not None:
@@ -325,21 +350,27 @@ def _parse_value(token: str, field: _Field, item: str) -> int:
 
 def _bad_value(token: str, field: _Field, item: str) -> ScheduleError:
     if not token:
-        return field.fail(f"{item!r} is missing a number")
+        return field.fail(N_("{item!r} is missing a number"), item=item)
     special = _SPECIAL_PART.fullmatch(token.upper())
     if special:
         return _unsupported(special.group(1), field)
     if "*" in token:
-        return field.fail(f"{item!r} is not valid: '*' can only stand alone or before a step")
+        return field.fail(
+            N_("{item!r} is not valid: '*' can only stand alone or before a step"), item=item
+        )
     if "-" in token:
-        return field.fail(f"{item!r} is not a valid range")
+        return field.fail(N_("{item!r} is not a valid range"), item=item)
     if field.names:
-        return field.fail(f"unknown name {token!r}")
-    return field.fail(f"{token!r} is not a number")
+        return field.fail(N_("unknown name {name!r}"), name=token)
+    return field.fail(N_("{token!r} is not a number"), token=token)
 
 
 def _unsupported(part: str, field: _Field) -> ScheduleError:
-    return ScheduleError(f"cron: unsupported part {part!r} in field {field.number} ({field.name})")
+    return ScheduleError(
+        _("cron: unsupported part {part!r} in field {number} ({name})").format(
+            part=part, number=field.number, name=_(field.name)
+        )
+    )
 
 
 def _first_minute(start: datetime) -> tuple[int, int, int, int, int]:

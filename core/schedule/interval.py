@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from coven_core.errors import ScheduleError
 from coven_core.notation.durations import DurationError, parse_duration
+from coven_core.notation.i18n import _
 
 _UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1)}
 _PATTERN = re.compile(r"every\s+([0-9]+)\s*([mhd])", re.IGNORECASE)  # ASCII digits only
@@ -26,15 +27,17 @@ class IntervalSchedule:
         match = _PATTERN.fullmatch(text.strip())
         if match is None:
             raise ScheduleError(
-                f"interval: {text.strip()!r} is not like 'every 30m', 'every 2h' or 'every 1d'"
+                _("interval: {text!r} is not like 'every 30m', 'every 2h' or 'every 1d'").format(
+                    text=text.strip()
+                )
             )
         digits, unit = match[1].lstrip("0"), match[2].lower()
         if not digits:
-            raise ScheduleError("interval: the interval must be at least 1 minute")
+            raise ScheduleError(_("interval: the interval must be at least 1 minute"))
         try:
             step = parse_duration(f"{digits}{unit}")  # the one bound on every duration
         except DurationError as error:
-            raise ScheduleError(f"interval: {error}") from None
+            raise ScheduleError(_("interval: {problem}").format(problem=error)) from None
         return cls(step, f"every {digits}{unit}")
 
     def instants_from(self, anchor: datetime, start: datetime) -> Iterator[datetime]:

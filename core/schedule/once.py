@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from coven_core.errors import ScheduleError
+from coven_core.notation.i18n import _
 from coven_core.notation.limits import check_year
 
 
@@ -23,7 +24,9 @@ class OnceSchedule:
             at = datetime.strptime(value, "%Y-%m-%dT%H:%M")
         except ValueError:
             raise ScheduleError(
-                f"once: {value!r} is not a local date-time like 2026-03-08T02:30"
+                _("once: {value!r} is not a local date-time like 2026-03-08T02:30").format(
+                    value=value
+                )
             ) from None
         return cls(check_year(at, "once", ScheduleError))
 

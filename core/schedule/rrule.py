@@ -29,6 +29,7 @@ from dateutil.rrule import (
 )
 
 from coven_core.errors import ScheduleError
+from coven_core.notation.i18n import N_, _
 from coven_core.notation.limits import check_year
 
 __all__ = ["RRuleSchedule", "RuleParts"]
@@ -44,7 +45,7 @@ _FREQUENCIES: Final[dict[str, _Frequency]] = {
     "YEARLY": YEARLY,
 }
 _WEEKDAYS: Final = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
-_WEEKDAY_HINT: Final = "MO, TU, WE, TH, FR, SA or SU, with an ordinal like 1MO or -1FR"
+_WEEKDAY_HINT: Final = N_("MO, TU, WE, TH, FR, SA or SU, with an ordinal like 1MO or -1FR")
 
 # The supported parts, in the order ``str()`` writes them.
 _SUPPORTED: Final = (
@@ -306,13 +307,16 @@ RuleParts = _Rule
 def _parse_rule(text: str) -> _Rule:
     parts = _split_parts(text)
     if "FREQ" not in parts:
-        raise ScheduleError("RRULE: FREQ is required")
+        raise ScheduleError(_("RRULE: FREQ is required"))
     if "COUNT" in parts and "UNTIL" in parts:
-        raise ScheduleError("RRULE: COUNT and UNTIL cannot both be given")
+        raise ScheduleError(_("RRULE: COUNT and UNTIL cannot both be given"))
     freq = _parse_freq(parts["FREQ"])
 
     def numbers(name: str, low: int, high: int) -> tuple[int, ...]:
         return _number_list(name, parts[name], low, high) if name in parts else ()
+
+    def positions(name: str, most: int) -> tuple[int, ...]:
+        return _signed_positions(name, parts[name], most) if name in parts else ()
 
     return _Rule(
         freq=freq,
@@ -320,7 +324,7 @@ def _parse_rule(text: str) -> _Rule:
         count=_positive("COUNT", parts["COUNT"]) if "COUNT" in parts else None,
         until=_parse_until(parts["UNTIL"]) if "UNTIL" in parts else None,
         bymonth=numbers("BYMONTH", 1, 12),
-        bymonthday=_month_days(parts["BYMONTHDAY"]) if "BYMONTHDAY" in parts else (),
+        bymonthday=positions("BYMONTHDAY", 31),
         byday=_parse_byday(parts["BYDAY"], freq, "BYMONTH" in parts) if "BYDAY" in parts else (),
         byhour=numbers("BYHOUR", 0, 23),
         byminute=numbers("BYMINUTE", 0, 59),
@@ -334,55 +338,71 @@ def _split_parts(text: str) -> dict[str, str]:
     if body[:6].upper() == "RRULE:":
         body = body[6:].strip()
     if not body:
-        raise ScheduleError("RRULE: the rule is empty (expected something like FREQ=DAILY)")
+        raise ScheduleError(_("RRULE: the rule is empty (expected something like FREQ=DAILY)"))
     parts: dict[str, str] = {}
     for chunk in body.split(";"):
         name, value = _split_part(chunk)
         if name in parts:
-            raise ScheduleError(f"RRULE: {name} is given twice")
+            raise ScheduleError(_("RRULE: {name} is given twice").format(name=name))
         parts[name] = value
     return parts
 
 
 def _split_part(chunk: str) -> tuple[str, str]:
     if not chunk.strip():
-        raise ScheduleError("RRULE: empty part (a stray ';')")
+        raise ScheduleError(_("RRULE: empty part (a stray ';')"))
     raw_name, equals, raw_value = chunk.partition("=")
     name = raw_name.strip().upper()
     if not equals or not _PART_NAME.fullmatch(name):
-        raise ScheduleError(f"RRULE: {chunk.strip()!r} is not a NAME=VALUE part")
+        raise ScheduleError(
+            _("RRULE: {part!r} is not a NAME=VALUE part").format(part=chunk.strip())
+        )
     if name in _UNSUPPORTED:
-        raise ScheduleError(f"unsupported RRULE part {name}")
+        raise ScheduleError(_("unsupported RRULE part {name}").format(name=name))
     if name not in _SUPPORTED:
-        raise ScheduleError(f"unknown RRULE part {name}")
+        raise ScheduleError(_("unknown RRULE part {name}").format(name=name))
     value = raw_value.strip()
     if not value:
-        raise ScheduleError(f"RRULE {name}: no value given")
+        raise ScheduleError(_("RRULE {name}: no value given").format(name=name))
     return name, value
 
 
 def _parse_freq(value: str) -> str:
     freq = value.upper()
     if freq == "SECONDLY":
-        raise ScheduleError("RRULE FREQ: SECONDLY is not supported (the smallest unit is a minute)")
+        raise ScheduleError(
+            _("RRULE FREQ: SECONDLY is not supported (the smallest unit is a minute)")
+        )
     if freq not in _FREQUENCIES:
-        raise ScheduleError(f"RRULE FREQ: {value!r} is not one of {', '.join(_FREQUENCIES)}")
+        raise ScheduleError(
+            _("RRULE FREQ: {value!r} is not one of {known}").format(
+                value=value, known=", ".join(_FREQUENCIES)
+            )
+        )
     return freq
 
 
 def _whole_number(name: str, text: str) -> int:
     digits = text.strip()
     if not _WHOLE_NUMBER.fullmatch(digits):
-        raise ScheduleError(f"RRULE {name}: {text!r} is not a whole number")
+        raise ScheduleError(
+            _("RRULE {name}: {text!r} is not a whole number").format(name=name, text=text)
+        )
     if len(digits.lstrip("+-")) > _MAX_DIGITS:
-        raise ScheduleError(f"RRULE {name}: {digits} is too large")
+        raise ScheduleError(
+            _("RRULE {name}: {number} is too large").format(name=name, number=digits)
+        )
     return int(digits)
 
 
 def _positive(name: str, text: str) -> int:
     number = _whole_number(name, text)
     if number < 1:
-        raise ScheduleError(f"RRULE {name}: {number} is out of range (it must be at least 1)")
+        raise ScheduleError(
+            _("RRULE {name}: {number} is out of range (it must be at least 1)").format(
+                name=name, number=number
+            )
+        )
     return number
 
 
@@ -390,17 +410,12 @@ def _number_list(name: str, text: str, low: int, high: int) -> tuple[int, ...]:
     numbers = [_whole_number(name, item) for item in text.split(",")]
     for number in numbers:
         if not low <= number <= high:
-            raise ScheduleError(f"RRULE {name}: {number} is out of range {low}-{high}")
+            raise ScheduleError(
+                _("RRULE {name}: {number} is out of range {low}-{high}").format(
+                    name=name, number=number, low=low, high=high
+                )
+            )
     return tuple(sorted(set(numbers)))
-
-
-def _month_days(text: str) -> tuple[int, ...]:
-    days = [_whole_number("BYMONTHDAY", item) for item in text.split(",")]
-    for day in days:
-        if day == 0 or abs(day) > 31:
-            problem = "is not allowed" if day == 0 else "is out of range"
-            raise ScheduleError(f"RRULE BYMONTHDAY: {day} {problem} (use 1..31 or -31..-1)")
-    return tuple(sorted(set(days)))
 
 
 def _set_positions(parts: dict[str, str]) -> tuple[int, ...]:
@@ -408,14 +423,25 @@ def _set_positions(parts: dict[str, str]) -> tuple[int, ...]:
     another BYxxx part to make that set; it counts from 1, or from the end with -1."""
     if not any(name.startswith("BY") and name != "BYSETPOS" for name in parts):
         raise ScheduleError(
-            "RRULE BYSETPOS: it picks among the times another BY part gives (for example "
-            "BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1), and none is given"
+            _(
+                "RRULE BYSETPOS: it picks among the times another BY part gives (for example "
+                "BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1), and none is given"
+            )
         )
-    positions = [_whole_number("BYSETPOS", item) for item in parts["BYSETPOS"].split(",")]
+    return _signed_positions("BYSETPOS", parts["BYSETPOS"], 366)
+
+
+def _signed_positions(name: str, text: str, most: int) -> tuple[int, ...]:
+    """Positions counted from 1, or from the end with -1: never 0, at most ``most`` away."""
+    positions = [_whole_number(name, item) for item in text.split(",")]
     for position in positions:
-        if position == 0 or abs(position) > 366:
-            problem = "is not allowed" if position == 0 else "is out of range"
-            raise ScheduleError(f"RRULE BYSETPOS: {position} {problem} (use 1..366 or -366..-1)")
+        if position == 0 or abs(position) > most:
+            problem = (
+                N_("RRULE {name}: {position} is not allowed (use 1..{most} or -{most}..-1)")
+                if position == 0
+                else N_("RRULE {name}: {position} is out of range (use 1..{most} or -{most}..-1)")
+            )
+            raise ScheduleError(_(problem).format(name=name, position=position, most=most))
     return tuple(sorted(set(positions)))
 
 
@@ -430,14 +456,18 @@ def _ordinal_scope(freq: str, with_bymonth: bool) -> tuple[str, int] | None:
     if freq == "MONTHLY":
         return "FREQ=MONTHLY", 5
     if freq == "YEARLY" and with_bymonth:  # RFC 5545: they then count within the month
-        return "FREQ=YEARLY and BYMONTH", 5
+        return N_("FREQ=YEARLY and BYMONTH"), 5
     return ("FREQ=YEARLY", 53) if freq == "YEARLY" else None
 
 
 def _parse_weekday(token: str, scope: tuple[str, int] | None) -> tuple[int, int]:
     match = _WEEKDAY_TOKEN.fullmatch(token)
     if match is None or match[2] not in _WEEKDAYS:
-        raise ScheduleError(f"RRULE BYDAY: {token!r} is not a weekday ({_WEEKDAY_HINT})")
+        raise ScheduleError(
+            _("RRULE BYDAY: {token!r} is not a weekday ({hint})").format(
+                token=token, hint=_(_WEEKDAY_HINT)
+            )
+        )
     ordinal = 0 if match[1] is None else _check_ordinal(token, int(match[1]), scope)
     return _WEEKDAYS.index(match[2]), ordinal
 
@@ -445,21 +475,30 @@ def _parse_weekday(token: str, scope: tuple[str, int] | None) -> tuple[int, int]
 def _check_ordinal(token: str, ordinal: int, scope: tuple[str, int] | None) -> int:
     if scope is None:
         raise ScheduleError(
-            f"RRULE BYDAY: ordinal {token} is only allowed with FREQ=MONTHLY or YEARLY"
+            _("RRULE BYDAY: ordinal {token} is only allowed with FREQ=MONTHLY or YEARLY").format(
+                token=token
+            )
         )
     where, limit = scope
-    hint = f"use 1..{limit} or -{limit}..-1 with {where}"
-    if ordinal == 0:
-        raise ScheduleError(f"RRULE BYDAY: ordinal 0 in {token} is not allowed ({hint})")
-    if abs(ordinal) > limit:
-        raise ScheduleError(f"RRULE BYDAY: ordinal {token} is out of range ({hint})")
-    return ordinal
+    if ordinal != 0 and abs(ordinal) <= limit:
+        return ordinal
+    problem = (
+        N_("RRULE BYDAY: ordinal 0 in {token} is not allowed ({hint})")
+        if ordinal == 0
+        else N_("RRULE BYDAY: ordinal {token} is out of range ({hint})")
+    )
+    hint = _("use 1..{most} or -{most}..-1 with {where}").format(most=limit, where=_(where))
+    raise ScheduleError(_(problem).format(token=token, hint=hint))
 
 
 def _parse_wkst(value: str) -> int:
     day = value.upper()
     if day not in _WEEKDAYS:
-        raise ScheduleError(f"RRULE WKST: {value!r} is not a weekday ({', '.join(_WEEKDAYS)})")
+        raise ScheduleError(
+            _("RRULE WKST: {value!r} is not a weekday ({weekdays})").format(
+                value=value, weekdays=", ".join(_WEEKDAYS)
+            )
+        )
     return _WEEKDAYS.index(day)
 
 
@@ -468,8 +507,10 @@ def _parse_until(value: str) -> _Until:
     match = _UNTIL_VALUE.fullmatch(text)
     if match is None:
         raise ScheduleError(
-            f"RRULE UNTIL: {value!r} is not a date (YYYYMMDD) or a date-time "
-            "(YYYYMMDDTHHMMSS local, or YYYYMMDDTHHMMSSZ in UTC)"
+            _(
+                "RRULE UNTIL: {value!r} is not a date (YYYYMMDD) or a date-time "
+                "(YYYYMMDDTHHMMSS local, or YYYYMMDDTHHMMSSZ in UTC)"
+            ).format(value=value)
         )
     year, month, day, hour, minute, second, utc = match.groups()
     try:
@@ -477,7 +518,9 @@ def _parse_until(value: str) -> _Until:
         if hour is not None:
             moment = moment.replace(hour=int(hour), minute=int(minute), second=int(second))
     except ValueError:
-        raise ScheduleError(f"RRULE UNTIL: {value!r} is not a real date or time") from None
+        raise ScheduleError(
+            _("RRULE UNTIL: {value!r} is not a real date or time").format(value=value)
+        ) from None
     check_year(moment, "RRULE UNTIL", ScheduleError)
     if hour is None:
         return _Until(moment.replace(hour=23, minute=59, second=59), text)
@@ -580,11 +623,18 @@ def _check_month_days(rule: _Rule, expansion: _Expansion) -> None:
     months = expansion.bymonth or tuple(range(1, 13))
     if any(abs(day) <= _LONGEST_MONTH[month - 1] for month in months for day in days):
         return
-    source = "" if rule.bymonthday else " (the day comes from DTSTART)"
-    raise ScheduleError(
-        f"RRULE BYMONTHDAY: no month in BYMONTH={_joined(months)} has day "
-        f"{_joined(days)}{source}, so the rule would never produce a time"
+    problem = (
+        N_(
+            "RRULE BYMONTHDAY: no month in BYMONTH={months} has day {days}, so the rule would "
+            "never produce a time"
+        )
+        if rule.bymonthday
+        else N_(
+            "RRULE BYMONTHDAY: no month in BYMONTH={months} has day {days} (the day comes "
+            "from DTSTART), so the rule would never produce a time"
+        )
     )
+    raise ScheduleError(_(problem).format(months=_joined(months), days=_joined(days)))
 
 
 def _check_week_reachable(rule: _Rule, dtstart: datetime) -> None:
@@ -602,9 +652,16 @@ def _check_week_reachable(rule: _Rule, dtstart: datetime) -> None:
     if any(_reached_is_allowed(rule, p) for p in range(first % step, _MINUTES_PER_WEEK, step)):
         return
     raise ScheduleError(
-        f"RRULE: FREQ={rule.freq};INTERVAL={rule.interval} from "
-        f"{_WEEKDAYS[dtstart.weekday()]} {dtstart:%H:%M} never reaches a time allowed by "
-        f"{'/'.join(limits)}, so the rule would never produce a time"
+        _(
+            "RRULE: FREQ={freq};INTERVAL={interval} from {weekday} {time} never reaches a time "
+            "allowed by {parts}, so the rule would never produce a time"
+        ).format(
+            freq=rule.freq,
+            interval=rule.interval,
+            weekday=_WEEKDAYS[dtstart.weekday()],
+            time=f"{dtstart:%H:%M}",
+            parts="/".join(limits),
+        )
     )
 
 
@@ -623,7 +680,7 @@ def _reached_is_allowed(rule: _Rule, minute_of_week: int) -> bool:
     day, minute_of_day = divmod(minute_of_week, 24 * 60)
     hour, minute = divmod(minute_of_day, 60)
     return (
-        (not rule.byday or any(day == allowed for allowed, _ in rule.byday))
+        (not rule.byday or any(day == allowed for allowed, _n in rule.byday))
         and (rule.freq == "DAILY" or not rule.byhour or hour in rule.byhour)
         and (rule.freq != "MINUTELY" or not rule.byminute or minute in rule.byminute)
     )

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from coven_core.errors import ScheduleError
+from coven_core.notation.i18n import N_, _
 from coven_core.notation.limits import END_OF_PLANNING
 from coven_core.schedule.base import CalendarSchedule
 from coven_core.schedule.cron import CronSchedule
@@ -41,7 +42,7 @@ class ScheduleKind(enum.StrEnum):
 AFTER_ONLY = "after"
 
 
-_HELP = "use 'cron:<5 fields>', 'rrule:<RRULE>', 'every 30m' or 'once 2026-03-08T02:30'"
+_HELP = N_("use 'cron:<5 fields>', 'rrule:<RRULE>', 'every 30m' or 'once 2026-03-08T02:30'")
 
 
 def classify(spec: str) -> tuple[ScheduleKind, str]:
@@ -59,7 +60,9 @@ def classify(spec: str) -> tuple[ScheduleKind, str]:
         return ScheduleKind.ONCE, text[4:].strip()
     if text.startswith("@") or len(text.split()) >= 2:
         return ScheduleKind.CRON, text  # a bare cron expression
-    raise ScheduleError(f"unrecognised schedule {text!r}: {_HELP}")
+    raise ScheduleError(
+        _("unrecognised schedule {text!r}: {help}").format(text=text, help=_(_HELP))
+    )
 
 
 @dataclass(frozen=True)

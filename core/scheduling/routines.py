@@ -19,6 +19,7 @@ from coven_core.model import (
     Routine,
     RoutineState,
 )
+from coven_core.notation.i18n import written_down
 from coven_core.store.codec import (
     delta_from,
     instant_from,
@@ -276,7 +277,8 @@ def timetable(revision: Revision) -> Timetable:
 
     spec = revision.spec
     try:
-        return Timetable.build(spec.schedule, spec.timezone, revision.anchor)
+        with written_down():  # why it is broken goes into the event log
+            return Timetable.build(spec.schedule, spec.timezone, revision.anchor)
     except ZoneError as error:
         raise BrokenRevision(revision.number, str(error), "--tz ZONE") from error
     except ScheduleError as error:

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coven_core.errors import ZoneError
+from coven_core.notation.i18n import N_, _
 from coven_core.tz import tzdb
 
-_ASK = "pass an explicit zone such as --tz Europe/Berlin"
+_ASK = N_("pass an explicit zone such as --tz Europe/Berlin")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,18 +71,21 @@ def _from_tz_variable(value: str) -> LocalZone:
     if os.path.isabs(name):
         key = _key_from_path(Path(name))
         if key is None:
-            raise ZoneError(f"TZ={value!r} is a file outside any zoneinfo directory; {_ASK}")
+            raise _unproven(N_("TZ={value!r} is a file outside any zoneinfo directory; {ask}"),
+                            value=value)  # fmt: skip
         return LocalZone(_checked(key, f"TZ={value!r}"), "TZ")
     if _is_known(name):
         return LocalZone(name, "TZ")
-    raise ZoneError(f"TZ={value!r} is not an IANA zone name (a POSIX TZ string?); {_ASK}")
+    raise _unproven(N_("TZ={value!r} is not an IANA zone name (a POSIX TZ string?); {ask}"),
+                    value=value)  # fmt: skip
 
 
 def _from_link(link: Path) -> LocalZone:
     target = Path(os.path.realpath(link))
     key = _key_from_path(target)
     if key is None:
-        raise ZoneError(f"{link} points to {target}, which is not in a zoneinfo directory; {_ASK}")
+        raise _unproven(N_("{link} points to {target}, which is not in a zoneinfo directory; "
+                           "{ask}"), link=link, target=target)  # fmt: skip
     return LocalZone(_checked(key, f"{link} -> {target}"), f"{link} link")
 
 
@@ -89,9 +93,8 @@ def _from_copy(files: HostFiles) -> LocalZone:
     key = _read_timezone_file(files.timezone)
     if key and _is_known(key) and _same_zone_bytes(files.localtime, key):
         return LocalZone(key, f"{files.timezone}, matching the copy in {files.localtime}")
-    raise ZoneError(
-        f"{files.localtime} is a copy, not a link, so its zone cannot be proven; {_ASK}"
-    )
+    raise _unproven(N_("{localtime} is a copy, not a link, so its zone cannot be proven; {ask}"),
+                    localtime=files.localtime)  # fmt: skip
 
 
 def _key_from_path(path: Path) -> str | None:
@@ -105,8 +108,14 @@ def _key_from_path(path: Path) -> str | None:
 
 def _checked(key: str, where: str) -> str:
     if not _is_known(key):
-        raise ZoneError(f"{where} names {key!r}, which this tz database does not know; {_ASK}")
+        raise _unproven(N_("{where} names {key!r}, which this tz database does not know; {ask}"),
+                        where=where, key=key)  # fmt: skip
     return key
+
+
+def _unproven(problem: str, **values: object) -> ZoneError:
+    """``problem`` (marked with N_) in the reader's language, with what to do instead."""
+    return ZoneError(_(problem).format(ask=_(_ASK), **values))
 
 
 def _is_known(key: str) -> bool:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from coven_core.errors import ZoneError
+from coven_core.notation.i18n import _
 
 Source = Literal["system", "bundled"]
 POLICIES = ("newest", "system", "bundled")
@@ -79,14 +80,18 @@ def bundled_tzdb() -> Tzdb | None:
 def choose(policy: str, system: Tzdb | None, bundled: Tzdb | None) -> Tzdb:
     """Apply the policy to the databases found (pure, so it is testable)."""
     if policy not in POLICIES:
-        raise ZoneError(f"COVEN_TZDB={policy!r} is not one of {', '.join(POLICIES)}")
+        raise ZoneError(
+            _("COVEN_TZDB={policy!r} is not one of {known}").format(
+                policy=policy, known=", ".join(POLICIES)
+            )
+        )
     ordered = {"system": [system, bundled], "bundled": [bundled, system]}.get(policy)
     if ordered is None:  # newest; IANA versions sort as text ("2025b" < "2026f")
         ordered = sorted([system, bundled], key=lambda db: db.version if db else "", reverse=True)
     for db in ordered:
         if db is not None:
             return db
-    raise ZoneError("no time-zone database found: install the 'tzdata' package")
+    raise ZoneError(_("no time-zone database found: install the 'tzdata' package"))
 
 
 def activate(policy: str | None = None) -> Tzdb:
@@ -110,13 +115,17 @@ def zone(key: str) -> zoneinfo.ZoneInfo:
     """The zone for an IANA key, from the active database, or a ZoneError naming the key."""
     active()
     if not key or key in _NOT_ZONES or key.startswith(("/", ".")) or ".." in key:
-        raise ZoneError(f"unknown time zone {key!r}: use UTC or an IANA name like Europe/Berlin")
+        raise _unknown(key)
     try:
         return zoneinfo.ZoneInfo(key)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        raise ZoneError(
-            f"unknown time zone {key!r}: use UTC or an IANA name like Europe/Berlin"
-        ) from None
+        raise _unknown(key) from None
+
+
+def _unknown(key: str) -> ZoneError:
+    return ZoneError(
+        _("unknown time zone {key!r}: use UTC or an IANA name like Europe/Berlin").format(key=key)
+    )
 
 
 def available_zones() -> frozenset[str]:

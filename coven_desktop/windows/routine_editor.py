@@ -96,6 +96,9 @@ class RoutineEditor(QGroupBox):
     def _build(self) -> None:
         layout = QVBoxLayout(self)
         form = QFormLayout()
+        # a label goes above its field when the two do not fit side by side (German, a
+        # narrow pane): the pane scrolls up and down only, so nothing is cut at the right
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self._add_fields(form)
         policies = self._policy_section()
         fields = QWidget(self)  # scrolls when the policies are open: the preview keeps its rows
@@ -150,12 +153,20 @@ class RoutineEditor(QGroupBox):
             (MisfirePolicy.LATEST_ONLY, _("Run the latest missed one, once")),
             (MisfirePolicy.SKIP_MISSED, _("Skip every missed one")),
         )
-        self.grace = self._duration_edit()
+        self.grace = self._duration_edit(
+            _("No limit"),
+            _("How late a missed moment may still start: a duration like 15m, 2h or 1d. "
+              "Empty: no limit"),
+        )  # fmt: skip
         self.overlap = self._choices(
             (OverlapPolicy.SKIP, _("Skip it")),
             (OverlapPolicy.QUEUE_ONE, _("Let one wait")),
         )
-        self.timeout = self._duration_edit()
+        self.timeout = self._duration_edit(
+            _("The global default"),
+            _("A duration like 30m, 2h or 1d. Empty: the setting default-timeout. "
+              "No time limit at all: type none (this English word)"),
+        )  # fmt: skip
         self.retries = QSpinBox(self)
         self.retries.setRange(0, 100)
         self.idempotent = QCheckBox(_("Safe to run twice (idempotent)"), self)
@@ -194,10 +205,20 @@ class RoutineEditor(QGroupBox):
         self.max_runs = QSpinBox(self)
         self.max_runs.setRange(0, 10_000)
         self.max_runs.setSpecialValueText(_("no limit"))  # shown for 0
-        self.max_runtime = self._duration_edit()
-        self.cooldown = self._duration_edit()
-        self.cooldown_max = self._duration_edit()
-        self.cooldown_max.setPlaceholderText(_("none: one day"))
+        self.max_runtime = self._duration_edit(
+            _("No limit"),
+            _("How long the routine's runs may take together in a day: a duration like 30m or "
+              "2h. Empty: no limit"),
+        )  # fmt: skip
+        self.cooldown = self._duration_edit(
+            _("No cooldown"),
+            _("How long to rest after a failed run, doubled after each further failure: a "
+              "duration like 15m or 1h. Empty: no rest"),
+        )  # fmt: skip
+        self.cooldown_max = self._duration_edit(
+            _("One day"),
+            _("The longest cooldown: a duration like 6h or 1d. Empty: one day"),
+        )
         self.group = QLineEdit(self)
         self.group.setPlaceholderText(_("e.g. disk: one routine of a group runs at a time"))
         self.after = QLineEdit(self)
@@ -213,8 +234,11 @@ class RoutineEditor(QGroupBox):
         """The policies (DESIGN §14), folded away until asked for or set: most routines
         need none, and the preview keeps its room."""
         self.policies_toggle = QToolButton(self)
-        self.policies_toggle.setText(_("Policies: exclusions, trial, budgets, cooldown, "
-                                       "group, chain, conditions"))  # fmt: skip
+        # A short heading, what it holds in the tooltip: a button never wraps, and a longer
+        # one made the whole scrolling pane wider than its view (every field cut at the right).
+        self.policies_toggle.setText(_("Policies"))
+        self.policies_toggle.setToolTip(_("Exclusions, trial, budgets, cooldown, group, chain, "
+                                          "conditions"))  # fmt: skip
         self.policies_toggle.setCheckable(True)
         self.policies_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.policies_toggle.setArrowType(Qt.ArrowType.RightArrow)
@@ -275,6 +299,10 @@ class RoutineEditor(QGroupBox):
         box = QComboBox(self)
         box.setEditable(True)
         box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        # as wide as the pane lets it be, not as the longest zone name (which pushed its label
+        # above it): a name typed or picked is shown whole when the pane allows
+        box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        box.setMinimumContentsLength(16)
         box.addItems(["local", "UTC", *sorted(queries.available_zones() - {"UTC"})])
         completer = QCompleter(box.model(), box)
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
@@ -288,9 +316,13 @@ class RoutineEditor(QGroupBox):
             box.addItem(label, value)
         return box
 
-    def _duration_edit(self) -> QLineEdit:
-        edit = QLineEdit("none", self)
-        edit.setPlaceholderText(_("e.g. 90s, 15m, 2h, 1d; none: no limit"))
+    def _duration_edit(self, empty: str, how: str) -> QLineEdit:
+        """A duration; left empty it means what ``empty`` says in the reader's words (the
+        engine's keywords, ``none`` and ``default``, are English: RoutineDraft reads an
+        empty field as them)."""
+        edit = QLineEdit(self)
+        edit.setPlaceholderText(empty)
+        edit.setToolTip(how)
         return edit
 
     def _buttons(self) -> QHBoxLayout:

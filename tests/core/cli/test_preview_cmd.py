@@ -115,6 +115,24 @@ def test_bad_input_exits_2_with_one_line(cli: Invoke, args: list[str], message: 
     assert err.count("\n") == 1 and message in err
 
 
+@pytest.mark.parametrize(
+    ("schedule", "message"),
+    [
+        ("*/0 * * * *", "cron-Feld 1 (Minute): die Schrittweite 0 ist nicht erlaubt"),
+        ("rrule:FREQ=FOO", "RRULE FREQ: 'FOO' ist keiner der Werte MINUTELY, HOURLY, DAILY, "
+                           "WEEKLY, MONTHLY, YEARLY"),
+        ("every 0m", "Intervall: das Intervall muss mindestens 1 Minute betragen"),
+    ],
+)  # fmt: skip
+def test_a_bad_schedule_is_refused_in_the_users_language(
+    cli: Invoke, monkeypatch: pytest.MonkeyPatch, schedule: str, message: str
+) -> None:
+    """A German terminal reads the schedule parser's refusal in German, as one line."""
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    status, out, err = cli("preview", "--schedule", schedule, "--tz", "UTC")
+    assert (status, out, err) == (2, "", f"coven preview: {message}\n")
+
+
 def test_readable_table_is_localized_with_notes(capsys, monkeypatch) -> None:
     monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
     assert main(["preview", "--schedule", "30 2 * * *", "--tz", "America/New_York",

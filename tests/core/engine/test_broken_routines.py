@@ -13,6 +13,7 @@ from coven_core.clock import VirtualClock
 from coven_core.errors import ZoneError
 from coven_core.events import EventKind
 from coven_core.model import OverlapPolicy
+from coven_core.notation.i18n import use_locale
 from coven_core.scheduling import routines
 from coven_core.scheduling.revision_cache import RevisionCache
 from coven_core.tz import tzdb
@@ -99,6 +100,17 @@ def test_a_broken_routine_stops_alone(engine: Engine, damage: Break) -> None:
     assert outcomes(engine, bad) == [("12:00", "succeeded", None)]
     [event] = broken_events(engine)  # once, not at every pass
     assert event.routine_id == bad and "coven routine" in event.data["reason"]
+
+
+def test_the_event_log_keeps_why_in_english_in_a_german_process(engine: Engine) -> None:
+    """The engine's record stays English (DESIGN §12), though the parser that refuses the
+    stored schedule says the same refusal in German to a person who types it."""
+    use_locale("de_DE")
+    bad = engine.add("bad", "*/5 * * * *")
+    refused_schedule(engine, bad)
+    engine.run_until(T0 + minutes(7))
+    [event] = broken_events(engine)
+    assert "cron field 1 (minute): 61 is out of range 0-59" in event.data["reason"]
 
 
 @pytest.mark.parametrize("damage", BREAKS.values(), ids=BREAKS.keys())

@@ -9,7 +9,7 @@ import pytest
 
 from coven_core.errors import ScheduleError, ZoneError
 from coven_core.model import MisfirePolicy, RevisionSpec
-from coven_core.notation.durations import DurationError, parse_limit
+from coven_core.notation.durations import NO_TIMEOUT, DurationError, parse_limit
 from coven_core.operations.drafts import RoutineDraft, check, edit_to
 from coven_core.schedule.cron import CronSchedule
 from coven_core.tz import tzdb
@@ -90,6 +90,29 @@ def test_durations_and_policies_reach_the_spec() -> None:
     assert spec is not None
     assert (spec.grace, spec.timeout) == (timedelta(minutes=15), timedelta(minutes=90))
     assert (spec.retries, spec.idempotent, spec.misfire) == (2, True, MisfirePolicy.SKIP_MISSED)
+
+
+def test_an_empty_duration_field_is_what_a_field_left_alone_means() -> None:
+    """Empty: no limit, and the global default timeout; the keywords still read as typed."""
+    empty = replace(DRAFT, grace="", timeout=" ", max_runtime_per_day="", cooldown="",
+                    cooldown_max="")  # fmt: skip
+    spec = check(empty, NOW).spec
+    assert spec is not None
+    assert (spec.grace, spec.timeout, spec.max_runtime_per_day) == (None, None, None)
+    assert (spec.cooldown, spec.cooldown_max) == (None, None)
+    typed = replace(DRAFT, grace="none", timeout="none", cooldown="none")
+    spec = check(typed, NOW).spec
+    assert spec is not None and (spec.grace, spec.cooldown) == (None, None)
+    assert spec.timeout == NO_TIMEOUT  # said explicitly: no timeout at all
+    assert check(replace(DRAFT, timeout="default"), NOW).spec == check(DRAFT, NOW).spec
+    assert not DRAFT.has_policies and not replace(DRAFT, cooldown="none").has_policies
+
+
+def test_a_stored_revision_shows_its_defaults_as_empty_fields() -> None:
+    spec = RevisionSpec("@daily", "UTC", ("/bin/true",), timeout=NO_TIMEOUT)
+    shown = RoutineDraft.of("s", spec)
+    assert (shown.grace, shown.timeout, shown.cooldown_max) == ("", "none", "")
+    assert RoutineDraft.of("s", replace(spec, timeout=None)).timeout == ""
 
 
 def test_a_stored_revision_reads_back_into_the_same_draft() -> None:

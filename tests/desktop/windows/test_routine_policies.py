@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from coven_core.model import RevisionSpec
+from coven_core.notation.durations import NO_TIMEOUT
 from coven_core.queries import show
+from coven_desktop.windows.routine_editor import RoutineEditor
 from tests.desktop.windows.test_routines import (
     NEW_YORK,
     click,
@@ -61,6 +64,51 @@ def test_a_bad_except_date_is_named_in_the_apps_language(desktop, qtbot, loop, p
     drive(loop, page, lambda: qtbot.keyClicks(page.editor.except_dates, "christmas"))
     type_schedule(qtbot, loop, page, "0 9 * * *")
     assert page.editor.errors["except_dates"].text() == "'christmas' ist kein Datum wie 2026-12-24"
+
+
+def test_empty_durations_say_what_they_mean_and_save_as_no_limit_and_the_default(
+    desktop, qtbot, loop, page
+) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    editor = page.editor
+    durations = (editor.grace, editor.timeout, editor.max_runtime, editor.cooldown,
+                 editor.cooldown_max)  # fmt: skip
+    assert [field.text() for field in durations] == [""] * 5  # no English keyword to read
+    assert editor.timeout.placeholderText() == "The global default"
+    assert editor.cooldown_max.placeholderText() == "One day"
+    fill(qtbot, loop, page, "backup", "/bin/true")
+    type_schedule(qtbot, loop, page, "0 9 * * *")
+    spec = saved_spec(desktop, qtbot, loop, page, "backup")
+    assert (spec.grace, spec.timeout, spec.cooldown, spec.cooldown_max) == (None,) * 4
+    reload(loop, page)
+    assert page.select("backup")
+    click(qtbot, loop, page, "edit")
+    assert not page.editor.policies.isVisible()  # empty durations are no policy
+    drive(loop, page, lambda: retype(qtbot, {page.editor.timeout: "none"}))
+    assert saved_spec(desktop, qtbot, loop, page, "backup").timeout == NO_TIMEOUT
+
+
+def test_empty_durations_are_described_in_the_apps_language(desktop) -> None:  # type: ignore[no-untyped-def]
+    desktop.locale = "de_DE"
+    editor = RoutineEditor(desktop)
+    assert editor.max_runtime.placeholderText() == "Keine Grenze"
+    assert editor.timeout.placeholderText() == "Die allgemeine Vorgabe"
+    assert "none eintippen (das englische Wort)" in editor.timeout.toolTip()
+    editor.deleteLater()
+
+
+@pytest.mark.parametrize("locale", ["en_US", "de_DE"])
+def test_the_fields_are_never_cut_at_the_default_size(desktop, qtbot, loop, locale) -> None:  # type: ignore[no-untyped-def]
+    """The editor's fields scroll up and down only: nothing in them is wider than the pane
+    at 1000 x 700 (DESIGN §12), or a field, its placeholder and its error are cut."""
+    desktop.locale = locale  # before the page is built: its labels are in this language
+    page = desktop.window.show_page("routines")
+    page.window().resize(1000, 700)
+    drive(loop, page, desktop.window.settle)
+    page.open_editor()
+    open_policies(qtbot, loop, page)
+    fields = page.editor.fields
+    assert fields.widget().width() <= fields.viewport().width()
 
 
 def test_a_trial_is_ticked_then_made_live_from_the_editor(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]

@@ -289,6 +289,26 @@ def test_an_invalid_schedule_shows_the_engines_message_inline(qtbot, loop, page)
     assert not error.isVisible()
 
 
+@pytest.mark.parametrize(
+    ("schedule", "message"),
+    [
+        ("*/0 * * * *", "cron-Feld 1 (Minute): die Schrittweite 0 ist nicht erlaubt"),
+        ("every 0m", "Intervall: das Intervall muss mindestens 1 Minute betragen"),
+    ],
+)
+def test_a_bad_schedule_is_named_in_the_apps_language(
+    desktop, qtbot, loop, page, schedule, message
+) -> None:  # type: ignore[no-untyped-def]
+    """The parser's refusal in the German window is German, like the form around it."""
+    desktop.locale = "de_DE"
+    page.open_editor()
+    fill(qtbot, loop, page, "backup", "/bin/true")
+    result = type_schedule(qtbot, loop, page, schedule)
+    error = page.editor.errors["schedule"]
+    assert error.isVisible() and error.text() == message
+    assert result.spec is None and preview_rows(page) == []
+
+
 def test_an_unknown_zone_is_named_inline(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     page.open_editor()
     fill(qtbot, loop, page, "backup", "/bin/true", zone="Mars/Olympus")

@@ -137,11 +137,11 @@ def measure(days: int, step: timedelta = STEP) -> tuple[Week, list[Figure]]:
 
 def figures_of(week: Week, days: int, step: timedelta) -> list[Figure]:
     start, first, last = week.start / MIB, week.days[0] / MIB, week.days[-1] / MIB
-    span = "a simulated week" if days == 7 else f"{days} simulated days"
     return [
-        cost_figure(f"RSS after {span}, main window open", "MiB", last,
-                    start, TARGET, baseline_name="its RSS at the start",
-                    note=f"{week.runs:,} runs of 30 routines; the clock moved {step} at a time"),
+        cost_figure("RSS after a simulated week, main window open", "MiB", last, start, TARGET,
+                    baseline_name="its RSS at the start",
+                    note=f"{days} simulated days, {week.runs:,} runs of 30 routines; the clock "
+                    f"moved {step} at a time"),
         info_figure("  RSS after the first day", "MiB", first, start, first / start,
                     baseline_name="its RSS at the start"),
         info_figure(f"  RSS after day {days}, against after the first", "MiB", last, first,

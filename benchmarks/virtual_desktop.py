@@ -78,10 +78,19 @@ def application() -> QApplication:
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
     app.setQuitOnLastWindowClosed(False)
-    # Offscreen has no tray: told there is one, start() shows the tray icon and no window
-    # (as on a desktop, and as bench_idle's app), and the benchmark opens what it measures.
-    QSystemTrayIcon.isSystemTrayAvailable = staticmethod(lambda: True)  # type: ignore[method-assign]
     return app
+
+
+@contextmanager
+def as_if_tray() -> Iterator[None]:
+    """Offscreen has no tray: told there is one, ``start()`` shows the tray icon and no window
+    (as on a desktop, and as bench_idle's app), and the benchmark opens what it measures."""
+    available = QSystemTrayIcon.isSystemTrayAvailable
+    QSystemTrayIcon.isSystemTrayAvailable = staticmethod(lambda: True)  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        QSystemTrayIcon.isSystemTrayAvailable = available  # type: ignore[method-assign]
 
 
 class ForgetfulRuntime(InstantRuntime):
@@ -117,7 +126,8 @@ def running_desktop(data_dir: Path, clock: VirtualClock) -> Iterator[tuple[Deskt
         return ForgetfulRuntime(clock, desktop.service.scheduler.wake)
 
     desktop = Desktop(data_dir, clock, runtime_factory=instant)
-    loop.run_until_complete(desktop.start())
+    with as_if_tray():
+        loop.run_until_complete(desktop.start())
     try:
         yield desktop, loop
     finally:

@@ -67,6 +67,7 @@ MIX = (
     + ("*/15 * * * *", "0 9 * * *") * 3
     + ("*/5 * * * *", "0 9 * * *")
 )
+ROUTINES = 1000
 TARGET = 2.0
 
 
@@ -127,7 +128,7 @@ def fresh_copy(pristine: Path, directory: Path, name: str) -> Path:
     return copy
 
 
-def measure(routines: int, rounds: int) -> list[Figure]:
+def measure(rounds: int, routines: int = ROUTINES) -> list[Figure]:
     with scratch("recovery-") as directory:
         pristine = directory / "switched-off"
         make_store(pristine, routines)
@@ -164,16 +165,16 @@ def figures_of(ours: list[Start], theirs: list[Start], routines: int) -> list[Fi
 
 def figures(quick: bool) -> list[Figure]:
     """The suite's entry point (``python -m benchmarks``)."""
-    return measure(1000, 3 if quick else 7)
+    return measure(3 if quick else 7)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--routines", type=int, default=1000)
+    parser.add_argument("--routines", type=int, default=ROUTINES)
     parser.add_argument("--json", type=Path, default=Path("build/bench/recovery.json"))
     args = parser.parse_args()
-    table = measure(args.routines, args.rounds)
+    table = measure(args.rounds, args.routines)
     print_table(table, "no gap")
     write_json(table, args.json)
     return 0

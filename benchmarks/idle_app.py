@@ -31,7 +31,7 @@ from benchmarks.idle_bare import announce_ready, quit_on_stdin, when_idle
 from coven_core.clock import SystemClock
 from coven_core.store.location import prepare_data_dir
 from coven_core.tz import tzdb
-from coven_desktop.app_window import APP_NAME
+from coven_desktop import APP_NAME
 from coven_desktop.desktop import Desktop
 from coven_desktop.instance import InstanceServer, server_name
 

@@ -57,6 +57,15 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "bench_status": ("`coven status` wall time",),
     "bench_retention": ("store growth over a simulated year", "retention longest lock hold"),
     "bench_timeline": ("timeline paint with 10,000 occurrences",),
+    "bench_recovery": (
+        "recovery after a month off: start to first dispatch",
+        "recovery after a month off: start to a settled queue",
+    ),
+    "bench_routines_page": (
+        "Routines page first paint, 1,000 routines",
+        "Routines page filter keystroke, 1,000 routines",
+    ),
+    "bench_week_rss": ("RSS after a simulated week, main window open",),
 }
 MODULE_TIMEOUT = 900.0  # seconds; a benchmark that hangs becomes an ERROR row
 

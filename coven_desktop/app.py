@@ -24,11 +24,11 @@ from coven_core.engine import (
     start_logging,
 )
 from coven_core.errors import CovenError
-from coven_desktop.app_window import APP_NAME, MainWindow
+from coven_desktop import APP_NAME
 from coven_desktop.desktop import Desktop
 from coven_desktop.instance import InstanceServer, hand_over, server_name
 
-__all__ = ["APP_NAME", "MainWindow", "main"]
+__all__ = ["APP_NAME", "main"]
 
 log = logging.getLogger(__name__)
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 import coven_core
 from coven_core import queries
 from coven_core.queries import Overview, _, ngettext
+from coven_desktop import APP_NAME
 from coven_desktop.resources import icon
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows import PAGES, page_info
@@ -34,8 +35,6 @@ from coven_desktop.windows.sidebar import SideBar
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
-
-APP_NAME = "Coven Desktop"
 
 
 class MainWindow(QMainWindow):

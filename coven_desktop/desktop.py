@@ -129,6 +129,9 @@ class Desktop(QObject):
     def window(self) -> MainWindow:
         """The main window, built on first use: a tray-only session never pays for it."""
         if self._window is None:
+            # The one way from the tray to the windows' code (pyproject's import contract):
+            # imported here, not at the top, the window, its side bar and pages cost a tray
+            # start nothing ("launch to tray ready" and "idle tray app: RSS" in bench_idle).
             from coven_desktop.app_window import MainWindow
 
             self._window = MainWindow(self)

@@ -13,7 +13,8 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from coven_core.engine import open_engine
-from coven_desktop.app import APP_NAME, MainWindow
+from coven_desktop import APP_NAME
+from coven_desktop.app_window import MainWindow
 from tests.system.conftest import wait_for
 
 

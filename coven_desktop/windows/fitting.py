@@ -43,6 +43,10 @@ class FittingTable(QTableView):
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)  # fit() sizes the last one: it sees the scroll bar
+        # Measure the rows in view, not Qt's default first thousand: measuring made most of
+        # the Routines page's first paint (bench_routines_page, "its reload"). A wider row
+        # further down elides, its tooltip whole, like any cell past its column's cap.
+        header.setResizeContentsPrecision(0)
 
     def fit_to_contents(self) -> None:
         """Measure the columns' contents again (after new rows), then fit."""

@@ -23,7 +23,7 @@ from coven_desktop.desktop import Desktop
 from coven_desktop.notifications import NoticeSettings, Notifications, Shown, WakeWatch
 from coven_desktop.osnotify import OsEvent
 from tests.desktop.conftest import T0
-from tests.desktop.helpers import add
+from tests.desktop.helpers import add, wait_for_event
 
 
 class Told(list[tuple[str, str]]):
@@ -141,7 +141,10 @@ def test_after_a_sleep_one_notification_says_what_was_missed(
     desktop: Desktop, loop: qasync.QEventLoop, shown: Told
 ) -> None:
     spec = RevisionSpec("*/5 * * * *", "UTC", ("/bin/true",))
-    loop.run_until_complete(desktop.act(lambda e: e.operator.add_routine("backup", spec)))
+    # 12:00 is the routine's first moment: it starts before the sleep (had the scheduler's
+    # pass come after the suspend, the 12:00 moment would be missed too: 36, not 35)
+    added = desktop.act(lambda e: e.operator.add_routine("backup", spec))
+    wait_for_event(desktop, loop, lambda e: e.kind is EventKind.STARTED, doing=added)
     desktop.clock.suspend(timedelta(hours=3), notify=False)  # type: ignore[attr-defined]
     resumed = OsEvent("resumed", desktop.clock.now_utc(), "test", slept_seconds=3 * 3600.0)
     assert desktop.notifier is not None

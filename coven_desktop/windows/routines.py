@@ -381,6 +381,15 @@ class RoutineFilter(QSortFilterProxyModel):
         self.setSourceModel(source)
         self.setSortRole(SortRole)
         self.needle = ""
+        # Each row's words, folded once per change of the rows rather than read through the
+        # model for every row at every keystroke (bench_routines_page, "filter keystroke").
+        self._haystacks: list[str] | None = None
+        for changed in (source.modelReset, source.dataChanged, source.rowsInserted,
+                        source.rowsRemoved, source.layoutChanged):  # fmt: skip
+            changed.connect(self._forget)
+
+    def _forget(self) -> None:
+        self._haystacks = None
 
     def set_needle(self, text: str) -> None:
         # Qt 6.10 replaced invalidateFilter() with begin/endFilterChange(); 6.6 has only it.
@@ -396,6 +405,15 @@ class RoutineFilter(QSortFilterProxyModel):
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
         if not self.needle:
             return True
+        if self._haystacks is None:
+            self._haystacks = self._fold_rows()
+        return self.needle in self._haystacks[source_row]
+
+    def _fold_rows(self) -> list[str]:
         source = self.sourceModel()
-        cells = (source.index(source_row, c, source_parent) for c in (Column.NAME, Column.STATE))
-        return any(self.needle in str(cell.data()).casefold() for cell in cells)
+        return [
+            "\n".join(
+                str(source.index(row, c).data()) for c in (Column.NAME, Column.STATE)
+            ).casefold()
+            for row in range(source.rowCount())
+        ]

@@ -522,6 +522,9 @@ def test_the_filter_keeps_routines_whose_name_or_state_holds_the_text(
     assert shown_names(page) == ["sync"]
     page.table.selectRow(0)
     assert page.selected() is not None and page.selected().name == "sync"  # type: ignore[union-attr]
+    loop.run_until_complete(desktop.act(lambda e: e.operator.resume("sync")))
+    drive(loop, page, page.reload)  # the rows changed under the same text: judged anew
+    assert shown_names(page) == []
 
 
 def test_columns_sort_by_what_they_mean(

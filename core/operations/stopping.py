@@ -39,13 +39,17 @@ RUNNER_MARGIN = 2.0
 
 @dataclass(frozen=True)
 class LiveProcess:
-    """A runner or a command of an attempt that still runs (the same pid and start time)."""
+    """A runner or a command of an attempt that still runs (the same pid and start mark)."""
 
     attempt_id: str
     attempt: int
     role: str  # runner | command
     pid: int
-    start: float
+    mark: float
+    boot: str | None
+
+    def alive(self) -> bool:
+        return is_alive(self.pid, self.mark, self.boot)
 
     def describe(self) -> str:
         return f"its {self.role} (pid {self.pid}, attempt {self.attempt})"
@@ -55,20 +59,22 @@ def live(conn: apsw.Connection, occurrence_id: str) -> list[LiveProcess]:
     """Every process of the occurrence's attempts that still runs, runners first."""
     found: list[LiveProcess] = []
     rows = conn.execute(
-        "SELECT id, number, runner_pid, runner_start, command_pid, attempt_dir FROM attempts "
+        "SELECT id, number, runner_pid, runner_start, command_pid, attempt_dir, boot_id "
+        "FROM attempts "
         "WHERE occurrence_id = ? ORDER BY number",
         (occurrence_id,),
     )
-    for attempt_id, number, runner_pid, runner_start, command_pid, attempt_dir in rows:
+    for attempt_id, number, runner_pid, runner_mark, command_pid, attempt_dir, boot in rows:
         journal = read_journal(os.path.join(attempt_dir, JOURNAL)) if attempt_dir else None
         runner_pid = runner_pid or (journal.runner_pid if journal else None)
-        runner_start = runner_start or (journal.runner_start if journal else None)
+        runner_mark = runner_mark or (journal.runner_mark if journal else None)
         command_pid = command_pid or (journal.command_pid if journal else None)
-        command_start = journal.command_start if journal else None
-        for role, pid, start in (("runner", runner_pid, runner_start),
-                                 ("command", command_pid, command_start)):  # fmt: skip
-            if pid is not None and start is not None and is_alive(pid, start):
-                found.append(LiveProcess(attempt_id, number, role, pid, start))
+        command_mark = journal.command_mark if journal else None
+        boot = boot or (journal.boot_id if journal else None)
+        for role, pid, mark in (("runner", runner_pid, runner_mark),
+                                ("command", command_pid, command_mark)):  # fmt: skip
+            if pid is not None and mark is not None and is_alive(pid, mark, boot):
+                found.append(LiveProcess(attempt_id, number, role, pid, mark, boot))
     return sorted(found, key=lambda process: process.role != "runner")
 
 
@@ -138,13 +144,13 @@ def perform(target: StopTarget) -> Stopped:
     """Signal what still runs (holding no transaction) and wait, bounded, for it to end."""
     done = []
     for process in target.processes:
-        if not is_alive(process.pid, process.start):
+        if not process.alive():
             done.append(f"{process.role} {process.pid} had already ended")
         elif process.role == "runner":
             done.append(_stop_runner(process, target.grace))
         else:
             done.append(_stop_group(process, target.grace))
-    left = [p for p in target.processes if is_alive(p.pid, p.start)]
+    left = [p for p in target.processes if p.alive()]
     left += [p for p in target.processes if p.role == "command" and not _group_gone(p.pid)]
     if left:
         pids = ", ".join(str(p.pid) for p in dict.fromkeys(left))

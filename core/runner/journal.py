@@ -2,9 +2,9 @@
 
 Events, in order (each with ``"event"`` and ``"at"``, an ISO 8601 UTC time)::
 
-    runner_started  runner_pid, runner_start (psutil create_time), boot_id
+    runner_started  runner_pid, runner_start (psutil create_time), runner_mark, boot_id
     intent          written just before the command is spawned
-    spawned         pid, pid_start               | spawn_failed  failure_class, message
+    spawned         pid, pid_start, pid_mark     | spawn_failed  failure_class, message
     cancel_acknowledged  (optional; signal)      | timeout       (optional)
     exited          exit_code, signal, cancelled, timed_out, stop_confirmed,
                     stdout_bytes, stderr_bytes, stdout_truncated, stderr_truncated
@@ -12,6 +12,10 @@ Events, in order (each with ``"event"`` and ``"at"``, an ISO 8601 UTC time)::
 No ``intent`` means the command never started (safe to retry); ``intent`` without an outcome
 means it may have started (ambiguous). The reader is forgiving: a journal cut short by a crash
 still reads, and what it had to skip is listed in ``Journal.problems``.
+
+A process's ``*_start`` is when it started, for people; its ``*_mark`` is what proves it is the
+same process later (``process.start_mark``: seconds since the boot named by ``boot_id`` on
+Linux, which no clock step moves). A journal from before marks has none: its start serves.
 
 ``runner_started`` is written once the runner handles its signals. A runner is born holding
 its stop signals (``runner.stops``), so a cancel sent before that waits and is answered as
@@ -86,10 +90,12 @@ class Journal:
 
     runner_pid: int | None = None
     runner_start: float | None = None
+    runner_mark: float | None = None
     boot_id: str | None = None
     intent: bool = False
     command_pid: int | None = None
     command_start: float | None = None
+    command_mark: float | None = None
     spawned_at: datetime | None = None
     spawn_failure: SpawnFailure | None = None
     cancel_acknowledged: bool = False
@@ -228,6 +234,10 @@ def _get(entry: Mapping[str, Any], name: str, kind: type, optional: bool = False
     return value
 
 
+def _mark(entry: Mapping[str, Any], name: str, before_marks: str) -> float:
+    return float(_get(entry, name if name in entry else before_marks, float))
+
+
 def _at(entry: Mapping[str, Any]) -> datetime:
     return datetime.fromisoformat(_get(entry, "at", str))
 
@@ -237,6 +247,7 @@ def _started(journal: Journal, entry: Mapping[str, Any]) -> Journal:
         journal,
         runner_pid=_get(entry, "runner_pid", int),
         runner_start=_get(entry, "runner_start", float),
+        runner_mark=_mark(entry, "runner_mark", "runner_start"),
         boot_id=_get(entry, "boot_id", str),
     )
 
@@ -246,6 +257,7 @@ def _spawned(journal: Journal, entry: Mapping[str, Any]) -> Journal:
         journal,
         command_pid=_get(entry, "pid", int),
         command_start=_get(entry, "pid_start", float),
+        command_mark=_mark(entry, "pid_mark", "pid_start"),
         spawned_at=_at(entry),
     )
 

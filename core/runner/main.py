@@ -107,6 +107,7 @@ class Runner:
             "runner_started",
             runner_pid=pid,
             runner_start=proc.start_time(pid),
+            runner_mark=proc.start_mark(pid),
             boot_id=proc.boot_id(),
         )
         try:
@@ -163,7 +164,8 @@ class Runner:
             pumps.wait(timeout)
             self.wakeup.drain()
 
-        self._journal("spawned", pid=command.pid, pid_start=proc.start_time(command.pid))
+        self._journal("spawned", pid=command.pid, pid_start=proc.start_time(command.pid),
+                      pid_mark=proc.start_mark(command.pid))  # fmt: skip
         failpoints.hit("runner.spawned")
         ending = self._await(spec, command, wait)
         if ending is Ending.CANCELLED:

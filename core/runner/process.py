@@ -1,6 +1,6 @@
 """The command as processes: spawn it in its own group, pump its output, stop the whole group.
 
-Process identity is a pid *and* its start time as psutil reports it, never a pid alone.
+Process identity is a pid *and* its start mark, never a pid alone (see :func:`start_mark`).
 
 psutil is imported where it is needed, not here: the fork server has this module loaded and
 each runner is a fork of it, so every module in the server is address space that each fork
@@ -33,9 +33,17 @@ KILL_CONFIRM_SECONDS = 5.0
 #: How long to wait for the output pipes to close once the group is gone (a process that left
 #: the group, e.g. with setsid, may still hold them).
 PUMP_DRAIN_SECONDS = 2.0
-#: Tolerance when comparing start times. psutil adds the boot time, which Linux reports in whole
-#: seconds recomputed from the wall clock, so NTP slewing can move a start time by a second.
+#: Tolerance when comparing start times since the epoch. psutil adds the boot time, which Linux
+#: reports in whole seconds recomputed from the wall clock, so NTP slewing can move a start time
+#: by a second (and a clock step by any amount: hence marks, see :func:`start_mark`).
 START_TIME_TOLERANCE = 1.5
+#: Tolerance when comparing marks since boot: both read the same clock ticks, so they agree
+#: exactly; this only absorbs the float's rounding where a mark went through text (a token).
+MARK_TOLERANCE = 0.005
+#: Marks below this are seconds since boot; above it, seconds since the epoch (a start recorded
+#: before marks existed, or one from a system whose creation times never move). No machine has
+#: been up for 31 years, and no process started before 2001.
+_EPOCH_FLOOR = 1e9
 
 _CHUNK = 64 * 1024
 _POLL_CEILING = 0.02
@@ -372,7 +380,7 @@ def _only_zombies(pgid: int) -> bool:
 
 
 def start_time(pid: int) -> float:
-    """The process's start time, as psutil computes it (seconds since the epoch).
+    """The process's start time, as psutil computes it (seconds since the epoch): for people.
 
     On Linux, psutil's own formula applied directly (``starttime`` of ``/proc/PID/stat`` in
     clock ticks, plus ``btime`` of ``/proc/stat``): a forked runner asks twice, and psutil's
@@ -380,7 +388,26 @@ def start_time(pid: int) -> float:
     "dispatch against that floor")."""
     if _CLOCK_TICKS:
         try:
-            return _proc_start_time(pid)
+            return _since_boot(pid) + _boot_time()
+        except (OSError, ValueError, IndexError):
+            pass  # gone, or /proc unlike Linux's: psutil decides (NoSuchProcess)
+    import psutil  # see the module's docstring
+
+    return float(psutil.Process(pid).create_time())
+
+
+def start_mark(pid: int) -> float:
+    """What tells this process from any other that had or will have its pid: its start.
+
+    Linux derives a start time since the epoch from the current boot time, which it recomputes
+    from the wall clock, so a clock step (NTP, a VM paused and resumed) moves every live
+    process's start time by the step, and a live holder looked gone (the soak, issue #18). The
+    mark is the start in seconds since boot instead, which no clock step moves; with the boot's
+    id beside it (:func:`boot_id`) it names one process. Elsewhere the system's creation time is
+    recorded once and never moves, so the mark is that (seconds since the epoch)."""
+    if _CLOCK_TICKS:
+        try:
+            return _since_boot(pid)
         except (OSError, ValueError, IndexError):
             pass  # gone, or /proc unlike Linux's: psutil decides (NoSuchProcess)
     import psutil  # see the module's docstring
@@ -391,29 +418,64 @@ def start_time(pid: int) -> float:
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if sys.platform == "linux" else 0
 
 
-def _proc_start_time(pid: int) -> float:
+def _stat_fields(pid: int) -> list[bytes]:
+    """``/proc/PID/stat`` after the command name: state first, start time (ticks) 20th."""
     with open(f"/proc/{pid}/stat", "rb") as stat:
-        ticks = int(stat.read().rpartition(b")")[2].split()[19])
+        return stat.read().rpartition(b")")[2].split()
+
+
+def _since_boot(pid: int) -> float:
+    return int(_stat_fields(pid)[19]) / _CLOCK_TICKS
+
+
+def _boot_time() -> float:
     with open("/proc/stat", "rb") as system:
         for line in system:
             if line.startswith(b"btime"):
-                return ticks / _CLOCK_TICKS + float(line.split()[1])
+                return float(line.split()[1])
     raise ValueError("no btime in /proc/stat")
 
 
-def is_running(pid: int, started: float) -> bool:
-    """Whether ``pid`` is still the live process that started at ``started`` (not a reused pid,
-    not a zombie). psutil's start time follows wall-clock steps, so a large clock change can
-    make a live process look gone; never a different process look like this one.
-    """
+def is_running(pid: int, mark: float, boot: str | None = None) -> bool:
+    """Whether ``pid`` is provably still the live process whose start mark is ``mark`` (not a
+    reused pid, not a zombie); ``boot`` is the boot it was marked in, where it is known."""
+    return liveness(pid, mark, boot) is True
+
+
+def liveness(pid: int, mark: float, boot: str | None = None) -> bool | None:
+    """Alive, gone, or None when it cannot be known (no permission, no /proc to read a mark).
+
+    A mark since boot from another boot is gone with that boot. A mark since the epoch is
+    compared as psutil reports start times, which follow wall-clock steps: such a mark from
+    before marks existed can make a live process look gone after a large clock change, never a
+    different process look like this one."""
+    if mark >= _EPOCH_FLOOR:
+        return _epoch_liveness(pid, mark)
+    if boot and boot != boot_id():
+        return False
+    if not _CLOCK_TICKS:
+        return None  # a mark since boot, read where no /proc says when processes started
+    try:
+        fields = _stat_fields(pid)
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    except OSError:
+        return None
+    same = abs(int(fields[19]) / _CLOCK_TICKS - mark) <= MARK_TOLERANCE
+    return same and fields[0] != b"Z"
+
+
+def _epoch_liveness(pid: int, started: float) -> bool | None:
     import psutil  # see the module's docstring (the engine, which asks this, has it loaded)
 
     try:
         process = psutil.Process(pid)
         same = abs(process.create_time() - started) <= START_TIME_TOLERANCE
         return same and bool(process.status() != psutil.STATUS_ZOMBIE)
-    except psutil.Error:
+    except psutil.NoSuchProcess:
         return False
+    except psutil.Error:
+        return None
 
 
 def boot_id() -> str:

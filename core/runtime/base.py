@@ -37,7 +37,8 @@ class Unfinished:
     state: str
     attempt_dir: str | None
     runner_pid: int | None
-    runner_start: float | None
+    runner_start: float | None  # the runner's start mark (``process.start_mark``)
+    boot_id: str | None = None  # the boot it was marked in
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,9 @@ class Started:
     """What the runtime reports about a start: enough to find the attempt again later."""
 
     pid: int | None  # the runner's pid (or the command's, for the in-engine runtime)
-    process_start: float | None = None
+    process_start: float | None = None  # its start mark (``process.start_mark``)
     attempt_dir: str | None = None
+    boot_id: str | None = None  # the boot the mark was taken in
 
 
 class LaunchError(CovenError):

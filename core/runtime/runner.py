@@ -27,7 +27,7 @@ import psutil
 from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.model import FailureClass
 from coven_core.runner.journal import Journal, read_journal
-from coven_core.runner.process import is_running, start_time
+from coven_core.runner.process import boot_id, is_running, start_mark
 from coven_core.runner.spec import RunnerSpec
 from coven_core.runner.stops import holding_stops
 from coven_core.runtime.base import Exit, Launch, LaunchError, Started, Unfinished
@@ -66,9 +66,9 @@ class RunnerRuntime:
     def start(self, launch: Launch) -> Started:
         directory = self._prepare(launch)
         pid, wait = self._spawn(directory)
-        started = _start_time(pid)
-        self._watch(launch.attempt_id, _Watched(pid, started, directory), wait)
-        return Started(pid, started, str(directory))
+        mark = _start_mark(pid)
+        self._watch(launch.attempt_id, _Watched(pid, mark, directory), wait)
+        return Started(pid, mark, str(directory), boot_id())
 
     def _spawn(self, directory: Path) -> tuple[int, Callable[[], object]]:
         """Through the fork server when it answers, else a fresh interpreter."""
@@ -150,8 +150,8 @@ class RunnerRuntime:
         directory = Path(attempt.attempt_dir or self._root / attempt.attempt_id)
         journal = read_journal(directory / JOURNAL)
         pid = attempt.runner_pid or journal.runner_pid
-        start = attempt.runner_start or journal.runner_start
-        if pid is not None and is_alive(pid, start):
+        start = attempt.runner_start or journal.runner_mark
+        if pid is not None and is_alive(pid, start, attempt.boot_id or journal.boot_id):
             self._watch(attempt.attempt_id, _Watched(pid, start, directory), waiter(pid))
             return None
         journal = _journal_of(directory, started=attempt.state == "running")
@@ -168,7 +168,8 @@ class RunnerRuntime:
         journal = read_journal(directory / JOURNAL)
         return Unfinished(
             attempt.attempt_id, attempt.state, str(directory),
-            attempt.runner_pid or journal.runner_pid, attempt.runner_start or journal.runner_start,
+            attempt.runner_pid or journal.runner_pid, attempt.runner_start or journal.runner_mark,
+            attempt.boot_id or journal.boot_id,
         )  # fmt: skip
 
     # -- cancelling -------------------------------------------------------------------------
@@ -215,10 +216,10 @@ def exit_from_journal(attempt_id: str, journal: Journal, now: datetime) -> Exit:
                 command_pid=journal.command_pid, message=unknown)  # fmt: skip
 
 
-def is_alive(pid: int, start: float | None) -> bool:
-    """The same process, not just the same pid: a reused pid has another start time. Without
-    a recorded start time nothing is proven, so the answer is no (and evidence decides)."""
-    return start is not None and is_running(pid, start)
+def is_alive(pid: int, mark: float | None, boot: str | None = None) -> bool:
+    """The same process, not just the same pid: a reused pid has another start mark. Without
+    a recorded mark nothing is proven, so the answer is no (and evidence decides)."""
+    return mark is not None and is_running(pid, mark, boot)
 
 
 def waiter(pid: int) -> Callable[[], object]:
@@ -247,9 +248,9 @@ def _psutil_wait(pid: int) -> None:
         psutil.Process(pid).wait()
 
 
-def _start_time(pid: int) -> float | None:
+def _start_mark(pid: int) -> float | None:
     try:
-        return start_time(pid)
+        return start_mark(pid)
     except psutil.Error:
         return None
 

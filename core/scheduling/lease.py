@@ -43,20 +43,19 @@ class Holder(NamedTuple):
 
     host: str
     pid: int
-    started: float  # the process's start time, so a reused pid is not mistaken for it
+    started: float  # the process's start mark, so a reused pid is not mistaken for it
     nonce: str  # tells apart two schedulers in one process (tests)
+    boot: str = ""  # the boot the mark was taken in ("" in a token from before marks)
 
     @classmethod
     def of_this_process(cls) -> Holder:
         import secrets
         import socket
 
-        import psutil
+        from coven_core.runner.process import boot_id, start_mark
 
         pid = os.getpid()
-        return cls(
-            socket.gethostname(), pid, psutil.Process(pid).create_time(), secrets.token_hex(4)
-        )
+        return cls(socket.gethostname(), pid, start_mark(pid), secrets.token_hex(4), boot_id())
 
     @property
     def token(self) -> str:
@@ -64,17 +63,21 @@ class Holder(NamedTuple):
 
     @classmethod
     def parse(cls, token: str) -> Holder | None:
-        parts = token.rsplit("/", 3)
+        """A token of either form: ``host/pid/mark/nonce/boot``, or ``host/pid/start/nonce``
+        as tokens were before marks (a host name holds no slash)."""
+        parts = token.split("/")
+        if len(parts) not in (4, 5):
+            return None
         try:
-            return cls(parts[0], int(parts[1]), float(parts[2]), parts[3])
-        except (IndexError, ValueError):
+            return cls(parts[0], int(parts[1]), float(parts[2]), *parts[3:])
+        except ValueError:
             return None
 
 
 @lru_cache(maxsize=64)
 def _token(holder: Holder) -> str:
     """A holder's token, formatted once: every scheduler transaction compares it."""
-    return f"{holder.host}/{holder.pid}/{holder.started:.3f}/{holder.nonce}"
+    return f"{holder.host}/{holder.pid}/{holder.started:.3f}/{holder.nonce}/{holder.boot}"
 
 
 class Lease(NamedTuple):
@@ -172,21 +175,12 @@ def _liveness(token: str) -> bool | None:
     # lease is live, and socket and psutil are a good part of its start-up.
     import socket
 
-    import psutil
+    from coven_core.runner.process import liveness
 
     holder = Holder.parse(token)
     if holder is None or holder.host != socket.gethostname():
         return None
-
-    from coven_core.runner.process import START_TIME_TOLERANCE
-
-    try:
-        started = psutil.Process(holder.pid).create_time()
-    except psutil.NoSuchProcess:
-        return False
-    except psutil.Error:
-        return None
-    return bool(abs(started - holder.started) <= START_TIME_TOLERANCE)
+    return liveness(holder.pid, holder.started, holder.boot or None)
 
 
 def _write(

@@ -403,12 +403,12 @@ def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp:
     """Record a start. It may be recorded late (its first record transaction failed) when the
     attempt has already been settled from its exit: then only the runner's identity is added."""
     conn.execute(  # each CASE reads the row as it was, before this update
-        "UPDATE attempts SET runner_pid = ?1, runner_start = ?2, attempt_dir = ?3, "
+        "UPDATE attempts SET runner_pid = ?1, runner_start = ?2, attempt_dir = ?3, boot_id = ?6, "
         "started_at = CASE WHEN state IN ('claimed', 'dispatching') THEN ?4 ELSE started_at END, "
         "state = CASE WHEN state IN ('claimed', 'dispatching') THEN 'running' ELSE state END "
         "WHERE id = ?5",
         (started.pid, started.process_start, started.attempt_dir, instant_text(stamp.now),
-         launch.attempt_id),
+         launch.attempt_id, started.boot_id),
     )  # fmt: skip
     pid = started.pid
     conn.execute(

@@ -24,7 +24,7 @@ from coven_core.store.codec import instant_text
 
 def unfinished(conn: apsw.Connection, generation: int) -> list[Unfinished]:
     rows = conn.execute(
-        "SELECT id, state, attempt_dir, runner_pid, runner_start FROM attempts "
+        "SELECT id, state, attempt_dir, runner_pid, runner_start, boot_id FROM attempts "
         "WHERE state != 'settled' AND generation < ? ORDER BY id",
         (generation,),
     )
@@ -38,8 +38,15 @@ def recover(conn: apsw.Connection, attempt: Unfinished, runtime: Runtime, stamp:
     located = runtime.locate(attempt)
     if located != attempt:  # a crash right after the start: record what the evidence shows
         conn.execute(
-            "UPDATE attempts SET attempt_dir = ?, runner_pid = ?, runner_start = ? WHERE id = ?",
-            (located.attempt_dir, located.runner_pid, located.runner_start, attempt.attempt_id),
+            "UPDATE attempts SET attempt_dir = ?, runner_pid = ?, runner_start = ?, boot_id = ? "
+            "WHERE id = ?",
+            (
+                located.attempt_dir,
+                located.runner_pid,
+                located.runner_start,
+                located.boot_id,
+                attempt.attempt_id,
+            ),
         )
         attempt = located
     exit_ = runtime.recover(attempt, stamp.now)

@@ -196,7 +196,7 @@ def command_line(argv: str, shell: bool) -> str:
 def _attempts(conn: apsw.Connection, occurrence_id: str) -> list[AttemptEvidence]:
     rows = conn.execute(
         "SELECT number, id, state, failure_class, message, claimed_at, started_at, exited_at, "
-        "runner_pid, runner_start, command_pid, cancel_requested_at, attempt_dir "
+        "runner_pid, runner_start, command_pid, cancel_requested_at, attempt_dir, boot_id "
         "FROM attempts WHERE occurrence_id = ? ORDER BY number",
         (occurrence_id,),
     )
@@ -207,24 +207,24 @@ def _attempt(
     number: int, attempt_id: str, state: str, failure: str | None, message: str | None,
     claimed: str | None, started: str | None, exited: str | None, runner_pid: int | None,
     runner_start: float | None, command_pid: int | None, cancel: str | None,
-    attempt_dir: str | None,
+    attempt_dir: str | None, boot: str | None,
 ) -> AttemptEvidence:  # fmt: skip
     directory = Path(attempt_dir) if attempt_dir else None
     journal = read_journal(directory / "journal.jsonl") if directory else None
     command_pid = command_pid or (journal.command_pid if journal else None)
-    command_start = journal.command_start if journal else None
-    command_alive = _alive(command_pid, command_start)
+    boot = boot or (journal.boot_id if journal else None)
+    command_alive = _alive(command_pid, journal.command_mark if journal else None, boot)
     return AttemptEvidence(
         number, attempt_id, state, failure, message, claimed, started, exited, runner_pid,
-        _alive(runner_pid, runner_start), command_pid, command_alive,
+        _alive(runner_pid, runner_start, boot), command_pid, command_alive,
         cancel, _journal_records(directory), list(journal.problems) if journal else [],
         output_tail(directory, "stdout"), output_tail(directory, "stderr"),
         _own_command_line(command_pid) if command_alive else None,
     )  # fmt: skip
 
 
-def _alive(pid: int | None, start: float | None) -> bool:
-    return pid is not None and start is not None and is_running(pid, start)
+def _alive(pid: int | None, mark: float | None, boot: str | None) -> bool:
+    return pid is not None and mark is not None and is_running(pid, mark, boot)
 
 
 def _own_command_line(pid: int | None) -> str | None:

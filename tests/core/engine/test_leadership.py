@@ -13,6 +13,7 @@ from coven_core.scheduling.lease import LEASE_TTL, RENEW_AFTER, Fenced, Holder
 from coven_core.store.schema import CURRENT
 from coven_core.store.store import Store
 from tests.core.conftest import T0, make_engine, minutes
+from tests.core.runner.conftest import step_the_wall_clock
 
 
 def test_second_scheduler_on_a_store_is_standby(tmp_path, clock) -> None:
@@ -143,3 +144,22 @@ def test_a_wall_clock_set_back_rewrites_the_expiry_from_now(tmp_path, clock) -> 
     clock.jump_wall(timedelta(hours=-1), notify=False)
     engine.scheduler.pass_once("clock_jumped")
     assert held(engine).expires_at == clock.now_utc() + LEASE_TTL
+
+
+def test_a_wall_clock_step_does_not_make_the_live_holder_look_gone(monkeypatch) -> None:
+    """The soak's fault (issue #18): Linux derives start times since the epoch from the wall
+    clock, so a step made the live leader's recorded start time disagree with its own."""
+    me = Holder.of_this_process()
+    step_the_wall_clock(monkeypatch, hours=-2)
+    assert lease.holder_is_alive(me.token) and not lease.holder_is_gone(me.token)
+    assert lease.holder_is_gone(me._replace(boot="a-boot-that-is-over").token)
+
+
+def test_a_token_from_before_marks_still_names_its_holder() -> None:
+    import psutil
+
+    me = Holder.of_this_process()
+    before_marks = f"{me.host}/{me.pid}/{psutil.Process(me.pid).create_time():.3f}/{me.nonce}"
+    parsed = Holder.parse(before_marks)
+    assert parsed is not None and (parsed.pid, parsed.nonce, parsed.boot) == (me.pid, me.nonce, "")
+    assert lease.holder_is_alive(before_marks)

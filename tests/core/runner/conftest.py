@@ -14,6 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from coven_core.runner import process as proc
 from coven_core.runner.journal import Journal, read_journal
 from coven_core.runner.spec import JOURNAL_FILE, SPEC_FILE, RunnerSpec
 
@@ -106,3 +107,12 @@ def command(*argv: str, **options: object) -> RunnerSpec:
 
 def shell(script: str, **options: object) -> RunnerSpec:
     return RunnerSpec("attempt-1", (script,), shell=True, **options)  # type: ignore[arg-type]
+
+
+def step_the_wall_clock(monkeypatch: pytest.MonkeyPatch, *, hours: float) -> None:
+    """What Linux reports after the wall clock steps: the boot time, and every start time
+    since the epoch derived from it, move by the step."""
+    step = hours * 3600
+    boot_time, create_time = proc._boot_time, psutil.Process.create_time
+    monkeypatch.setattr(proc, "_boot_time", lambda: boot_time() + step)
+    monkeypatch.setattr(psutil.Process, "create_time", lambda self: create_time(self) + step)

@@ -43,17 +43,19 @@ def test_a_command_that_succeeds_is_journaled_in_order(attempt: Attempt) -> None
     assert journal.exit.stop_confirmed and journal.problems == ()
 
 
-def test_the_runner_start_time_identifies_the_live_runner(attempt: Attempt) -> None:
+def test_the_runner_start_mark_identifies_the_live_runner(attempt: Attempt) -> None:
     runner = attempt.start(command("/bin/sleep", "30"))
     attempt.wait_for_event("spawned")
     journal = attempt.journal()
-    assert journal.runner_pid is not None and journal.runner_start is not None
-    assert proc.is_running(journal.runner_pid, journal.runner_start)
-    assert journal.command_pid is not None and journal.command_start is not None
-    assert proc.is_running(journal.command_pid, journal.command_start)
+    boot = journal.boot_id
+    assert journal.runner_pid is not None and journal.runner_mark is not None
+    assert boot == proc.boot_id() and journal.runner_start is not None  # for people
+    assert proc.is_running(journal.runner_pid, journal.runner_mark, boot)
+    assert journal.command_pid is not None and journal.command_mark is not None
+    assert proc.is_running(journal.command_pid, journal.command_mark, boot)
     runner.send_signal(signal.SIGUSR1)
     assert runner.wait(timeout=DEADLINE) == 0
-    assert not proc.is_running(journal.runner_pid, journal.runner_start)
+    assert not proc.is_running(journal.runner_pid, journal.runner_mark, boot)
 
 
 def test_a_failing_command_still_ends_the_runner_well(attempt: Attempt) -> None:

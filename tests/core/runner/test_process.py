@@ -14,7 +14,7 @@ import pytest
 
 from coven_core.runner import process as proc
 from coven_core.runner.spec import RunnerSpec
-from tests.core.runner.conftest import wait_until
+from tests.core.runner.conftest import step_the_wall_clock, wait_until
 
 
 def spec(*argv: str, **options: object) -> RunnerSpec:
@@ -124,20 +124,48 @@ def test_output_within_the_cap_is_kept_whole(tmp_path: Path) -> None:
     assert (kept, capture) == (b"hello\n", proc.Capture(6, truncated=False))
 
 
-def test_is_running_checks_the_start_time_not_just_the_pid() -> None:
+def test_is_running_checks_the_start_mark_not_just_the_pid() -> None:
+    me, boot = os.getpid(), proc.boot_id()
+    mark = proc.start_mark(me)
+    assert proc.is_running(me, mark, boot)
+    assert not proc.is_running(me, mark - 60, boot)  # same pid, another process
+    assert proc.liveness(me, mark, "a-boot-that-is-over") is False
+
+
+def test_a_start_time_from_before_marks_still_identifies_the_process() -> None:
+    """Rows, tokens and journals written before marks hold psutil's start time."""
     me = os.getpid()
     started = proc.start_time(me)
     assert started == psutil.Process(me).create_time()
     assert proc.is_running(me, started)
-    assert not proc.is_running(me, started - 3600)  # same pid, another process
+    assert not proc.is_running(me, started - 3600)
+
+
+def test_a_wall_clock_step_does_not_make_a_live_process_look_gone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Linux recomputes its boot time from the wall clock, so after a step (NTP, a VM paused
+    and resumed) every start time since the epoch moves by the step: the soak saw a live lease
+    holder taken for dead (issue #18). A mark since boot does not move."""
+    command = proc.spawn(spec("/bin/sleep", "30"))
+    try:
+        mark, boot = proc.start_mark(command.pid), proc.boot_id()
+        step_the_wall_clock(monkeypatch, hours=1)
+        assert proc.is_running(command.pid, mark, boot)
+        assert proc.start_mark(command.pid) == mark
+        assert proc.liveness(command.pid, mark + 0.5, boot) is False  # a reused pid
+    finally:
+        proc.kill_group(command.pid)
+        wait_until(lambda: command.poll() is not None, "the command to end")
 
 
 def test_a_reaped_process_is_not_running() -> None:
     command = proc.spawn(spec("/bin/true"))
     started = proc.start_time(command.pid)
+    mark = proc.start_mark(command.pid)
     assert started == psutil.Process(command.pid).create_time()  # psutil's value, exactly
     wait_until(lambda: command.poll() is not None, "the command to exit")
-    assert not proc.is_running(command.pid, started)
+    assert not proc.is_running(command.pid, mark)
     assert proc.group_gone(command.pid)
 
 

@@ -19,7 +19,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from coven_core.keepawake import PowerRequests
 
 
 class Power(enum.StrEnum):
@@ -61,7 +64,11 @@ class Host(Protocol):
     def state(self) -> HostState: ...
 
     def inhibit(self, mode: str, why: str) -> int | None:
-        """A descriptor holding a ``block`` or ``delay`` sleep inhibitor; None: none here."""
+        """A handle holding a ``block`` or ``delay`` sleep inhibitor; None: none here."""
+        ...
+
+    def release(self, handle: int) -> None:
+        """Let go of an inhibitor :meth:`inhibit` gave."""
         ...
 
 
@@ -80,11 +87,19 @@ class HostWatch:
         self._lock = threading.Lock()
         self._state = state or HostState()
         self.on_change = on_change
-        self.inhibitor = inhibit  # set by the host once its bus is known
+        self.inhibitor = inhibit  # logind's descriptors, set by the host once its bus is known
         self._fallback = fallback
 
     def inhibit(self, mode: str, why: str) -> int | None:
-        return None if self.inhibitor is None else self.inhibitor(mode, why)
+        if self.inhibitor is not None:
+            return self.inhibitor(mode, why)
+        return None if self._fallback is None else self._fallback.inhibit(mode, why)
+
+    def release(self, handle: int) -> None:
+        if self.inhibitor is None and self._fallback is not None:
+            self._fallback.release(handle)
+        else:
+            os.close(handle)
 
     def state(self) -> HostState:
         with self._lock:
@@ -115,8 +130,10 @@ class PortableHost:
     routing table for the network (a default route → online, none → offline). What cannot
     be read (another OS, a container without /sys) is unknown."""
 
-    def __init__(self, root: Path = Path("/")) -> None:
+    def __init__(self, root: Path = Path("/"), requests: PowerRequests | None = None) -> None:
         self._root = root
+        self._requests = requests  # the system's sleep inhibitors, looked for when first wanted
+        self._looked_for_requests = requests is not None
 
     def state(self) -> HostState:
         power = read_power(self._root / "sys/class/power_supply")
@@ -128,7 +145,24 @@ class PortableHost:
         )  # fmt: skip
 
     def inhibit(self, mode: str, why: str) -> int | None:
-        return None  # no bus here: ``system.logind.LogindHost`` is this with logind's
+        """The system's own inhibitors on macOS and Windows (``keepawake``); none on
+        Linux without a bus (``system.logind.LogindHost`` is this with logind's)."""
+        requests = self._power_requests()
+        return None if requests is None else requests.inhibit(mode, why)
+
+    def release(self, handle: int) -> None:
+        requests = self._power_requests()
+        if requests is None:
+            os.close(handle)
+        else:
+            requests.release(handle)
+
+    def _power_requests(self) -> PowerRequests | None:
+        if not self._looked_for_requests:  # once, when first wanted: ctypes is not free
+            from coven_core.keepawake import for_this_platform
+
+            self._requests, self._looked_for_requests = for_this_platform(), True
+        return self._requests
 
 
 def read_power(supplies: Path) -> Power:

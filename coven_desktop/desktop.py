@@ -210,7 +210,7 @@ class Desktop(QObject):
         return QDBusConnection.systemBus()
 
     def _watch_host(self) -> None:
-        if not sys.platform.startswith("linux"):  # no inhibitor there yet (DESIGN §14)
+        if not sys.platform.startswith("linux"):  # inhibitors: the fallback host's (DESIGN §14)
             self.reachability = watch_reachability(self.host)
             return
         bus = self._system_bus()

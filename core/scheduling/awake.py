@@ -1,8 +1,9 @@
 """Keeping the machine awake while it matters (DESIGN §14).
 
-Two kinds of sleep inhibitor, both file descriptors the host's ``inhibit`` hands out (logind's
-``Inhibit`` on Linux; none where the host has no way): closing one releases it, and the
-kernel closes it when the process dies, so a crash can never leave the machine awake.
+Two kinds of sleep inhibitor, both handles the host's ``inhibit`` hands out and its
+``release`` lets go (logind's descriptors on Linux, the system's power assertions on macOS
+and Windows; none where the host has no way): each dies with the process that holds it, so
+a crash can never leave the machine awake.
 
 * a **block** inhibitor per active run of a ``--keep-awake`` routine: wanted from the pass
   that claims the run (before its command starts) until the pass that settles it. Each pass
@@ -23,7 +24,7 @@ import apsw
 
 log = logging.getLogger(__name__)
 
-#: ``inhibit(mode, why)``: a descriptor holding a ``block`` or ``delay`` sleep inhibitor, or
+#: ``inhibit(mode, why)``: a handle holding a ``block`` or ``delay`` sleep inhibitor, or
 #: None when the host cannot take one.
 Inhibit = Callable[[str, str], int | None]
 
@@ -62,9 +63,9 @@ def in_flight(conn: apsw.Connection) -> list[str]:
 class SleepGuard:
     """The inhibitors one scheduler holds."""
 
-    def __init__(self, inhibit: Inhibit | None, close: Callable[[int], None] = os.close) -> None:
+    def __init__(self, inhibit: Inhibit | None, release: Callable[[int], None] = os.close) -> None:
         self._inhibit = inhibit
-        self._close = close
+        self._let_go = release
         self.held: dict[str, int] = {}  # occurrence id → its block inhibitor
         self.delay: int | None = None
 
@@ -84,9 +85,9 @@ class SleepGuard:
             self._release(self.held.pop(oid))
         for oid, routine in wanted.items():
             if oid not in self.held:
-                fd = self._take("block", f"routine {routine} is running ({oid})")
-                if fd is not None:
-                    self.held[oid] = fd
+                handle = self._take("block", f"routine {routine} is running ({oid})")
+                if handle is not None:
+                    self.held[oid] = handle
 
     def release_all(self) -> None:
         self.keep({})
@@ -101,8 +102,8 @@ class SleepGuard:
             log.warning("no %s sleep inhibitor (%s): %s", mode, why, error)
             return None
 
-    def _release(self, fd: int) -> None:
+    def _release(self, handle: int) -> None:
         try:
-            self._close(fd)
+            self._let_go(handle)
         except OSError as error:
-            log.warning("closing sleep inhibitor %s: %s", fd, error)
+            log.warning("releasing sleep inhibitor %s: %s", handle, error)

@@ -90,7 +90,7 @@ class Scheduler:
     ) -> None:
         self.store, self.clock, self.runtime, self.wake = store, clock, runtime, wake
         self.host: Host = host or PortableHost()  # the machine's state, like the clock
-        self.awake = SleepGuard(self.host.inhibit)
+        self.awake = SleepGuard(self.host.inhibit, self.host.release)
         self.limits = limits or Limits()
         self.listener = listener
         self.holder = holder or Holder.of_this_process()

@@ -197,6 +197,9 @@ class LogindHost(PortableHost):
     def inhibit(self, mode: str, why: str) -> int | None:
         return self._logind.inhibit(mode, why)
 
+    def release(self, handle: int) -> None:
+        os.close(handle)  # a descriptor: closing it lets logind's inhibitor go
+
 
 @contextlib.contextmanager
 def daemon_host(wake: WakeSignal) -> Iterator[Host]:

@@ -44,7 +44,8 @@ def _open(read: int) -> bool:
 def logind(engine: Engine) -> Iterator[FakeLogind]:
     fake = FakeLogind()
     engine.scheduler.host = HostWatch(inhibit=fake.inhibit)
-    engine.scheduler.awake = SleepGuard(engine.scheduler.host.inhibit)  # as the scheduler builds it
+    host = engine.scheduler.host
+    engine.scheduler.awake = SleepGuard(host.inhibit, host.release)  # as the scheduler builds it
     yield fake
     engine.scheduler.awake.release_all()
     for _mode, _why, read in fake.taken:
@@ -127,3 +128,42 @@ def test_a_host_that_cannot_inhibit_runs_the_routine_all_the_same(engine: Engine
     engine.add("backup", "0 13 * * *", keep_awake=True)
     engine.run_until(T0 + timedelta(hours=1, minutes=1))
     assert len(engine.runtime.launches) == 1 and engine.scheduler.awake.held == {}
+
+
+class FakePowerRequests:
+    """The system's own inhibitors, as macOS and Windows hand them out (``keepawake``):
+    block only, no delay."""
+
+    def __init__(self) -> None:
+        self.held: dict[int, str] = {}
+        self._next = 1
+
+    def inhibit(self, mode: str, why: str) -> int | None:
+        if mode != "block":
+            return None
+        self._next += 1
+        self.held[self._next] = why
+        return self._next
+
+    def release(self, handle: int) -> None:
+        del self.held[handle]
+
+
+def test_without_logind_the_system_s_own_requests_keep_the_machine_awake(
+    engine: Engine,
+) -> None:
+    """macOS and Windows: the app's host falls back to the portable one, and so does
+    ``coven daemon``; either takes the system's power requests."""
+    from coven_core.host import PortableHost
+
+    requests = FakePowerRequests()
+    host = engine.scheduler.host = HostWatch(fallback=PortableHost(requests=requests))
+    engine.scheduler.awake = SleepGuard(host.inhibit, host.release)  # as the scheduler builds it
+    engine.runtime.auto_exit = None
+    engine.add("backup", "0 13 * * *", keep_awake=True)
+    engine.run_until(T0 + timedelta(hours=1, minutes=1))
+    (running,) = engine.runtime.running.values()
+    assert list(requests.held.values()) == [f"routine backup is running ({running.occurrence_id})"]
+    engine.runtime.finish(running)
+    engine.run_until(engine.clock.now_utc())
+    assert requests.held == {}  # let go in the pass that settled the run

@@ -53,7 +53,6 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import apsw
-import psutil
 
 from coven_core.clock import SAFETY_CAP, VirtualClock, WakeReason, WakeSignal
 from coven_core.errors import CovenError, ZoneError
@@ -70,6 +69,7 @@ from coven_core.model import (
 from coven_core.operations import runs
 from coven_core.operations.reconcile import Outcome
 from coven_core.operator import Operator
+from coven_core.runner.process import boot_id, start_mark
 from coven_core.runtime.base import (
     Exit,
     Launch,
@@ -783,8 +783,9 @@ class Identities:
             return Holder.of_this_process()._replace(nonce=f"sim{number}")
         helper = subprocess.Popen(["sleep", "infinity"], stdin=subprocess.DEVNULL)
         self._helpers[number] = helper
-        started = psutil.Process(helper.pid).create_time()
-        return Holder(socket.gethostname(), helper.pid, started, f"sim{number}")
+        return Holder(
+            socket.gethostname(), helper.pid, start_mark(helper.pid), f"sim{number}", boot_id()
+        )
 
     def die(self, number: int) -> None:
         helper = self._helpers.pop(number, None)

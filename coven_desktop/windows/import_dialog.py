@@ -38,6 +38,7 @@ from coven_core.errors import CovenError
 from coven_core.queries import ForeignScheduler, ImportPlan, PlannedRoutine, _
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.common import act, error_label, show_error
+from coven_desktop.windows.tones import Tones
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -82,7 +83,7 @@ class ImportDialog(QDialog):
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
-        self.error = error_label(self)
+        self.error = error_label(self, Tones(self))
         layout.addWidget(self.error)
         self.tree = self._tree()
         layout.addWidget(self.tree, 1)

@@ -58,6 +58,8 @@ from coven_core.queries import (
     format_offset,
 )
 from coven_desktop.tasks import Tasks
+from coven_desktop.windows.common import error_label
+from coven_desktop.windows.tones import Tones
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -90,6 +92,7 @@ class RoutineEditor(QGroupBox):
         self._debounce.setInterval(DEBOUNCE_MS)
         self._debounce.timeout.connect(self._check_soon)
         self.errors: dict[str, QLabel] = {}
+        self.tones = Tones(self)
         self._build()
 
     # -- the form ---------------------------------------------------------------------------
@@ -295,11 +298,8 @@ class RoutineEditor(QGroupBox):
         return box
 
     def _error_label(self, key: str) -> QLabel:
-        label = QLabel(self)
+        label = error_label(self, self.tones)
         label.setObjectName(f"error:{key}")
-        label.setWordWrap(True)
-        label.setStyleSheet("color: #b00020")
-        label.hide()
         self.errors[key] = label
         return label
 

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from coven_core.errors import ValidationError
+from coven_core.notation.i18n import _
 from coven_core.notation.limits import whole_number
 
 EXIT_BAD_INPUT = 2
@@ -56,7 +57,7 @@ def opened_engine(args: argparse.Namespace, *, create: bool = False) -> Iterator
 def non_empty(text: str) -> str:
     """A value that means something: not empty, not only spaces."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("must not be empty")
+        raise argparse.ArgumentTypeError(_("must not be empty"))
     return text
 
 
@@ -76,7 +77,8 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr and exit status 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+        line = _("{prog}: error: {message}").format(prog=self.prog, message=message)
+        self.exit(EXIT_BAD_INPUT, line + "\n")
 
 
 class CommandTailParser(OneLineParser):

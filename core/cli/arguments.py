@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from coven_core.errors import ValidationError
-from coven_core.notation.i18n import _
+from coven_core.notation.i18n import _, written_down
 from coven_core.notation.limits import whole_number
 
 EXIT_BAD_INPUT = 2
@@ -52,6 +52,12 @@ def opened_engine(args: argparse.Namespace, *, create: bool = False) -> Iterator
         yield engine
     finally:
         engine.close()
+
+
+def in_english_for_json(args: argparse.Namespace) -> AbstractContextManager[None]:
+    """Sentences made meanwhile are English under ``--json`` (a script reads them, as the
+    doctor's), in the reader's language otherwise."""
+    return written_down() if getattr(args, "json", False) else nullcontext()
 
 
 def non_empty(text: str) -> str:

@@ -67,6 +67,29 @@ def test_a_crontab_file_shows_its_dry_run_and_creates_nothing_yet(
     assert names(desktop, loop) == []
 
 
+def test_the_dry_run_is_in_the_apps_language(
+    desktop: Desktop, qtbot: QtBot, loop: qasync.QEventLoop
+) -> None:
+    """The engine's reasons and DST sentences are German in a German app (issue #22), as
+    the window around them."""
+    desktop.locale = "de_DE"
+    dialog = ImportDialog(desktop)
+    qtbot.addWidget(dialog)
+    dialog.zone.setText("America/New_York")
+    dialog.source.setCurrentIndex(1)  # a crontab file
+    choose(dialog, dialog.source.currentText(), DATA / "crontab", loop)
+    texts = tree_texts(dialog)
+    assert "Nicht importiert (4)" in texts
+    assert any(t.startswith("Zeile 16: @reboot ~/bin/start-agent – @reboot: Coven hat keinen")
+               for t in texts)  # fmt: skip
+    differences = [t for t in texts if t.startswith("Sommerzeit: ")]
+    assert differences and all(t.startswith("Sommerzeit: cron würde ") for t in differences)
+    assert dialog.summary.text().startswith(
+        "Würde 15 Routinen anlegen. 4 Zeilen können nicht importiert werden. "
+    )
+    assert dialog.create_button.text() == "15 Routinen anlegen"
+
+
 def test_create_makes_every_routine_through_the_engine(
     dialog: ImportDialog, desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot
 ) -> None:

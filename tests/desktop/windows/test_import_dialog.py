@@ -116,6 +116,24 @@ def test_a_taken_name_refuses_the_whole_import(
     assert names(desktop, loop) == ["backup"]
 
 
+def test_a_taken_name_is_refused_in_the_apps_language(
+    desktop: Desktop, qtbot: QtBot, loop: qasync.QEventLoop
+) -> None:
+    """The operator's refusal reaches the window in German, singular for one name."""
+    desktop.locale = "de_DE"
+    dialog = ImportDialog(desktop)
+    qtbot.addWidget(dialog)
+    spec = RevisionSpec(schedule="@daily", timezone="UTC", argv=("/bin/true",))
+    loop.run_until_complete(desktop.service.call(lambda e: e.operator.add_routine("backup", spec)))
+    dialog.source.setCurrentIndex(2)  # a systemd timer
+    choose(dialog, dialog.source.currentText(), DATA / "backup.timer", loop)
+    dialog.create_button.click()
+    loop.run_until_complete(dialog.settle())
+    assert dialog.error.text() == (
+        "die Routine 'backup' gibt es schon: benennen Sie sie zuerst um oder löschen Sie sie"
+    )
+
+
 def test_a_file_that_is_not_there_is_named(
     dialog: ImportDialog, tmp_path: Path, loop: qasync.QEventLoop
 ) -> None:

@@ -18,6 +18,7 @@ from coven_core.clock import Clock, WakeReason
 from coven_core.errors import Conflict, CovenError
 from coven_core.integrity import audit
 from coven_core.model import RevisionSpec
+from coven_core.notation.i18n import ngettext
 from coven_core.operations import definitions, drafts, host, pausing, runs, seen, settings, stopping
 from coven_core.operations.definitions import DuplicateRoutine, validated
 from coven_core.operations.host import ZoneChoice
@@ -54,7 +55,12 @@ class Operator:
         clashes = sorted(taken & {name for name, _ in routines})
         if clashes:
             names = ", ".join(repr(name) for name in clashes)
-            raise Conflict(f"routine(s) {names} already exist: rename or delete them first")
+            said = ngettext(
+                "routine {names} already exists: rename or delete it first",
+                "routines {names} already exist: rename or delete them first",
+                len(clashes),
+            )
+            raise Conflict(said.format(names=names))
         return [self.add_routine(name, spec) for name, spec in routines]
 
     def edit_routine(

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from coven_core.errors import ValidationError
+from coven_core.notation.i18n import _, written_down
 from coven_core.notation.limits import whole_number
 
 EXIT_BAD_INPUT = 2
@@ -53,10 +54,16 @@ def opened_engine(args: argparse.Namespace, *, create: bool = False) -> Iterator
         engine.close()
 
 
+def in_english_for_json(args: argparse.Namespace) -> AbstractContextManager[None]:
+    """Sentences made meanwhile are English under ``--json`` (a script reads them, as the
+    doctor's), in the reader's language otherwise."""
+    return written_down() if getattr(args, "json", False) else nullcontext()
+
+
 def non_empty(text: str) -> str:
     """A value that means something: not empty, not only spaces."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("must not be empty")
+        raise argparse.ArgumentTypeError(_("must not be empty"))
     return text
 
 
@@ -76,7 +83,8 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr and exit status 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+        line = _("{prog}: error: {message}").format(prog=self.prog, message=message)
+        self.exit(EXIT_BAD_INPUT, line + "\n")
 
 
 class CommandTailParser(OneLineParser):

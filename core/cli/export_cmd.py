@@ -10,7 +10,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from coven_core.cli.arguments import add_store_options, non_empty, opened_engine
+from coven_core.cli.arguments import (
+    add_store_options,
+    in_english_for_json,
+    non_empty,
+    opened_engine,
+)
 from coven_core.cli.output import print_json, print_lines
 from coven_core.clock import SystemClock
 from coven_core.engine import Engine
@@ -18,6 +23,7 @@ from coven_core.errors import ValidationError
 from coven_core.model import RoutineState
 from coven_core.moving.dst_differences import Scheduler
 from coven_core.moving.export import Renderer, Routine, export
+from coven_core.notation.i18n import _
 from coven_core.notation.timearg import parse_instant
 from coven_core.operations import settings
 from coven_core.queries import RoutineView, list_routines
@@ -45,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     target = Scheduler(args.target)
     with opened_engine(args) as engine:
         routines = list(_routines(engine, args.routines))
-    result = export(target, routines, _renderer(args), start)
+    with in_english_for_json(args):
+        result = export(target, routines, _renderer(args), start)
     result.write(args.out)
     if args.json:
         print_json(result.to_json())
@@ -68,7 +75,9 @@ def _routines(engine: Engine, names: list[str]) -> Iterator[Routine]:
     views = {view.routine.name: view for view in list_routines(engine.store)}
     unknown = [name for name in names if name not in views]
     if unknown:
-        raise ValidationError(f"no routine named {', '.join(map(repr, unknown))}")
+        raise ValidationError(
+            _("no routine named {names}").format(names=", ".join(map(repr, unknown)))
+        )
     with engine.store.read() as conn:
         stored = {value.name: value.value for value in settings.current(conn)}
     default = settings.default_timeout(stored.get(settings.DEFAULT_TIMEOUT))
@@ -78,7 +87,11 @@ def _routines(engine: Engine, names: list[str]) -> Iterator[Routine]:
 
 def _routine(view: RoutineView, default: timedelta) -> Routine:
     if view.revision is None:
-        raise ValidationError(f"routine {view.routine.name!r} cannot be read: {view.broken}")
+        raise ValidationError(
+            _("routine {name!r} cannot be read: {why}").format(
+                name=view.routine.name, why=view.broken
+            )
+        )
     spec = view.revision.spec
     paused = view.routine.state is not RoutineState.ACTIVE
     timeout = default if spec.timeout is None else spec.timeout

@@ -9,12 +9,13 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from coven_core.cli.arguments import add_store_options, opened_engine
+from coven_core.cli.arguments import add_store_options, in_english_for_json, opened_engine
 from coven_core.cli.output import print_json, print_lines
 from coven_core.clock import SystemClock
 from coven_core.errors import ValidationError
 from coven_core.moving.dst_differences import Scheduler
 from coven_core.moving.plan import ImportPlan, apply_plan, import_preview
+from coven_core.notation.i18n import _
 from coven_core.notation.timearg import parse_instant
 
 
@@ -42,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
     origin = _ORIGINS[args.origin]
     source = _standard_input() if args.path in (None, "-") else Path(args.path)
     start = parse_instant(args.start, UTC, "--from") if args.start else SystemClock().now_utc()
-    plan = import_preview(origin, source, args.tz, start)
+    with in_english_for_json(args):
+        plan = import_preview(origin, source, args.tz, start)
     if args.apply:  # creates routines: like routine add, it may make the store
         with opened_engine(args, create=True) as engine:
             apply_plan(plan, engine.operator)
@@ -54,7 +56,9 @@ def _standard_input() -> str:
     try:
         return sys.stdin.read()
     except (OSError, UnicodeDecodeError) as error:  # not text: say so, in one line
-        raise ValidationError(f"cannot read standard input: {error}") from None
+        raise ValidationError(
+            _("cannot read standard input: {error}").format(error=error)
+        ) from None
 
 
 def _report(plan: ImportPlan, args: argparse.Namespace) -> None:

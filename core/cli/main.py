@@ -13,6 +13,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from coven_core.cli.argparse_words import in_our_words
 from coven_core.cli.arguments import (
     EXIT_BAD_INPUT,
     EXIT_CONFLICT,
@@ -21,6 +22,7 @@ from coven_core.cli.arguments import (
 )
 from coven_core.cli.streams import EXIT_INTERRUPTED, reader_may_leave
 from coven_core.errors import Conflict, CovenError
+from coven_core.notation.i18n import _
 from coven_core.tz.babel_zone import import_babel_dates_safely
 
 # Before a command module imports babel.dates: an odd TZ must never end a command (issue 19).
@@ -83,13 +85,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         with reader_may_leave():
             return _command(argv)
     except KeyboardInterrupt:
-        print("coven: interrupted", file=sys.stderr)
+        print(_("coven: interrupted"), file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
 def _command(argv: Sequence[str] | None) -> int:
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    with in_our_words():  # argparse's "usage:", "invalid choice" in the reader's language
+        parser = build_parser(argv)
+        args = parser.parse_args(argv)
     try:
         status: int = args.run(args)
     except Conflict as error:  # a CovenError too: it must be caught first

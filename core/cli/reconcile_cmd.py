@@ -47,7 +47,10 @@ def evidence_digest(text: str) -> str:
     digest = text.strip().lower()
     if not _DIGEST.fullmatch(digest):
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a full evidence digest (64 hex digits, from coven attention --json)"
+            _(
+                "{text!r} is not a full evidence digest (64 hex digits, from coven attention "
+                "--json)"
+            ).format(text=text)
         )
     return digest
 

@@ -13,6 +13,7 @@ from coven_core.cli.arguments import count
 from coven_core.cli.durations import duration_argument, limit_argument, timeout_argument
 from coven_core.errors import ValidationError
 from coven_core.model import MisfirePolicy, OverlapPolicy
+from coven_core.notation.i18n import _
 from coven_core.notation.limits import MOST_QUARANTINE_AFTER, MOST_RETRIES, MOST_RUNS_PER_DAY
 from coven_core.schedule import exclusions
 from coven_core.schedule.timetable import AFTER_ONLY
@@ -125,7 +126,7 @@ def spec_changes(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _env(pairs: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    keys = [key for key, _ in pairs]
+    keys = [key for key, _value in pairs]
     for key in keys:
         if keys.count(key) > 1:
             raise ValidationError(f"--env: {key} is given twice; give each variable once")
@@ -153,10 +154,12 @@ def check_zone(changes: dict[str, Any]) -> str | None:
 def _env_pair(text: str) -> tuple[str, str]:
     key, equals, value = text.partition("=")
     if not equals:
-        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+        raise argparse.ArgumentTypeError(_("{text!r} is not KEY=VALUE").format(text=text))
     if not _ENV_NAME.fullmatch(key):
         raise argparse.ArgumentTypeError(
-            f"{key!r} is not a valid variable name (letters, digits and _, not first a digit)"
+            _(
+                "{key!r} is not a valid variable name (letters, digits and _, not first a digit)"
+            ).format(key=key)
         )
     return key, value
 
@@ -173,7 +176,7 @@ def _after(text: str) -> tuple[str, str] | None:
 def _group_name(text: str) -> str | None:
     name = text.strip()
     if not name:
-        raise argparse.ArgumentTypeError("a group needs a name")
+        raise argparse.ArgumentTypeError(_("a group needs a name"))
     return None if name.lower() == "none" else name
 
 

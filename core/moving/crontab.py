@@ -22,6 +22,7 @@ from coven_core.errors import ScheduleError, ZoneError
 from coven_core.model import MisfirePolicy, RevisionSpec
 from coven_core.moving.naming import slug_of_command
 from coven_core.moving.plan import Found, NotImported
+from coven_core.notation.i18n import N_, _
 from coven_core.schedule.cron import CronSchedule, field_texts
 from coven_core.tz import tzdb
 
@@ -29,10 +30,8 @@ _ENV_LINE = re.compile(r"""\s*(["']?)([A-Za-z_][A-Za-z0-9_]*)\1\s*=\s*(.*?)\s*$"
 _JOB_LINE = re.compile(r"\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*\S)\s*$")
 _ALIAS_LINE = re.compile(r"\s*(@\w+)\s+(.*\S)\s*$")
 _ZONE_NAMES = ("CRON_TZ", "TZ")
-_NOT_CARRIED = {
-    "MAILTO": "Coven does not mail a job's output; it keeps it in the routine's history",
-    "MAILFROM": "Coven does not mail a job's output; it keeps it in the routine's history",
-}
+_NO_MAIL = N_("Coven does not mail a job's output; it keeps it in the routine's history")
+_NOT_CARRIED = {"MAILTO": _NO_MAIL, "MAILFROM": _NO_MAIL}
 
 
 @dataclass
@@ -50,12 +49,13 @@ def read_crontab(text: str, zone: str) -> tuple[list[Found], list[NotImported]]:
     """Every job and every refused line of a crontab; ``zone`` is the machine's."""
     reading = _Reading(zone)
     for number, line in _lines(text):
-        source = f"line {number}"
+        source = _("line {number}").format(number=number)
         env = _ENV_LINE.fullmatch(line)
         if env:  # a job starts with a number, '*' or '@': never a variable's name
-            _setting(reading, source, line, env.group(2), _unquoted(env.group(3)))
+            where = (source, number)
+            _setting(reading, where, line, env.group(2), _unquoted(env.group(3)))
         else:
-            _job(reading, source, line)
+            _job(reading, source, line, number)
     return reading.found, reading.refused
 
 
@@ -72,14 +72,16 @@ def _unquoted(value: str) -> str:
     return value
 
 
-def _setting(reading: _Reading, source: str, line: str, name: str, value: str) -> None:
+def _setting(reading: _Reading, where: tuple[str, int], line: str, name: str, value: str) -> None:
+    source, number = where
     if name in _ZONE_NAMES:
         _set_zone(reading, value)
     elif name in _NOT_CARRIED:
-        reading.refused.append(NotImported(source, line.strip(), f"{name}: {_NOT_CARRIED[name]}"))
+        why = f"{name}: {_(_NOT_CARRIED[name])}"
+        reading.refused.append(NotImported(source, line.strip(), why, number))
     elif name == "SHELL" and value != "/bin/sh":
-        why = f"SHELL: Coven runs commands with /bin/sh, not {value}"
-        reading.refused.append(NotImported(source, line.strip(), why))
+        why = _("SHELL: Coven runs commands with /bin/sh, not {value}").format(value=value)
+        reading.refused.append(NotImported(source, line.strip(), why, number))
     else:
         reading.env[name] = value
 
@@ -88,12 +90,14 @@ def _set_zone(reading: _Reading, value: str) -> None:
     try:
         tzdb.zone(value)
     except ZoneError as error:
-        reading.zone_error = f"its zone {value!r} is not an IANA zone ({error})"
+        reading.zone_error = _("its zone {value!r} is not an IANA zone ({error})").format(
+            value=value, error=error
+        )
         return
     reading.zone, reading.zone_error = value, None
 
 
-def _job(reading: _Reading, source: str, line: str) -> None:
+def _job(reading: _Reading, source: str, line: str, number: int) -> None:
     text = line.strip()
     try:
         fields, command = _split_job(text)
@@ -102,7 +106,7 @@ def _job(reading: _Reading, source: str, line: str) -> None:
         schedule = str(CronSchedule.parse(fields))
         command = _command(command)
     except ScheduleError as error:
-        reading.refused.append(NotImported(source, text, str(error)))
+        reading.refused.append(NotImported(source, text, str(error), number))
         return
     spec = RevisionSpec(
         schedule=schedule,
@@ -112,18 +116,19 @@ def _job(reading: _Reading, source: str, line: str) -> None:
         env=tuple(sorted(reading.env.items())),
         misfire=MisfirePolicy.SKIP_MISSED,  # cron runs nothing it missed while down
     )
-    reading.found.append(Found(source, slug_of_command(command), spec, _wildcard(fields)))
+    found = Found(source, slug_of_command(command), spec, _wildcard(fields), line=number)
+    reading.found.append(found)
 
 
 def _split_job(text: str) -> tuple[str, str]:
     alias = _ALIAS_LINE.fullmatch(text)
     if alias:
         if alias.group(1).lower() == "@reboot":
-            raise ScheduleError("@reboot: Coven has no run-at-start schedule")
+            raise ScheduleError(_("@reboot: Coven has no run-at-start schedule"))
         return alias.group(1), alias.group(2)
     job = _JOB_LINE.fullmatch(text)
     if not job:
-        raise ScheduleError("neither a job (5 time fields and a command) nor NAME=value")
+        raise ScheduleError(_("neither a job (5 time fields and a command) nor NAME=value"))
     return " ".join(job.groups()[:5]), job.group(6)
 
 
@@ -139,8 +144,10 @@ def _command(command: str) -> str:
             continue
         if char == "%":
             raise ScheduleError(
-                "an unescaped % sends the rest of the line to the command's standard input,"
-                " which Coven does not give commands (write \\% for a literal %)"
+                _(
+                    "an unescaped % sends the rest of the line to the command's standard input,"
+                    " which Coven does not give commands (write \\% for a literal %)"
+                )
             )
         out.append(char)
         index += 1

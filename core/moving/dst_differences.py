@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from coven_core.notation.i18n import _
 from coven_core.schedule.timetable import ScheduleKind, Timetable
 from coven_core.tz.binding import BoundTime, LocalTimeKind
 from coven_core.tz.notes import format_offset
@@ -130,24 +131,27 @@ _Words = tuple[str, str] | None
 
 
 def _coven_skips(moment: _Moment) -> str:
-    return "Coven skips it"
+    return _("Coven skips it")
 
 
 def _coven_once(moment: _Moment) -> str:
-    return f"Coven runs it once, at the first {moment.hm} ({format_offset(moment.bound.offset)})"
+    return _("Coven runs it once, at the first {time} ({offset})").format(
+        time=moment.hm, offset=format_offset(moment.bound.offset)
+    )
 
 
 def _cron_gap(moment: _Moment) -> _Words:
     if moment.wildcard or moment.size >= _CRON_SPECIAL_LIMIT:
         return None  # not run by cron either
     after = moment.change.wall_after.strftime("%H:%M")
-    return f"cron would run {moment.hm} at {after} on {moment.day}", _coven_skips(moment)
+    theirs = _("cron would run {time} at {after} on {day}")
+    return theirs.format(time=moment.hm, after=after, day=moment.day), _coven_skips(moment)
 
 
 def _cron_fold(moment: _Moment) -> _Words:
     if not moment.wildcard and moment.size < _CRON_SPECIAL_LIMIT:
         return None  # cron avoids the second run, as Coven does
-    return f"cron would run {moment.hm} twice on {moment.day}", _coven_once(moment)
+    return _twice(_("cron would run {time} twice on {day}"), moment)
 
 
 def _same(moment: _Moment) -> _Words:
@@ -155,21 +159,21 @@ def _same(moment: _Moment) -> _Words:
 
 
 def _launchd_gap(moment: _Moment) -> _Words:
-    return (
-        f"what launchd does at {moment.hm} on {moment.day} is unknown (a nonexistent time)",
-        _coven_skips(moment),
-    )
+    theirs = _("what launchd does at {time} on {day} is unknown (a nonexistent time)")
+    return theirs.format(time=moment.hm, day=moment.day), _coven_skips(moment)
 
 
 def _launchd_fold(moment: _Moment) -> _Words:
-    return (
-        f"launchd has been reported to run {moment.hm} twice on {moment.day}",
-        _coven_once(moment),
-    )
+    return _twice(_("launchd has been reported to run {time} twice on {day}"), moment)
 
 
 def _kubernetes_fold(moment: _Moment) -> _Words:
-    return f"Kubernetes would run {moment.hm} twice on {moment.day}", _coven_once(moment)
+    return _twice(_("Kubernetes would run {time} twice on {day}"), moment)
+
+
+def _twice(theirs: str, moment: _Moment) -> _Words:
+    """They run a repeated wall time on both passes; Coven runs it once."""
+    return theirs.format(time=moment.hm, day=moment.day), _coven_once(moment)
 
 
 _Rule = Callable[[_Moment], _Words]

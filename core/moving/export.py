@@ -16,15 +16,17 @@ from typing import Any
 from coven_core.errors import ValidationError
 from coven_core.model import OverlapPolicy, RevisionSpec
 from coven_core.moving.dst_differences import DstDifference, Scheduler, differences
+from coven_core.moving.plan import notes_lines
+from coven_core.notation.i18n import N_, _, ngettext
 from coven_core.schedule.timetable import Timetable
 
 #: What Coven keeps that neither systemd nor Kubernetes has, for every routine.
 NEVER_CARRIED = (
-    "quarantine after repeated failures (coven release / probe)",
-    "a person's reconciliation of a run whose outcome is unknown",
-    "the runner's journal and the evidence kept for that decision",
-    "the hash-chained audit log and the history of dispositions",
-    "delivery of output to the data directory, overrun warnings",
+    N_("quarantine after repeated failures (coven release / probe)"),
+    N_("a person's reconciliation of a run whose outcome is unknown"),
+    N_("the runner's journal and the evidence kept for that decision"),
+    N_("the hash-chained audit log and the history of dispositions"),
+    N_("delivery of output to the data directory, overrun warnings"),
 )
 
 
@@ -75,16 +77,19 @@ class Export:
         return {
             "to": self.target.value,
             "routines": [routine.to_json() for routine in self.routines],
-            "never_carried_over": list(NEVER_CARRIED),
+            "never_carried_over": list(NEVER_CARRIED),  # English, as all JSON
         }
 
     def lines(self, out: Path) -> list[str]:
-        lines = [f"exported {len(self.routines)} routine(s) to {self.target.value} in {out}:"]
+        count = len(self.routines)
+        head = ngettext("exported {count} routine to {target} in {out}:",
+                        "exported {count} routines to {target} in {out}:", count)  # fmt: skip
+        lines = [head.format(count=count, target=self.target.value, out=out)]
         for routine in self.routines:
             lines.append(f"  {routine.name}: {', '.join(sorted(routine.rendered.files))}")
-            lines.extend(f"    not carried over: {note}" for note in routine.rendered.notes)
-            lines.extend(f"    DST: {d.sentence}" for d in routine.differences)
-        lines.append("never carried over: " + "; ".join(NEVER_CARRIED))
+            lines.extend(notes_lines(routine.rendered.notes, routine.differences))
+        never = "; ".join(_(line) for line in NEVER_CARRIED)
+        lines.append(_("never carried over: {what}").format(what=never))
         return lines
 
 
@@ -107,7 +112,9 @@ def export(
         found = differences(table, target, start, start + timedelta(days=365))
         done.append(Exported(routine.name, rendered, found))
     if refused:
-        raise ValidationError(f"cannot export {'; '.join(refused)}; nothing was written")
+        raise ValidationError(
+            _("cannot export {refused}; nothing was written").format(refused="; ".join(refused))
+        )
     return Export(target, tuple(done))
 
 
@@ -116,9 +123,9 @@ def common_notes(routine: Routine) -> list[str]:
     spec = routine.spec
     notes = []
     if spec.retries:
-        notes.append(f"retries {spec.retries} with Coven's backoff")
+        notes.append(_("retries {count} with Coven's backoff").format(count=spec.retries))
     if spec.idempotent:
-        notes.append("idempotent (re-running an ambiguous attempt)")
+        notes.append(_("idempotent (re-running an ambiguous attempt)"))
     if spec.overlap is OverlapPolicy.QUEUE_ONE:
-        notes.append("overlap queue_one: a moment due while a run is active is not queued")
+        notes.append(_("overlap queue_one: a moment due while a run is active is not queued"))
     return notes

@@ -19,6 +19,7 @@ from coven_core.errors import ScheduleError
 from coven_core.model import MisfirePolicy, RevisionSpec
 from coven_core.moving.export import Rendered, Routine, common_notes
 from coven_core.notation.durations import NO_TIMEOUT
+from coven_core.notation.i18n import _
 from coven_core.schedule.cron import CronSchedule, field_texts
 from coven_core.schedule.timetable import ScheduleKind, classify
 
@@ -44,8 +45,8 @@ def render_kubernetes(routine: Routine, image: str) -> Rendered:
     }
     deadline = _deadline(spec)
     if deadline is None:
-        notes.append("no grace limit: without startingDeadlineSeconds the controller gives up"
-                     " after 100 missed schedules")  # fmt: skip
+        notes.append(_("no grace limit: without startingDeadlineSeconds the controller gives up"
+                       " after 100 missed schedules"))  # fmt: skip
     else:
         cronjob_spec["startingDeadlineSeconds"] = deadline
     manifest = {
@@ -63,7 +64,9 @@ def schedule_of(spec: RevisionSpec) -> str:
     (either day vs both days) depends on it; checked by parsing it back."""
     kind, body = classify(spec.schedule)
     if kind is not ScheduleKind.CRON:
-        raise ScheduleError(f"{spec.schedule}: a CronJob takes a cron schedule only")
+        raise ScheduleError(
+            _("{schedule}: a CronJob takes a cron schedule only").format(schedule=spec.schedule)
+        )
     parsed = CronSchedule.parse(body)
     texts = field_texts(body)
     values = (parsed.minutes, parsed.hours, parsed.days_of_month, parsed.months,
@@ -76,7 +79,11 @@ def schedule_of(spec: RevisionSpec) -> str:
     again = CronSchedule.parse(schedule)
     if (again.minutes, again.hours, again.days_of_month, again.months, again.days_of_week,
             again.days_and) != (*values, parsed.days_and):  # fmt: skip
-        raise ScheduleError(f"{spec.schedule}: no five-field form means the same moments")
+        raise ScheduleError(
+            _("{schedule}: no five-field form means the same moments").format(
+                schedule=spec.schedule
+            )
+        )
     return schedule
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from coven_core.errors import ScheduleError, ValidationError
 from coven_core.model import MisfirePolicy, RevisionSpec
 from coven_core.moving.plan import Found, NotImported
+from coven_core.notation.i18n import _
 
 _FIELDS = ("Minute", "Hour", "Day", "Month", "Weekday")  # cron's order
 _CARRIED = frozenset({"Label", "Program", "ProgramArguments", "WorkingDirectory",
@@ -34,7 +35,7 @@ def _found(path: Path, job: dict[str, Any], zone: str) -> Found:
     label = str(job.get("Label") or path.stem)
     argv = job.get("ProgramArguments") or ([job["Program"]] if "Program" in job else [])
     if "StartCalendarInterval" not in job:
-        raise ScheduleError("no StartCalendarInterval: nothing to schedule")
+        raise ScheduleError(_("no StartCalendarInterval: nothing to schedule"))
     spec = RevisionSpec(
         schedule=_cron(job["StartCalendarInterval"]),
         timezone=zone,
@@ -50,7 +51,7 @@ def _found(path: Path, job: dict[str, Any], zone: str) -> Found:
 def _cron(interval: dict[str, int] | list[dict[str, int]]) -> str:
     intervals = interval if isinstance(interval, list) else [interval]
     if not intervals:
-        raise ScheduleError("StartCalendarInterval is an empty array")
+        raise ScheduleError(_("StartCalendarInterval is an empty array"))
     fields = []
     for key in _FIELDS:
         seen = {_value(item, key) for item in intervals}
@@ -58,8 +59,10 @@ def _cron(interval: dict[str, int] | list[dict[str, int]]) -> str:
     varying = [key for key, seen in zip(_FIELDS, fields, strict=True) if len(seen) > 1]
     if len(varying) > 1:
         raise ScheduleError(
-            f"StartCalendarInterval: {len(intervals)} dicts differ in {', '.join(varying)};"
-            " one cron spec says them only when they differ in one key"
+            _(
+                "StartCalendarInterval: {count} dicts differ in {keys}; one cron spec says them"
+                " only when they differ in one key"
+            ).format(count=len(intervals), keys=", ".join(varying))
         )
     return " ".join(_field(seen) for seen in fields)
 
@@ -67,7 +70,9 @@ def _cron(interval: dict[str, int] | list[dict[str, int]]) -> str:
 def _value(item: dict[str, int], key: str) -> str:
     unknown = set(item) - set(_FIELDS)
     if unknown:
-        raise ScheduleError(f"StartCalendarInterval: unknown key {sorted(unknown)[0]!r}")
+        raise ScheduleError(
+            _("StartCalendarInterval: unknown key {key!r}").format(key=sorted(unknown)[0])
+        )
     if key not in item:
         return "*"
     value = int(item[key])

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 
 from coven_core.errors import ScheduleError, ZoneError
+from coven_core.notation.i18n import _
 from coven_core.schedule.cron import CronSchedule
 from coven_core.tz import tzdb
 
@@ -83,14 +84,20 @@ def cron_of(value: str) -> tuple[str, str | None]:
     date = words.pop(0) if words and "-" in words[0] else "*-*-*"
     time = words.pop(0) if words and ":" in words[0] else "00:00:00"
     if words:
-        raise ScheduleError(f"OnCalendar={value}: cannot read {' '.join(words)!r}")
+        raise ScheduleError(
+            _("OnCalendar={value}: cannot read {words!r}").format(
+                value=value, words=" ".join(words)
+            )
+        )
     month, day = _date(date)
     hour, minute = _time(time)
     dow = _weekday_field(weekdays) if weekdays else "*"
     if weekdays and not day.startswith("*"):
         raise ScheduleError(
-            f"OnCalendar={value}: a weekday and a day of month together (systemd needs both,"
-            " cron either) has no cron form"
+            _(
+                "OnCalendar={value}: a weekday and a day of month together (systemd needs both,"
+                " cron either) has no cron form"
+            ).format(value=value)
         )
     cron = f"{minute} {hour} {day} {month} {dow}"
     CronSchedule.parse(cron)
@@ -109,14 +116,20 @@ def _trailing_zone(words: list[str]) -> str | None:
 
 def _date(text: str) -> tuple[str, str]:
     if "~" in text:
-        raise ScheduleError(f"OnCalendar date {text!r}: '~' (days before the month's end)")
+        raise ScheduleError(
+            _("OnCalendar date {text!r}: '~' (days before the month's end)").format(text=text)
+        )
     parts = text.split("-")
     if len(parts) == 3:
         if parts[0] != "*":
-            raise ScheduleError(f"OnCalendar date {text!r}: a year has no cron form")
+            raise ScheduleError(
+                _("OnCalendar date {text!r}: a year has no cron form").format(text=text)
+            )
         parts = parts[1:]
     if len(parts) != 2:
-        raise ScheduleError(f"OnCalendar date {text!r}: expected [YEAR-]MONTH-DAY")
+        raise ScheduleError(
+            _("OnCalendar date {text!r}: expected [YEAR-]MONTH-DAY").format(text=text)
+        )
     return _component(parts[0], "month"), _component(parts[1], "day")
 
 
@@ -124,11 +137,23 @@ def _time(text: str) -> tuple[str, str]:
     parts = text.split(":")
     if len(parts) == 3:
         if parts[2].lstrip("0"):
-            raise ScheduleError(f"OnCalendar time {text!r}: seconds other than 00")
+            raise ScheduleError(
+                _("OnCalendar time {text!r}: seconds other than 00").format(text=text)
+            )
         parts = parts[:2]
     if len(parts) != 2:
-        raise ScheduleError(f"OnCalendar time {text!r}: expected HOUR:MINUTE[:SECOND]")
+        raise ScheduleError(
+            _("OnCalendar time {text!r}: expected HOUR:MINUTE[:SECOND]").format(text=text)
+        )
     return _component(parts[0], "hour"), _component(parts[1], "minute")
+
+
+def _unreadable(unit: str, text: str, item: str) -> ScheduleError:
+    return ScheduleError(
+        _("OnCalendar {unit} {text!r}: cannot read {item!r}").format(
+            unit=unit, text=text, item=item
+        )
+    )
 
 
 def _component(text: str, unit: str) -> str:
@@ -137,10 +162,10 @@ def _component(text: str, unit: str) -> str:
     for item in text.split(","):
         match = _ITEM.fullmatch(item)
         if not match:
-            raise ScheduleError(f"OnCalendar {unit} {text!r}: cannot read {item!r}")
+            raise _unreadable(unit, text, item)
         first, last, step = match.groups()
         if first == "*" and last:
-            raise ScheduleError(f"OnCalendar {unit} {text!r}: cannot read {item!r}")
+            raise _unreadable(unit, text, item)
         start = first if first == "*" else str(int(first))
         if step and not last and first != "*":
             last = str(_HIGHEST[unit])  # systemd's "0/15" repeats to the end: cron's 0-59/15
@@ -159,7 +184,9 @@ def _weekday_field(text: str) -> str:
         elif len(numbers) == 1:
             days.append(str(numbers[0]))
         else:
-            raise ScheduleError(f"OnCalendar weekdays {text!r}: cannot read {item!r}")
+            raise ScheduleError(
+                _("OnCalendar weekdays {text!r}: cannot read {item!r}").format(text=text, item=item)
+            )
     return ",".join(days)
 
 
@@ -167,4 +194,6 @@ def _weekday(name: str, text: str) -> int:
     for number, day in enumerate(_DAYS):
         if name[:3].lower() == day.lower() and day.lower().startswith(name[:3].lower()):
             return number
-    raise ScheduleError(f"OnCalendar weekdays {text!r}: unknown day {name!r}")
+    raise ScheduleError(
+        _("OnCalendar weekdays {text!r}: unknown day {name!r}").format(text=text, name=name)
+    )

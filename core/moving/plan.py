@@ -17,6 +17,7 @@ from coven_core.errors import CovenError
 from coven_core.model import RevisionSpec
 from coven_core.moving.dst_differences import DstDifference, Scheduler, differences
 from coven_core.moving.naming import unique
+from coven_core.notation.i18n import _, ngettext
 from coven_core.notation.utc import utc_text
 from coven_core.operations.definitions import validated
 from coven_core.operations.routine_names import check_name
@@ -39,6 +40,7 @@ class Found:
     spec: RevisionSpec
     wildcard: bool = False  # cron: a '*' starts the minute or hour field
     notes: tuple[str, ...] = ()  # what of this job does not carry over
+    line: int = 0  # a crontab's line number (the order refusals are listed in); 0: a file
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class NotImported:
     source: str
     text: str
     why: str
+    line: int = 0  # as Found.line
 
     def to_json(self) -> dict[str, str]:
         return {"source": self.source, "text": self.text, "why": self.why}
@@ -95,24 +98,38 @@ class ImportPlan:
 
     def lines(self, applied: bool) -> list[str]:
         """The dry run (or what was done) in words, one routine or refusal per line."""
-        verb = "created" if applied else "would create"
-        out = [f"{verb} {len(self.routines)} routine(s) from {self.origin.value}:"]
+        count, origin = len(self.routines), self.origin.value
+        if applied:
+            head = ngettext("created {count} routine from {origin}:",
+                            "created {count} routines from {origin}:", count)  # fmt: skip
+        else:
+            head = ngettext("would create {count} routine from {origin}:",
+                            "would create {count} routines from {origin}:", count)  # fmt: skip
+        out = [head.format(count=count, origin=origin)]
         for routine in self.routines:
             out.append(f"  {routine.name}: {_summary(routine.spec)}  ({routine.source})")
-            out.extend(f"    not carried over: {note}" for note in routine.notes)
-            out.extend(f"    DST: {difference.sentence}" for difference in routine.differences)
+            out.extend(notes_lines(routine.notes, routine.differences))
         if self.not_imported:
-            out.append(f"not imported ({len(self.not_imported)}):")
+            out.append(_("not imported ({count}):").format(count=len(self.not_imported)))
             out.extend(f"  {i.source}: {i.text!r}: {i.why}" for i in self.not_imported)
         if not applied:
-            out.append("nothing was changed; run again with --apply to create these routines")
+            out.append(_("nothing was changed; run again with --apply to create these routines"))
         return out
+
+
+def notes_lines(notes: Iterable[str], found: Iterable[DstDifference]) -> list[str]:
+    """A routine's indented lines: what does not carry over, and each DST difference."""
+    lines = [_("not carried over: {note}").format(note=note) for note in notes]
+    lines += [_("DST: {sentence}").format(sentence=d.sentence) for d in found]
+    return ["    " + line for line in lines]
 
 
 def _summary(spec: RevisionSpec) -> str:
     command = spec.argv[0] if spec.shell else " ".join(spec.argv)
     shell = "sh -c " if spec.shell else ""
-    return f"{spec.schedule} in {spec.timezone}: {shell}{command}"
+    return _("{schedule} in {zone}: {command}").format(
+        schedule=spec.schedule, zone=spec.timezone, command=shell + command
+    )
 
 
 def build_plan(
@@ -129,8 +146,8 @@ def build_plan(
         try:
             planned.append(_planned(origin, job, [p.name for p in planned], start, end))
         except CovenError as error:
-            refused.append(NotImported(job.source, job.spec.schedule, str(error)))
-    refused.sort(key=lambda item: _source_order(item.source))
+            refused.append(NotImported(job.source, job.spec.schedule, str(error), job.line))
+    refused.sort(key=lambda item: item.line)  # stable: a file's own order otherwise
     return ImportPlan(origin, start, end, tuple(planned), tuple(refused))
 
 
@@ -145,11 +162,6 @@ def _planned(
     spec = replace(job.spec, schedule=timetable.spec)
     found = differences(timetable, origin, start, end, wildcard=job.wildcard)
     return PlannedRoutine(name, spec, job.source, job.notes, found)
-
-
-def _source_order(source: str) -> tuple[int, str]:
-    number = source.removeprefix("line ")
-    return (int(number), "") if number.isdigit() else (0, source)
 
 
 def import_preview(origin: Scheduler, source: Path | str, zone: str, start: datetime) -> ImportPlan:

@@ -12,6 +12,7 @@ from pathlib import Path
 from coven_core.errors import ValidationError
 from coven_core.moving.dst_differences import Scheduler
 from coven_core.moving.plan import Found, NotImported
+from coven_core.notation.i18n import _
 
 Jobs = tuple[list[Found], list[NotImported]]
 
@@ -34,21 +35,23 @@ def users_crontab() -> str:
     """This user's crontab, as ``crontab -l`` prints it; a refusal names why there is none."""
     program = shutil.which("crontab")
     if program is None:
-        raise ValidationError("there is no crontab command here: choose a crontab file instead")
+        raise ValidationError(_("there is no crontab command here: choose a crontab file instead"))
     try:
         listed = subprocess.run([program, "-l"], capture_output=True, text=True,
                                 timeout=CRONTAB_SECONDS, check=False)  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as error:
-        raise ValidationError(f"crontab -l did not answer: {error}") from None
+        raise ValidationError(_("crontab -l did not answer: {error}").format(error=error)) from None
     if listed.returncode != 0:
-        said = listed.stderr.strip() or f"it exited with {listed.returncode}"
+        said = listed.stderr.strip() or _("it exited with {status}").format(
+            status=listed.returncode
+        )
         raise ValidationError(f"crontab -l: {said}")
     return listed.stdout
 
 
 def _readable(path: Path) -> Path:
     if not path.is_file():
-        raise ValidationError(f"{str(path)!r} is not a readable file")
+        raise ValidationError(_("{path!r} is not a readable file").format(path=str(path)))
     return path
 
 
@@ -56,7 +59,9 @@ def _text_of(path: Path) -> str:
     try:
         return _readable(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise ValidationError(f"{str(path)!r} cannot be read as text: {error}") from None
+        raise ValidationError(
+            _("{path!r} cannot be read as text: {error}").format(path=str(path), error=error)
+        ) from None
 
 
 def _timer(path: Path, zone: str) -> Jobs:

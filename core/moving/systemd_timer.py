@@ -17,6 +17,7 @@ from coven_core.model import MisfirePolicy, RevisionSpec
 from coven_core.moving.oncalendar import cron_of
 from coven_core.moving.plan import Found, NotImported
 from coven_core.moving.unitfile import Unit, read_unit, values
+from coven_core.notation.i18n import _
 
 _MONOTONIC = ("OnActiveSec", "OnBootSec", "OnStartupSec", "OnUnitActiveSec", "OnUnitInactiveSec")
 _TIMER_KEYS = frozenset({"OnCalendar", "Persistent", "Unit", *_MONOTONIC})
@@ -53,10 +54,14 @@ def _found(path: Path, zone: str) -> Found:
 def _calendar(timer: Unit) -> str:
     for key in _MONOTONIC:
         if values(timer, "Timer", key):
-            raise ScheduleError(f"{key}= counts from boot or activation; Coven has no such time")
+            raise ScheduleError(
+                _("{key}= counts from boot or activation; Coven has no such time").format(key=key)
+            )
     calendars = values(timer, "Timer", "OnCalendar")
     if len(calendars) != 1:
-        raise ScheduleError(f"{len(calendars)} OnCalendar= values; Coven takes exactly one")
+        raise ScheduleError(
+            _("{count} OnCalendar= values; Coven takes exactly one").format(count=len(calendars))
+        )
     return calendars[0]
 
 
@@ -68,14 +73,24 @@ def _service_path(timer_path: Path, timer: Unit) -> Path:
 def _argv(service: Unit) -> tuple[str, ...]:
     commands = values(service, "Service", "ExecStart")
     if len(commands) != 1:
-        raise ValidationError(f"{len(commands)} ExecStart= lines; Coven runs exactly one command")
+        raise ValidationError(
+            _("{count} ExecStart= lines; Coven runs exactly one command").format(
+                count=len(commands)
+            )
+        )
     command = commands[0]
     if command[:1] in "-@:+!":
-        raise ValidationError(f"ExecStart={command}: the prefix {command[0]!r} has no equivalent")
+        raise ValidationError(
+            _("ExecStart={command}: the prefix {prefix!r} has no equivalent").format(
+                command=command, prefix=command[0]
+            )
+        )
     if "$" in command or "%" in command:
         raise ValidationError(
-            f"ExecStart={command}: systemd expands $VARIABLES and %-specifiers; Coven runs"
-            " the command as written"
+            _(
+                "ExecStart={command}: systemd expands $VARIABLES and %-specifiers; Coven runs"
+                " the command as written"
+            ).format(command=command)
         )
     return tuple(shlex.split(command))
 
@@ -84,7 +99,7 @@ def _environment(service: Unit) -> tuple[tuple[str, str], ...]:
     pairs = {}
     for value in values(service, "Service", "Environment"):
         for word in shlex.split(value):
-            name, _, text = word.partition("=")
+            name, _equals, text = word.partition("=")
             pairs[name] = text
     return tuple(sorted(pairs.items()))
 
@@ -103,7 +118,7 @@ def _one_of(unit: Unit, section: str, key: str) -> str | None:
 def _others(unit: Unit, section: str, known: frozenset[str]) -> list[str]:
     return [
         f"[{section}] {key}={value}"
-        + (": Coven starts on the moment itself" if key == "RandomizedDelaySec" else "")
+        + (_(": Coven starts on the moment itself") if key == "RandomizedDelaySec" else "")
         for key, value in unit.get(section, [])
         if key not in known
     ]

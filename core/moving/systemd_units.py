@@ -15,6 +15,7 @@ from coven_core.model import MisfirePolicy, RevisionSpec
 from coven_core.moving.export import Rendered, Routine, common_notes
 from coven_core.moving.oncalendar import oncalendar_lines
 from coven_core.notation.durations import NO_TIMEOUT
+from coven_core.notation.i18n import _
 from coven_core.schedule.timetable import ScheduleKind, classify
 
 _PLAIN = re.compile(r"[A-Za-z0-9_@+=:,./-]+")
@@ -31,9 +32,13 @@ def render_systemd(routine: Routine) -> Rendered:
     calendars = _calendars(spec)
     notes = common_notes(routine)
     if spec.grace is not None and spec.misfire is MisfirePolicy.LATEST_ONLY:
-        notes.append(f"grace {spec.grace}: Persistent= runs a missed moment however late")
+        notes.append(
+            _("grace {grace}: Persistent= runs a missed moment however late").format(
+                grace=spec.grace
+            )
+        )
     if routine.paused:
-        notes.append("the routine is paused: enable the timer when you resume it")
+        notes.append(_("the routine is paused: enable the timer when you resume it"))
     files = {f"{name}.service": _service(routine), f"{name}.timer": _timer(routine, calendars)}
     return Rendered(files, tuple(notes))
 
@@ -44,7 +49,11 @@ def _calendars(spec: RevisionSpec) -> list[str]:
         return oncalendar_lines(body, spec.timezone)
     if kind is ScheduleKind.ONCE:
         return [f"{body.replace('T', ' ')}:00 {spec.timezone}"]
-    raise ScheduleError(f"{spec.schedule}: a {kind.value} schedule has no OnCalendar= form")
+    raise ScheduleError(
+        _("{schedule}: a {kind} schedule has no OnCalendar= form").format(
+            schedule=spec.schedule, kind=kind.value
+        )
+    )
 
 
 def _service(routine: Routine) -> str:

@@ -22,6 +22,7 @@ from coven_core.errors import Conflict, ValidationError
 from coven_core.events import EventKind
 from coven_core.model import Disposition, RoutineState
 from coven_core.notation import reasons
+from coven_core.notation.i18n import _
 from coven_core.operations import stopping
 from coven_core.operations.runs import operator_name
 from coven_core.scheduling import routines
@@ -68,14 +69,18 @@ def reconcile(
 ) -> Decision:
     """Record a person's decision on a run awaiting one, inside the caller's transaction."""
     if not reason.strip():
-        raise ValidationError("a reconciliation needs a reason (--reason TEXT)")
+        raise ValidationError(_("a reconciliation needs a reason (--reason TEXT)"))
     item = _awaiting(conn, run_id, now)
     stopping.refuse_while_alive(conn, run_id, item.occurrence_id)
     if seen_digest is not None and seen_digest != item.digest():
-        raise Conflict(f"the evidence for run {run_id} changed since it was shown; look again")
+        raise Conflict(
+            _("the evidence for run {run} changed since it was shown; look again").format(
+                run=run_id
+            )
+        )
     if outcome is Outcome.RETRY and not verified_no_side_effect:
         raise ValidationError(
-            "retry only after you verified it had no side effect (--verified-no-side-effect)"
+            _("retry only after you verified it had no side effect (--verified-no-side-effect)")
         )
     _record(conn, item, outcome, reason, now)
     _apply(conn, item, outcome, reason, now)
@@ -88,9 +93,13 @@ def _awaiting(conn: apsw.Connection, run_id: str, now: datetime) -> Item:
         "SELECT disposition, state FROM occurrences WHERE run_id = ?", (run_id,)
     ).fetchone()
     if row is None:
-        raise ValidationError(f"no run {run_id!r} (see: coven attention)")
+        raise ValidationError(_("no run {run!r} (see: coven attention)").format(run=run_id))
     if row[0] != Disposition.RECOVERY_REQUIRED.value:
-        raise Conflict(f"run {run_id} is {row[0] or row[1]}, not awaiting a decision")
+        raise Conflict(
+            _("run {run} is {state}, not awaiting a decision").format(
+                run=run_id, state=row[0] or row[1]
+            )
+        )
     item = item_for_run(conn, run_id, now)
     assert item is not None
     return item

@@ -36,8 +36,10 @@ def check_name(name: str) -> None:
     for char in name:
         if unicodedata.category(char) in _REFUSED:
             raise ValidationError(
-                f"the name {name!r} contains {_described(char)}, which a name may not "
-                "(control, format and invisible characters are refused)"
+                _(
+                    "the name {name!r} contains {char}, which a name may not (control, format "
+                    "and invisible characters are refused)"
+                ).format(name=name, char=_described(char))
             )
 
 

@@ -25,6 +25,7 @@ from coven_core.model import (
     Routine,
     RoutineState,
 )
+from coven_core.notation.i18n import N_, _
 from coven_core.scheduling import chains, ids, routines
 from coven_core.scheduling.occurrences import operator_stamp, refuse_while_awaiting, settle
 from coven_core.store.codec import instant_text
@@ -65,7 +66,7 @@ def run_now(
     routine is a conflict."""
     routine = routines.by_name(conn, name)
     if key is not None and not key.strip():
-        raise ValidationError("an idempotency key must not be empty")
+        raise ValidationError(_("an idempotency key must not be empty"))
     if key is not None:
         existing = _by_key(conn, key)
         if existing is not None:
@@ -86,17 +87,25 @@ def _by_key(conn: apsw.Connection, key: str) -> tuple[RunRef, str] | None:
 def _same_routine(existing: tuple[RunRef, str], routine: Routine, key: str) -> RunRef:
     ref, routine_id = existing
     if routine_id != routine.id:
-        raise Conflict(f"key {key!r} was already used for another routine's run ({ref.run_id})")
+        raise Conflict(
+            _("key {key!r} was already used for another routine's run ({run})").format(
+                key=key, run=ref.run_id
+            )
+        )
     return ref
 
 
 def _may_run_now(routine: Routine, probe: bool) -> None:
     if probe and routine.state is not RoutineState.QUARANTINED:
-        raise ValidationError(f"routine {routine.name!r} is not quarantined: use run-now")
+        raise ValidationError(
+            _("routine {name!r} is not quarantined: use run-now").format(name=routine.name)
+        )
     if routine.state is RoutineState.QUARANTINED and not probe:
         raise ValidationError(
-            f"routine {routine.name!r} is quarantined ({routine.state_reason}): try one attempt "
-            f"with 'coven probe {routine.name}', or release it with 'coven release {routine.name}'"
+            _(
+                "routine {name!r} is quarantined ({why}): try one attempt with 'coven probe "
+                "{name}', or release it with 'coven release {name}'"
+            ).format(name=routine.name, why=routine.state_reason)
         )
 
 
@@ -178,7 +187,7 @@ def _run(conn: apsw.Connection, run_id: str) -> tuple[RunRef, str]:
         (run_id,),
     ).fetchone()
     if row is None:
-        raise ValidationError(f"no run {run_id!r} (see: coven history NAME)")
+        raise ValidationError(_("no run {run!r} (see: coven history NAME)").format(run=run_id))
     return RunRef(*row[:4]), row[4]
 
 
@@ -199,12 +208,16 @@ def retry(conn: apsw.Connection, run_id: str, now: datetime) -> RunRef:
     failure = _last_failure(conn, ref.occurrence_id)
     if ref.disposition == Disposition.RECOVERY_REQUIRED.value or failure is FailureClass.AMBIGUOUS:
         raise Conflict(
-            f"run {run_id} may have run (outcome unknown): decide with 'coven reconcile {run_id}'"
+            _(
+                "run {run} may have run (outcome unknown): decide with 'coven reconcile {run}'"
+            ).format(run=run_id)
         )
     name = routines.by_id(conn, routine_id).name
     never_started = failure is None and ref.disposition == Disposition.CANCELLED.value
     if ref.state != "settled" or not (failure in _RETRYABLE or never_started):
-        raise Conflict(f"run {run_id} {_why_not_retryable(ref, failure, name)}")
+        raise Conflict(
+            _("run {run} {why}").format(run=run_id, why=_why_not_retryable(ref, failure, name))
+        )
     refuse_while_awaiting(conn, routine_id, name, "retry a run of")
     conn.execute(  # forced: a person asked for this attempt, so a pause does not skip it;
         # unseen again: if the retry fails too, the tray counts it anew
@@ -219,25 +232,30 @@ def retry(conn: apsw.Connection, run_id: str, now: datetime) -> RunRef:
 
 #: Failure classes a person cannot retry either: what to tell them instead.
 _NOT_BY_HAND = {
-    FailureClass.VALIDATION: "the routine itself is invalid, so another attempt would fail the "
-    "same way: fix the routine, then start a new run with 'coven run-now {name}'",
-    FailureClass.REFUSED: "the system refused it (not permitted): once that is settled, start a "
-    "new run with 'coven run-now {name}'",
-}
+    FailureClass.VALIDATION: N_("the routine itself is invalid, so another attempt would fail "
+                                "the same way: fix the routine, then start a new run with "
+                                "'coven run-now {name}'"),
+    FailureClass.REFUSED: N_("the system refused it (not permitted): once that is settled, "
+                             "start a new run with 'coven run-now {name}'"),
+}  # fmt: skip
+_NEVER_BY_HAND = N_("that failure class is never retried")
 
 
 def _why_not_retryable(ref: RunRef, failure: FailureClass | None, name: str) -> str:
     """The true reason a retry is refused (it said "run X is failed: only a failed … run can
     be retried" for a run that failed validation)."""
     if ref.state == "planned":
-        return "already waits for its next attempt" if failure else "has not started yet"
+        return _("already waits for its next attempt") if failure else _("has not started yet")
     if ref.state != "settled":
-        return f"has not ended yet (it is {ref.state})"
+        return _("has not ended yet (it is {state})").format(state=ref.state)
     if failure is not None and ref.disposition == Disposition.FAILED.value:
-        advice = _NOT_BY_HAND.get(failure, "that failure class is never retried")
-        return f"failed with a {failure.value} failure: {advice.format(name=name)}"
-    only = "only a failed, timed-out or cancelled run can be retried"
-    return f"already ended ({ref.disposition}): {only}"
+        advice = _(_NOT_BY_HAND.get(failure, _NEVER_BY_HAND))
+        return _("failed with a {failure} failure: {advice}").format(
+            failure=failure.value, advice=advice.format(name=name)
+        )
+    return _(
+        "already ended ({disposition}): only a failed, timed-out or cancelled run can be retried"
+    ).format(disposition=ref.disposition)
 
 
 def _redeliver(conn: apsw.Connection, ref: RunRef, routine_id: str, now: datetime) -> bool:

@@ -14,6 +14,7 @@ from datetime import datetime
 import apsw
 
 from coven_core.errors import ValidationError
+from coven_core.notation.i18n import _
 from coven_core.store.codec import instant_text
 from coven_core.store.query import scalar
 
@@ -29,7 +30,7 @@ def mark_seen(conn: apsw.Connection, run_id: str, now: datetime) -> bool:
         (run_id,),
     ).fetchone()
     if row is None:
-        raise ValidationError(f"no run {run_id!r} (see: coven runs)")
+        raise ValidationError(_("no run {run!r} (see: coven runs)").format(run=run_id))
     state, disposition, seen_at = row
     if state != "settled" or disposition == "recovery_required" or seen_at is not None:
         return False

@@ -26,6 +26,7 @@ import psutil
 from coven_core import events
 from coven_core.errors import Conflict, ValidationError
 from coven_core.events import EventKind
+from coven_core.notation.i18n import _
 from coven_core.operations.runs import operator_name
 from coven_core.runner.journal import read_journal
 from coven_core.runner.process import KILL_CONFIRM_SECONDS, group_gone
@@ -112,11 +113,13 @@ def request(conn: apsw.Connection, run_id: str, reason: str | None, now: datetim
         (run_id,),
     ).fetchone()
     if row is None:
-        raise ValidationError(f"no run {run_id!r} (see: coven attention)")
+        raise ValidationError(_("no run {run!r} (see: coven attention)").format(run=run_id))
     occurrence_id, routine_id, grace = row
     alive = live(conn, occurrence_id)
     if not alive:
-        raise Conflict(f"nothing of run {run_id} is running: there is nothing to stop")
+        raise Conflict(
+            _("nothing of run {run} is running: there is nothing to stop").format(run=run_id)
+        )
     for attempt_id in dict.fromkeys(process.attempt_id for process in alive):
         conn.execute(
             "UPDATE attempts SET cancel_requested_at = ?, cancel_by = ?, cancel_scope = 'stop', "

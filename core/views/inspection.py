@@ -14,6 +14,7 @@ from typing import Any
 import apsw
 
 from coven_core.errors import ValidationError
+from coven_core.notation.i18n import _
 from coven_core.notation.utc import local_seconds, utc_text
 from coven_core.scheduling import lease
 from coven_core.store.codec import instant_from, instant_text
@@ -87,7 +88,9 @@ def inspect(store: Store, identifier: str) -> dict[str, Any]:
     with store.read() as conn:
         occurrence = _one_row(conn, _OCCURRENCE, identifier)
         if occurrence is None:
-            raise ValidationError(f"no occurrence or run {identifier!r} (see: coven history NAME)")
+            raise ValidationError(
+                _("no occurrence or run {id!r} (see: coven history NAME)").format(id=identifier)
+            )
         oid = occurrence["id"]
         occurrence["local_time"] = local_seconds(occurrence["local_time"])  # one format: README
         return {

@@ -187,7 +187,9 @@ def run_detail(
     with store.read() as conn:
         found = list(conn.execute(f"{_ROWS} WHERE o.id = ?1 OR o.run_id = ?1", (identifier,)))
         if not found:
-            raise ValidationError(f"no run or occurrence {identifier!r} (see: coven runs)")
+            raise ValidationError(
+                _("no run or occurrence {id!r} (see: coven runs)").format(id=identifier)
+            )
         row = _row(found[0], now, locale)
         routine_id, revision = one(
             conn, "SELECT routine_id, revision FROM occurrences WHERE id = ?", (row.occurrence_id,)

@@ -37,6 +37,7 @@ import apsw
 
 from coven_core.errors import ValidationError
 from coven_core.model import OccurrenceKind, Revision, Routine, RoutineState
+from coven_core.notation.i18n import _
 from coven_core.scheduling import routines
 from coven_core.store.codec import instant_from, instant_text, maybe_instant_from
 from coven_core.store.store import Store
@@ -148,11 +149,17 @@ def timeline(
 
 def _check_range(start: datetime, end: datetime) -> None:
     if start.utcoffset() is None or end.utcoffset() is None:
-        raise ValidationError("a timeline range needs aware instants (with a UTC offset)")
+        raise ValidationError(_("a timeline range needs aware instants (with a UTC offset)"))
     if end <= start:
-        raise ValidationError(f"the timeline range ends ({end}) before it starts ({start})")
+        raise ValidationError(
+            _("the timeline range ends ({end}) before it starts ({start})").format(
+                end=end, start=start
+            )
+        )
     if end - start > MAX_RANGE:
-        raise ValidationError(f"a timeline range covers at most {MAX_RANGE.days} days")
+        raise ValidationError(
+            _("a timeline range covers at most {days} days").format(days=MAX_RANGE.days)
+        )
 
 
 def _lane(

@@ -26,6 +26,7 @@ from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.queries import instant_from
 from coven_desktop.tasks import Tasks
+from coven_desktop.windows.tones import Tone, Tones
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -34,7 +35,6 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 Index = QModelIndex | QPersistentModelIndex
 Unit = Literal["day", "hour", "minute", "second"]
-ERROR_COLOUR = "#b00020"
 
 
 # -- formatting in the user's locale --------------------------------------------------------
@@ -200,10 +200,11 @@ def named(widget: W, name: str) -> W:
     return widget
 
 
-def error_label(parent: QWidget) -> QLabel:
-    """An inline error line, hidden until there is something to say."""
+def error_label(parent: QWidget, tones: Tones) -> QLabel:
+    """An inline error line, hidden until there is something to say, in the error tone of
+    the palette (it reads on a light window and on a dark one)."""
     label = QLabel(parent)
-    label.setStyleSheet(f"color: {ERROR_COLOUR};")
+    tones.text(label, Tone.ERROR)
     label.setWordWrap(True)
     label.hide()
     return label

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from babel.numbers import format_decimal
 from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices, QTextCursor
+from PySide6.QtGui import QDesktopServices, QPalette, QTextCursor
 from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
@@ -47,7 +47,6 @@ from coven_core.queries import (
 )
 from coven_desktop import texts
 from coven_desktop.windows.common import (
-    ERROR_COLOUR,
     LivePage,
     Row,
     RowsModel,
@@ -57,11 +56,12 @@ from coven_desktop.windows.common import (
     span,
     table,
 )
+from coven_desktop.windows.tones import Tone, Tones
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
 
-_SEVERITY_COLOUR = {"error": ERROR_COLOUR, "warning": "#9a6700"}
+_SEVERITY_TONE = {"error": Tone.ERROR, "warning": Tone.WARNING}
 
 
 class Page(LivePage):
@@ -77,6 +77,8 @@ class Page(LivePage):
         self.tabs = QTabWidget(self)
         self._tables()
         layout.addWidget(self.tabs, 1)
+        self.tones = Tones(self)
+        self.tones.also(self._paint_states)
 
     # -- building ---------------------------------------------------------------------------
     def _form(self, title: str, names: list[tuple[str, str]]) -> QGroupBox:
@@ -267,7 +269,8 @@ class Page(LivePage):
         self.values["data_dir"].setText(str(place.directory.path))
         self.values["data_dir"].setToolTip(_("Filesystem: {fs}").format(fs=place.filesystem or "?"))
         self.values["permissions"].setText(self._permissions(place))
-        self.values["permissions"].setStyleSheet("" if place.safe else f"color: {ERROR_COLOUR};")
+        error = self.tones.colour(Tone.ERROR).name()
+        self.values["permissions"].setStyleSheet("" if place.safe else f"color: {error};")
         self.values["size"].setText(queries.size_text(found.status.store_bytes, self.locale_name))
         db = found.tzdb
         self.values["tzdb"].setText(
@@ -300,7 +303,7 @@ class Page(LivePage):
                 error,
             ],
             tooltip=line.error,
-            colour=ERROR_COLOUR if error else None,
+            colour=self._tone_name(Tone.ERROR if error else None),
         )
 
     def _trigger(self, trigger: str) -> str:
@@ -410,22 +413,34 @@ class Page(LivePage):
         self.doctor_summary.setText(
             text.format(when=moment(report.checked_at, self.locale_name), **counts)
         )
-        self.finding_model.set_rows(
-            [
-                Row(
-                    [
-                        _(_CHECKS[f.check]) if f.check in _CHECKS else f.check,
-                        self._severity(f.severity),
-                        f.text(self.locale_name),
-                    ],
-                    tooltip=f.text(self.locale_name),
-                    colour=_SEVERITY_COLOUR.get(f.severity),
-                    bold=f.severity == "error",
-                )
-                for f in report.findings
-            ]
-        )
+        self.finding_model.set_rows(self._finding_rows(report))
         self.tabs.setCurrentWidget(self.doctor_tab)
+
+    def _finding_rows(self, report: Report) -> list[Row]:
+        return [
+            Row(
+                [
+                    _(_CHECKS[f.check]) if f.check in _CHECKS else f.check,
+                    self._severity(f.severity),
+                    f.text(self.locale_name),
+                ],
+                tooltip=f.text(self.locale_name),
+                colour=self._tone_name(_SEVERITY_TONE.get(f.severity)),
+                bold=f.severity == "error",
+            )
+            for f in report.findings
+        ]
+
+    def _tone_name(self, tone: Tone | None) -> str | None:
+        return None if tone is None else self.tones.colour(tone).name()
+
+    def _paint_states(self, _palette: QPalette) -> None:
+        """What is red or amber is drawn again in the new palette's tones."""
+        if self.shown is not None:
+            self._show_store(self.shown)
+            self.pass_model.set_rows([self._pass_row(line) for line in self.shown.passes])
+        if self.report is not None:
+            self.finding_model.set_rows(self._finding_rows(self.report))
 
 
 #: The doctor's checks by name, in words.

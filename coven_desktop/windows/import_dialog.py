@@ -35,18 +35,13 @@ from PySide6.QtWidgets import (
 
 from coven_core import queries
 from coven_core.errors import CovenError
-from coven_core.queries import ForeignScheduler, ImportPlan, PlannedRoutine, _
+from coven_core.queries import ForeignScheduler, ImportPlan, PlannedRoutine, _, ngettext
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.common import act, error_label, show_error
+from coven_desktop.windows.tones import Tones
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
-
-
-def counted(n: int, one: str, many: str) -> str:
-    """The singular or plural sentence, ``{n}`` filled in (English's two forms; the
-    translation catalogs carry each language's own, issue #22)."""
-    return (one if n == 1 else many).format(n=n)
 
 
 @dataclass(frozen=True)
@@ -82,7 +77,7 @@ class ImportDialog(QDialog):
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
-        self.error = error_label(self)
+        self.error = error_label(self, Tones(self))
         layout.addWidget(self.error)
         self.tree = self._tree()
         layout.addWidget(self.tree, 1)
@@ -195,7 +190,7 @@ class ImportDialog(QDialog):
         count = 0 if plan is None else len(plan.routines)
         self.create_button.setEnabled(count > 0)
         self.create_button.setText(
-            counted(count, _("Create 1 routine"), _("Create {n} routines"))
+            ngettext("Create {n} routine", "Create {n} routines", count).format(n=count)
             if count
             else _("Create")
         )
@@ -219,19 +214,21 @@ class ImportDialog(QDialog):
 
     def _summary(self, plan: ImportPlan) -> str:
         differing = sum(1 for routine in plan.routines if routine.differences)
-        parts = [counted(len(plan.routines), _("Would create 1 routine."),
-                         _("Would create {n} routines."))]  # fmt: skip
-        if plan.not_imported:
-            parts.append(counted(len(plan.not_imported), _("1 line cannot be imported."),
-                                 _("{n} lines cannot be imported.")))  # fmt: skip
+        count, refused = len(plan.routines), len(plan.not_imported)
+        parts = [ngettext("Would create {n} routine.", "Would create {n} routines.",
+                          count).format(n=count)]  # fmt: skip
+        if refused:
+            lines = ngettext("{n} line cannot be imported.", "{n} lines cannot be imported.",
+                             refused)  # fmt: skip
+            parts.append(lines.format(n=refused))
         if differing:
-            parts.append(counted(
+            parts.append(ngettext(
+                "{n} routine would run differently from before at a daylight-saving change in "
+                "the coming year: see below.",
+                "{n} routines would run differently from before at a daylight-saving change in "
+                "the coming year: see below.",
                 differing,
-                _("1 routine would run differently from before at a daylight-saving "
-                        "change in the coming year: see below."),
-                _("{n} routines would run differently from before at a daylight-saving "
-                        "change in the coming year: see below."),
-            ))  # fmt: skip
+            ).format(n=differing))  # fmt: skip
         parts.append(_("Nothing is created until you choose Create."))
         return " ".join(parts)
 
@@ -280,8 +277,8 @@ class ImportDialog(QDialog):
             return
         names = [routine.name for routine in plan.routines]
         self.imported.emit(names)
-        self.summary.setText(counted(len(names), _("Created 1 routine."),
-                                     _("Created {n} routines.")))  # fmt: skip
+        created = ngettext("Created {n} routine.", "Created {n} routines.", len(names))
+        self.summary.setText(created.format(n=len(names)))
         self._show_created(plan)
 
     def _show_created(self, plan: ImportPlan) -> None:

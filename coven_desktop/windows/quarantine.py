@@ -50,7 +50,7 @@ from coven_desktop.windows.common import (
     show_error,
     table,
 )
-from coven_desktop.windows.tones import Tone, Tones
+from coven_desktop.windows.tones import Tones
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -96,9 +96,9 @@ class Page(LivePage):
         self.result.hide()
         layout.addWidget(self.headline)
         layout.addWidget(self.result)
-        self.error = error_label(self)  # page-wide: the routine may be gone once refused
         self.tones = Tones(self)
-        self.tones.text(self.error, Tone.ERROR)
+        # page-wide: the routine may be gone once refused
+        self.error = error_label(self, self.tones)
         layout.addWidget(self.error)
         splitter = QSplitter(self)
         self.routine_model = RowsModel([_("Routine"), _("Quarantined")], self)

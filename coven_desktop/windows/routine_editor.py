@@ -58,6 +58,8 @@ from coven_core.queries import (
     format_offset,
 )
 from coven_desktop.tasks import Tasks
+from coven_desktop.windows.common import error_label
+from coven_desktop.windows.tones import Tones
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -90,6 +92,7 @@ class RoutineEditor(QGroupBox):
         self._debounce.setInterval(DEBOUNCE_MS)
         self._debounce.timeout.connect(self._check_soon)
         self.errors: dict[str, QLabel] = {}
+        self.tones = Tones(self)
         self._build()
 
     # -- the form ---------------------------------------------------------------------------
@@ -149,19 +152,27 @@ class RoutineEditor(QGroupBox):
         self.command = QLineEdit(self)
         self.command.setPlaceholderText(_("/usr/bin/rsync -a ~/docs /mnt/backup"))
         self.shell = QCheckBox(_("Run through a shell (/bin/sh -c)"), self)
+        # Short choices, the how in each one's tooltip: the combo fits its pane (issue #22).
         self.misfire = self._choices(
-            (MisfirePolicy.LATEST_ONLY, _("Run the latest missed one, once")),
-            (MisfirePolicy.SKIP_MISSED, _("Skip every missed one")),
-        )
+            (MisfirePolicy.LATEST_ONLY, _("Run the latest once"),
+             _("Of the moments missed asleep or while Coven was not running, the latest runs "
+               "once (within the grace); the others are recorded as missed")),
+            (MisfirePolicy.SKIP_MISSED, _("Skip every missed one"),
+             _("Moments missed asleep or while Coven was not running are recorded as missed; "
+               "none of them runs")),
+        )  # fmt: skip
         self.grace = self._duration_edit(
             _("No limit"),
             _("How late a missed moment may still start: a duration like 15m, 2h or 1d. "
               "Empty: no limit"),
         )  # fmt: skip
         self.overlap = self._choices(
-            (OverlapPolicy.SKIP, _("Skip it")),
-            (OverlapPolicy.QUEUE_ONE, _("Let one wait")),
-        )
+            (OverlapPolicy.SKIP, _("Skip it"),
+             _("A moment due while the previous run is still active is skipped")),
+            (OverlapPolicy.QUEUE_ONE, _("Let one wait"),
+             _("A moment due while the previous run is still active waits for it; one at "
+               "most")),
+        )  # fmt: skip
         self.timeout = self._duration_edit(
             _("The global default"),
             _("A duration like 30m, 2h or 1d. Empty: the setting default-timeout. "
@@ -287,11 +298,8 @@ class RoutineEditor(QGroupBox):
         return box
 
     def _error_label(self, key: str) -> QLabel:
-        label = QLabel(self)
+        label = error_label(self, self.tones)
         label.setObjectName(f"error:{key}")
-        label.setWordWrap(True)
-        label.setStyleSheet("color: #b00020")
-        label.hide()
         self.errors[key] = label
         return label
 
@@ -310,10 +318,19 @@ class RoutineEditor(QGroupBox):
         box.setCompleter(completer)
         return box
 
-    def _choices(self, *options: tuple[str, str]) -> QComboBox:
+    def _choices(self, *options: tuple[str, str, str]) -> QComboBox:
+        """A combo of (value, short label, what it means): the meaning is the item's tooltip
+        in the list and the combo's while it is the one chosen."""
         box = QComboBox(self)
-        for value, label in options:
+        for value, label, meaning in options:
             box.addItem(label, value)
+            box.setItemData(box.count() - 1, meaning, Qt.ItemDataRole.ToolTipRole)
+
+        def explain(index: int) -> None:
+            box.setToolTip(box.itemData(index, Qt.ItemDataRole.ToolTipRole))
+
+        box.currentIndexChanged.connect(explain)
+        explain(box.currentIndex())
         return box
 
     def _duration_edit(self, empty: str, how: str) -> QLineEdit:

@@ -32,6 +32,7 @@ from coven_desktop.windows.common import LivePage, error_label, show_error
 from coven_desktop.windows.fitting import FittingTable
 from coven_desktop.windows.run_model import CANCELLABLE, Column, RunsModel
 from coven_desktop.windows.ticking import Ticker
+from coven_desktop.windows.tones import Tones
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
@@ -64,7 +65,7 @@ class Page(LivePage):
     def _build(self) -> None:
         layout = QVBoxLayout(self)
         layout.addLayout(self._bar())
-        self.error = error_label(self)
+        self.error = error_label(self, Tones(self))
         layout.addWidget(self.error)
         self.empty = QLabel(_("No runs yet: each moment of a routine appears here once "
                                     "it is planned."), self)  # fmt: skip

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from tests.core.cli.conftest import Coven
 from tests.core.moving import systemd_analyze
 
@@ -78,11 +80,36 @@ def test_the_dry_run_says_each_dst_difference_with_cron_aloud(coven: Coven) -> N
 def test_the_dry_run_reads_as_one_line_per_routine(coven: Coven) -> None:
     status, out, err = coven("import", "crontab", CRONTAB, *YEAR_2027)
     assert (status, err) == (0, "")
-    assert out.startswith("would create 15 routine(s) from cron:\n")
+    assert out.startswith("would create 15 routines from cron:\n")
     assert "  rsync-docs: cron:30 2 * * * in America/New_York: sh -c /usr/bin/rsync" in out
     assert "    DST: cron would run 02:30 at 03:00 on 2027-03-14; Coven skips it\n" in out
     assert "  line 16: '@reboot ~/bin/start-agent': @reboot:" in out
     assert out.endswith("run again with --apply to create these routines\n")
+
+
+def test_a_german_reader_reads_the_dry_run_in_german_and_json_stays_english(
+    coven: Coven, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every line of the dry run is in the reader's language (issue #22), the refused lines
+    still in the crontab's order; ``--json`` is for scripts, and stays English."""
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    status, out, err = coven("import", "crontab", CRONTAB, *YEAR_2027)
+    assert (status, err) == (0, "")
+    assert out.startswith("würde 15 Routinen aus cron anlegen:\n")
+    assert ("    Zeitumstellung: cron würde 02:30 am 2027-03-14 um 03:00 ausführen; "
+            "Coven überspringt ihn\n") in out  # fmt: skip
+    assert "nicht importiert (4):\n  Zeile 4: 'MAILTO=me@example.org': MAILTO: Coven " in out
+    refused = [out.index(f"  Zeile {n}: ") for n in (4, 16, 19, 21)]
+    assert refused == sorted(refused)
+    assert "Zeile 16: '@reboot ~/bin/start-agent': @reboot: Coven hat keinen Zeitplan" in out
+    assert "Zeile 19: " in out and "ein unmaskiertes % schickt" in out
+    assert out.endswith("mit --apply erneut aufrufen, um diese Routinen anzulegen\n")
+    plan = dry_run(coven)
+    refused_json = {item["source"]: item["why"] for item in plan["not_imported"]}
+    assert list(refused_json) == ["line 4", "line 16", "line 19", "line 21"]
+    assert refused_json["line 16"] == "@reboot: Coven has no run-at-start schedule"
+    docs = by_name(plan)["rsync-docs"]["dst_differences"]
+    assert docs[0]["sentence"] == "cron would run 02:30 at 03:00 on 2027-03-14; Coven skips it"
 
 
 def test_apply_creates_each_routine_through_the_operator_with_one_audit_entry(

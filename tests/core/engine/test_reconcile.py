@@ -103,6 +103,14 @@ def test_evidence_that_changed_since_it_was_shown_is_refused(awaiting) -> None:
         engine.operator.reconcile(run_id, Outcome.FAILED, "x", seen_digest="0" * 64)
 
 
+def test_a_refused_decision_is_said_in_the_readers_language(awaiting, monkeypatch) -> None:
+    """Needs attention shows this refusal as it comes: German on a German desktop."""
+    engine, _, run_id = awaiting
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    with pytest.raises(Conflict, match="haben sich geändert, seit sie gezeigt wurden"):
+        engine.operator.reconcile(run_id, Outcome.FAILED, "x", seen_digest="0" * 64)
+
+
 def test_a_decision_on_a_deleted_routines_run_does_not_claim_it_paused(awaiting) -> None:
     engine, _, run_id = awaiting
     engine.operator.delete_routine("backup")

@@ -67,6 +67,29 @@ def test_a_crontab_file_shows_its_dry_run_and_creates_nothing_yet(
     assert names(desktop, loop) == []
 
 
+def test_the_dry_run_is_in_the_apps_language(
+    desktop: Desktop, qtbot: QtBot, loop: qasync.QEventLoop
+) -> None:
+    """The engine's reasons and DST sentences are German in a German app (issue #22), as
+    the window around them."""
+    desktop.locale = "de_DE"
+    dialog = ImportDialog(desktop)
+    qtbot.addWidget(dialog)
+    dialog.zone.setText("America/New_York")
+    dialog.source.setCurrentIndex(1)  # a crontab file
+    choose(dialog, dialog.source.currentText(), DATA / "crontab", loop)
+    texts = tree_texts(dialog)
+    assert "Nicht importiert (4)" in texts
+    assert any(t.startswith("Zeile 16: @reboot ~/bin/start-agent – @reboot: Coven hat keinen")
+               for t in texts)  # fmt: skip
+    differences = [t for t in texts if t.startswith("Sommerzeit: ")]
+    assert differences and all(t.startswith("Sommerzeit: cron würde ") for t in differences)
+    assert dialog.summary.text().startswith(
+        "Würde 15 Routinen anlegen. 4 Zeilen können nicht importiert werden. "
+    )
+    assert dialog.create_button.text() == "15 Routinen anlegen"
+
+
 def test_create_makes_every_routine_through_the_engine(
     dialog: ImportDialog, desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot
 ) -> None:
@@ -91,6 +114,24 @@ def test_a_taken_name_refuses_the_whole_import(
     loop.run_until_complete(dialog.settle())
     assert "'backup' already exist" in dialog.error.text() and dialog.error.isVisible()
     assert names(desktop, loop) == ["backup"]
+
+
+def test_a_taken_name_is_refused_in_the_apps_language(
+    desktop: Desktop, qtbot: QtBot, loop: qasync.QEventLoop
+) -> None:
+    """The operator's refusal reaches the window in German, singular for one name."""
+    desktop.locale = "de_DE"
+    dialog = ImportDialog(desktop)
+    qtbot.addWidget(dialog)
+    spec = RevisionSpec(schedule="@daily", timezone="UTC", argv=("/bin/true",))
+    loop.run_until_complete(desktop.service.call(lambda e: e.operator.add_routine("backup", spec)))
+    dialog.source.setCurrentIndex(2)  # a systemd timer
+    choose(dialog, dialog.source.currentText(), DATA / "backup.timer", loop)
+    dialog.create_button.click()
+    loop.run_until_complete(dialog.settle())
+    assert dialog.error.text() == (
+        "die Routine 'backup' gibt es schon: benennen Sie sie zuerst um oder löschen Sie sie"
+    )
 
 
 def test_a_file_that_is_not_there_is_named(

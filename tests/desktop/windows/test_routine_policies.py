@@ -6,6 +6,7 @@ from datetime import date, timedelta
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QStyle, QStyleOptionComboBox
 
 from coven_core.model import RevisionSpec
 from coven_core.notation.durations import NO_TIMEOUT
@@ -109,6 +110,28 @@ def test_the_fields_are_never_cut_at_the_default_size(desktop, qtbot, loop, loca
     open_policies(qtbot, loop, page)
     fields = page.editor.fields
     assert fields.widget().width() <= fields.viewport().width()
+
+
+@pytest.mark.parametrize("locale", ["en_US", "de_DE"])
+def test_every_choice_is_shown_whole_at_the_default_size(desktop, loop, locale) -> None:  # type: ignore[no-untyped-def]
+    """A combo's choices fit its field at 1000 x 700: the short label is read in full, what it
+    means is the choice's tooltip (issue #22: "Run the latest missed one, once" was cut)."""
+    desktop.locale = locale
+    page = desktop.window.show_page("routines")
+    page.window().resize(1000, 700)
+    drive(loop, page, desktop.window.settle)
+    page.open_editor()
+    drive(loop, page)
+    for box in (page.editor.misfire, page.editor.overlap):
+        option = QStyleOptionComboBox()
+        box.initStyleOption(option)
+        field = QStyle.SubControl.SC_ComboBoxEditField
+        room = box.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option, field, box)
+        for index in range(box.count()):
+            text = box.itemText(index)
+            assert box.fontMetrics().horizontalAdvance(text) <= room.width(), (text, room)
+            assert box.itemData(index, Qt.ItemDataRole.ToolTipRole)  # the long form
+        assert box.toolTip() == box.itemData(box.currentIndex(), Qt.ItemDataRole.ToolTipRole)
 
 
 def test_a_trial_is_ticked_then_made_live_from_the_editor(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]

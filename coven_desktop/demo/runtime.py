@@ -77,8 +77,8 @@ class DemoRuntime:
         )
         self._journal(directory, now, "intent")
         self._journal(directory, now, "spawned", pid=command_pid, pid_start=started + 0.002)
-        (directory / "stdout").write_text(plan.stdout, encoding="utf-8")
-        (directory / "stderr").write_text(plan.stderr, encoding="utf-8")
+        _write_private(directory / "stdout", plan.stdout)
+        _write_private(directory / "stderr", plan.stderr)
         if not plan.hang:
             timeout = launch.timeout
             timed_out = timeout is not None and plan.takes > timeout
@@ -96,8 +96,7 @@ class DemoRuntime:
             {"event": event, "at": at.isoformat(timespec="microseconds"), **fields},
             separators=(",", ":"),
         )
-        with open(directory / JOURNAL, "a", encoding="utf-8") as journal:
-            journal.write(line + "\n")
+        _write_private(directory / JOURNAL, line + "\n", append=True)
 
     # -- ending -----------------------------------------------------------------------------
     def next_end(self) -> datetime | None:
@@ -155,6 +154,13 @@ class DemoRuntime:
         return None
 
 
+def _write_private(path: Path, text: str, *, append: bool = False) -> None:
+    """0600 whatever the umask, as a runner writes them: the doctor checks every file."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+    with os.fdopen(os.open(path, flags, 0o600), "w", encoding="utf-8") as file:
+        file.write(text)
+
+
 def private_root(data_dir: Path) -> Path:
     root = data_dir / "attempts"
     root.mkdir(mode=0o700, exist_ok=True)
@@ -178,8 +184,8 @@ class PictureRuntime(InstantRuntime):
             return super().start(launch)
         directory = self._root / launch.attempt_id
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        (directory / "stdout").write_text(plan.stdout, encoding="utf-8")
-        (directory / "stderr").write_text(plan.stderr, encoding="utf-8")
+        _write_private(directory / "stdout", plan.stdout)
+        _write_private(directory / "stderr", plan.stderr)
         self._held.add(launch.attempt_id)
         return Started(None, self._clock.now_utc().timestamp(), str(directory))
 

@@ -28,7 +28,9 @@ come about as soon as on any morning: the month's bookkeeping need not come befo
 command that is due. The planner counts a month of missed moments instead of walking them
 (``coven_core.schedule.tally``: cron by its matching days, an interval by arithmetic; RRULE
 schedules, and moments near a DST change or an excluded date, are still walked one by one),
-so what is left of the month is one coalesced row and its event per routine. Before that,
+so what is left of the month is one coalesced row and its event per routine; the first
+dispatch still comes after the first pass has decided its 256 routines, windows included.
+Before that,
 97 % of the recovery was the planner walking and binding every missed moment, about 110,000
 for 100 routines.
 

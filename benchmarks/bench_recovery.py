@@ -25,10 +25,14 @@ Targets (cost, ours / baseline): ≤ 2× for both, as the issue's other time row
 adds to the same 1,000 starts and settlements one coalesced window and its events per
 routine, and what a person sees first after switching the computer on after a month should
 come about as soon as on any morning: the month's bookkeeping need not come before the first
-command that is due. What it costs today (issue #24, cProfile, 100 routines): 97 % of the
-recovery is the planner walking every missed moment to fold it (``planner.plan_window``:
-about 110,000 moments for 100 routines, each one bound to its zone, some 7 µs apiece under
-the profiler); the first dispatch waits for the first pass's 256 routines to be decided.
+command that is due. The planner counts a month of missed moments instead of walking them
+(``coven_core.schedule.tally``: cron by its matching days, an interval by arithmetic; RRULE
+schedules, and moments near a DST change or an excluded date, are still walked one by one),
+so what is left of the month is one coalesced row and its event per routine; the first
+dispatch still comes after the first pass has decided its 256 routines, windows included.
+Before that,
+97 % of the recovery was the planner walking and binding every missed moment, about 110,000
+for 100 routines.
 
 Run: python3 benchmarks/bench_recovery.py [--rounds N] [--routines N]
 """

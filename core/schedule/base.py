@@ -8,8 +8,20 @@ into a skip, is the time-zone binding's job (``coven_core.tz.binding``), never t
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """A schedule's times in a range, counted instead of listed: how many, the first, and the
+    last two (the planner runs the latest missed moment apart from the rest it folds)."""
+
+    count: int
+    first: datetime
+    second_last: datetime | None  # None when there is one
+    last: datetime
 
 
 class CalendarSchedule(Protocol):

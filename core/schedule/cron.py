@@ -17,6 +17,7 @@ from datetime import MAXYEAR, date, datetime
 from coven_core.errors import ScheduleError
 from coven_core.notation.i18n import N_, _
 from coven_core.notation.limits import MOST_CRON_STEP
+from coven_core.schedule.base import Counted
 
 __all__ = ["CronSchedule", "field_texts"]
 
@@ -112,6 +113,50 @@ class CronSchedule:
         """
         return self._wall_times(*_first_minute(start))
 
+    def counted(self, start: datetime, end: datetime) -> Counted | None:
+        """The wall times in ``[start, end)`` (naive), counted day by day instead of one by one
+        (recovery after a month switched off: bench_recovery); None if there are none."""
+        per_day, end_day = len(self.hours) * len(self.minutes), end.date()
+        count, days = 0, _LastTwo()
+        for year, month, day in self._days_from(start.year, start.month, start.day):
+            today = date(year, month, day)
+            if today > end_day:
+                break
+            low = self._before(start) if today == start.date() else 0
+            high = self._before(end) if today == end_day else per_day
+            if high > low:
+                count += high - low
+                days.note(today, low, high)
+        return None if days.last is None else self._counted(count, days)
+
+    def _counted(self, count: int, days: _LastTwo) -> Counted:
+        assert days.first is not None and days.last is not None
+        day, low, high = days.last
+        if high - low >= 2:
+            second_last: datetime | None = self._nth(day, high - 2)
+        elif days.previous is not None:
+            second_last = self._nth(days.previous[0], days.previous[2] - 1)
+        else:
+            second_last = None
+        first = self._nth(*days.first)
+        return Counted(count, first, second_last, self._nth(day, high - 1))
+
+    def _before(self, wall: datetime) -> int:
+        """How many of a matching day's times come before ``wall``'s time of day."""
+        hours, minutes = self.hours, self.minutes
+        hour_index = bisect_left(hours, wall.hour)
+        before = hour_index * len(minutes)
+        if hour_index < len(hours) and hours[hour_index] == wall.hour:
+            minute_index = bisect_left(minutes, wall.minute)
+            at_minute = minute_index < len(minutes) and minutes[minute_index] == wall.minute
+            before += minute_index + (at_minute and bool(wall.second or wall.microsecond))
+        return before
+
+    def _nth(self, day: date, index: int) -> datetime:
+        """A matching day's time number ``index`` (from 0): hours by minutes, in order."""
+        hour, minute = divmod(index, len(self.minutes))
+        return datetime(day.year, day.month, day.day, self.hours[hour], self.minutes[minute])
+
     def _wall_times(
         self, year: int, month: int, day: int, hour: int, minute: int
     ) -> Iterator[datetime]:
@@ -192,6 +237,21 @@ class CronSchedule:
                 return candidate
             weekday = (weekday + 1) % 7
         return 0
+
+
+class _LastTwo:
+    """The first and the last two days with times in a range: (day, low, high) each, the
+    times numbered ``low`` to ``high - 1`` falling in it."""
+
+    def __init__(self) -> None:
+        self.first: tuple[date, int] | None = None
+        self.previous: tuple[date, int, int] | None = None
+        self.last: tuple[date, int, int] | None = None
+
+    def note(self, day: date, low: int, high: int) -> None:
+        if self.first is None:
+            self.first = day, low
+        self.previous, self.last = self.last, (day, low, high)
 
 
 def field_texts(text: str) -> tuple[str, ...]:

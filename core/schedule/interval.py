@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from coven_core.errors import ScheduleError
 from coven_core.notation.durations import DurationError, parse_duration
 from coven_core.notation.i18n import _
+from coven_core.schedule.base import Counted
 
 _UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1)}
 _PATTERN = re.compile(r"every\s+([0-9]+)\s*([mhd])", re.IGNORECASE)  # ASCII digits only
@@ -43,11 +44,24 @@ class IntervalSchedule:
     def instants_from(self, anchor: datetime, start: datetime) -> Iterator[datetime]:
         """Instants on the anchor's grid that are ``>= start`` (both aware), ascending."""
         anchor = anchor.astimezone(UTC)
-        steps = max(0, -((anchor - start) // self.step))  # ceil((start - anchor) / step)
-        instant = anchor + steps * self.step
+        instant = anchor + self._steps_to(anchor, start) * self.step
         while True:
             yield instant
             instant += self.step
+
+    def counted(self, anchor: datetime, start: datetime, end: datetime) -> Counted | None:
+        """The instants in ``[start, end)`` (aware), counted: the grid needs no walking."""
+        anchor = anchor.astimezone(UTC)
+        first, past = self._steps_to(anchor, start), self._steps_to(anchor, end)
+        if past <= first:
+            return None
+        last = anchor + (past - 1) * self.step
+        second_last = last - self.step if past - first >= 2 else None
+        return Counted(past - first, anchor + first * self.step, second_last, last)
+
+    def _steps_to(self, anchor: datetime, instant: datetime) -> int:
+        """How many steps from the anchor to the first instant on its grid ``>= instant``."""
+        return max(0, -((anchor - instant) // self.step))  # ceil((instant - anchor) / step)
 
     def __str__(self) -> str:
         return self.text

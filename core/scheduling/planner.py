@@ -15,6 +15,9 @@ For every moment in the window, exactly one decision:
   A window claims every moment from its first to its last, so it never reaches over a broken
   revision's span (left out of the segments; it is a skipped window of its own): the moments
   on either side of one are two windows.
+
+The late moments are not walked one by one where the timetable can count them
+(``coven_core.schedule.tally``): a month of them folds as one tally.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from datetime import datetime, timedelta
 
 from coven_core.model import MisfirePolicy, MissedCause, RevisionSpec
 from coven_core.schedule.exclusions import excludes
+from coven_core.schedule.tally import Tally, tallied
 from coven_core.schedule.timetable import Timetable
 from coven_core.tz.binding import BoundTime
 
@@ -65,6 +69,9 @@ class MissedWindow:
     def add(self, moment: BoundTime) -> None:
         self.last, self.count = moment.utc, (self.count or 0) + 1
 
+    def add_tally(self, tally: Tally) -> None:
+        self.last, self.count = tally.last, (self.count or 0) + tally.count
+
 
 @dataclass
 class WindowPlan:
@@ -83,7 +90,14 @@ def plan_window(segments: Iterable[Segment], now: datetime, cause: MissedCause) 
     stretch = stretches(listed)
     plan = WindowPlan()
     latest_missed: tuple[Segment, Planned] | None = None
-    for segment, planned in _due(listed, now):
+    for segment, item in _due(listed, now):
+        if isinstance(item, Tally):  # late moments, none the latest: all of them fold
+            if latest_missed is not None:
+                _fold(plan, latest_missed[1], cause, stretch[id(latest_missed[0])])
+            _fold_tally(plan, segment.revision, item, cause, stretch[id(segment)])
+            latest_missed = None
+            continue
+        planned = Planned(segment.revision, item)
         if planned.moment.skipped:
             plan.gaps.append(planned)
         elif excludes(segment.spec.except_dates, planned.moment):
@@ -116,18 +130,29 @@ def fold_all(segments: list[Segment], cause: MissedCause) -> list[MissedWindow]:
     stretch = stretches(segments)
     plan = WindowPlan()
     for segment in segments:
-        for moment in segment.timetable.moments_between(segment.start, segment.end):
-            _fold(plan, Planned(segment.revision, moment), cause, stretch[id(segment)])
+        for item in tallied(segment.timetable, segment.start, segment.end):
+            if isinstance(item, Tally):
+                _fold_tally(plan, segment.revision, item, cause, stretch[id(segment)])
+            else:
+                _fold(plan, Planned(segment.revision, item), cause, stretch[id(segment)])
     return plan.missed
 
 
-def _due(segments: Iterable[Segment], now: datetime) -> Iterator[tuple[Segment, Planned]]:
+def _due(segments: Iterable[Segment], now: datetime) -> Iterator[tuple[Segment, BoundTime | Tally]]:
+    """Each segment's moments due by ``now``: the late ones counted where they can be (none on
+    an excluded date), then those on time, walked."""
+    late = now - ON_TIME_TOLERANCE  # a moment before it is late
     for segment in segments:
         end = min(segment.end, now + _JUST_AFTER)
         if segment.start >= end:
             continue
-        for moment in segment.timetable.moments_between(segment.start, end):
-            yield segment, Planned(segment.revision, moment)
+        split = min(max(segment.start, late), end)
+        table, excluded = segment.timetable, segment.spec.except_dates
+        for item in tallied(table, segment.start, split, excluded):
+            yield segment, item
+        if split < end:
+            for moment in table.moments_between(split, end):
+                yield segment, moment
 
 
 def _fold(plan: WindowPlan, planned: Planned, cause: MissedCause, stretch: int) -> None:
@@ -136,6 +161,16 @@ def _fold(plan: WindowPlan, planned: Planned, cause: MissedCause, stretch: int) 
         return
     utc = planned.moment.utc
     plan.missed.append(MissedWindow(planned.revision, utc, utc, 1, cause))
+    plan._stretch = stretch
+
+
+def _fold_tally(
+    plan: WindowPlan, revision: int, tally: Tally, cause: MissedCause, stretch: int
+) -> None:
+    if plan.missed and plan._stretch == stretch:
+        plan.missed[-1].add_tally(tally)
+        return
+    plan.missed.append(MissedWindow(revision, tally.first, tally.last, tally.count, cause))
     plan._stretch = stretch
 
 

@@ -175,7 +175,7 @@ class RoutinesModel(QAbstractTableModel):
         if column is Column.NAME:
             return row.name
         if column is Column.SCHEDULE:
-            return row.words
+            return row.words(self.locale)
         if column is Column.ZONE:  # the key, as the routine stores it; its name in the tooltip
             revision = row.view.revision
             return "—" if revision is None else revision.spec.timezone
@@ -187,8 +187,8 @@ class RoutinesModel(QAbstractTableModel):
 
     def _tooltip(self, row: RoutineRow, column: Column) -> str | None:
         if column is Column.SCHEDULE:  # the whole sentence, and the spec as stored
-            revision = row.view.revision
-            return row.words if revision is None else f"{row.words}\n{revision.spec.schedule}"
+            revision, words = row.view.revision, row.words(self.locale)
+            return words if revision is None else f"{words}\n{revision.spec.schedule}"
         if column is Column.ZONE:
             return row.zone  # "Eastern Time (America/New_York)"
         if column in (Column.NAME, Column.STATE):

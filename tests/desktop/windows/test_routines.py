@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from coven_desktop.desktop import Desktop
 from coven_desktop.windows.chips import CHIP_ICON_ROLE, ChipRole
 from coven_desktop.windows.routine_editor import KindRole
 from coven_desktop.windows.routine_model import STATE_ICONS, Column, NameRole
+from coven_desktop.windows.routine_rows import schedule_words
 from coven_desktop.windows.routines import Page
 
 NNBSP = "\u202f"  # Babel's space before AM/PM in en_US
@@ -237,6 +240,55 @@ def test_rows_follow_the_users_locale(desktop, loop, page) -> None:  # type: ign
         "Nordamerikanische Ostküstenzeit (America/New_York)"
     )
     assert "in 20 Stunden" in model.data(model.index(0, Column.NEXT_RUN))
+
+
+def test_a_reload_words_only_the_schedules_in_view(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    for hour in range(24):
+        for minute in (0, 30):
+            add(desktop, loop, f"job-{hour:02d}{minute:02d}", f"{minute} {hour} * * *", "UTC")
+    schedule_words.cache_clear()
+    reload(loop, page)
+    page.table.viewport().repaint()
+    worded = schedule_words.cache_info().currsize
+    assert 0 < worded < page.model.rowCount() == 48  # the others when they are shown
+    model = page.model
+    assert model.data(model.index(47, Column.SCHEDULE)) == f"Every day at 11:30{NNBSP}PM"
+
+
+def test_an_edited_routine_says_its_new_schedule(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
+    reload(loop, page)
+    model = page.model
+    assert model.data(model.index(0, Column.SCHEDULE)) == f"Every day at 2:30{NNBSP}AM"
+    later = lambda spec: replace(spec, schedule="0 4 * * 1,5")  # noqa: E731
+    engine(desktop, loop, lambda e: e.operator.edit_routine("backup", later))
+    reload(loop, page)  # the words already made were for the revision before
+    assert model.data(model.index(0, Column.SCHEDULE)) == (
+        f"Every Monday and Friday at 4:00{NNBSP}AM"
+    )
+
+
+def test_the_words_already_made_follow_a_change_of_locale(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
+    reload(loop, page)
+    model = page.model
+    assert model.data(model.index(0, Column.SCHEDULE)) == f"Every day at 2:30{NNBSP}AM"
+    desktop.locale = "de_DE"
+    reload(loop, page)
+    assert model.data(model.index(0, Column.SCHEDULE)) == "Täglich um 02:30"
+    assert model.data(model.index(0, Column.ZONE), Qt.ItemDataRole.ToolTipRole) == (
+        "Nordamerikanische Ostküstenzeit (America/New_York)"
+    )
+
+
+def test_the_next_run_says_today_once_the_day_has_changed(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)  # 07:30 UTC on 2 March
+    reload(loop, page)
+    model = page.model
+    assert model.data(model.index(0, Column.NEXT_RUN)).startswith("tomorrow")
+    desktop.clock.advance(timedelta(hours=13))  # 1:00 UTC on 2 March, this machine's zone
+    reload(loop, page)
+    assert model.data(model.index(0, Column.NEXT_RUN)) == f"today 7:30{NNBSP}AM, in 6 hours"
 
 
 def test_the_list_reloads_on_the_engines_news(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
@@ -477,8 +529,6 @@ def test_explain_opens_the_dst_explanation_of_the_selected_routine(
 def test_a_running_routine_says_for_how_long_and_cancel_run_cancels_it(
     desktop, qtbot, loop, page
 ) -> None:  # type: ignore[no-untyped-def]
-    from datetime import timedelta
-
     from tests.desktop.windows.running import row_of, start
 
     occurrence = start(desktop, loop, "sleeper", "/bin/sh", "-c", "exec sleep 60")

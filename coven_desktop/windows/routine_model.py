@@ -1,6 +1,9 @@
 """The Routines window's table: one row per routine, six columns of text for people (the
 zone by its key, named in full in its tooltip, so the six fit 1000 pixels); a
-routine with a run going says for how long (:meth:`RoutinesModel.tick` moves it on)."""
+routine with a run going says for how long (:meth:`RoutinesModel.tick` moves it on).
+
+The model keeps its rows in the order the table shows (:meth:`RoutinesModel.sort`); the
+filter above it only hides rows."""
 
 from __future__ import annotations
 
@@ -23,9 +26,6 @@ Index = QModelIndex | QPersistentModelIndex
 
 #: The routine's name, for any cell (the page acts on the selected row's name).
 NameRole = Qt.ItemDataRole.UserRole + 1
-#: What a column sorts by: times as instants (never their words: "today" before "tomorrow"),
-#: the rest as folded text.
-SortRole = Qt.ItemDataRole.UserRole + 2
 IconRole = CHIP_ICON_ROLE
 
 #: The State chip's icon: a themed one, the style's own where the desktop has no theme.
@@ -59,7 +59,9 @@ class RoutinesModel(QAbstractTableModel):
     def __init__(self, locale: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.locale = locale
-        self._rows: list[RoutineRow] = []
+        self._rows: list[RoutineRow] = []  # in the order shown
+        self._read: list[RoutineRow] = []  # in the order read (by name): ties keep it
+        self._order = (Column.NAME, Qt.SortOrder.AscendingOrder)
         self._now: datetime | None = None
         self.running: dict[str, list[RunningRun]] = {}  # routine name -> its runs going now
         self._headers = {
@@ -92,11 +94,33 @@ class RoutinesModel(QAbstractTableModel):
         self, rows: list[RoutineRow], now: datetime, running: list[RunningRun] | None = None
     ) -> None:
         self.beginResetModel()
-        self._rows, self._now = list(rows), now
+        self._read, self._now = list(rows), now
         self.running = {}
         for run in running or []:
             self.running.setdefault(run.routine, []).append(run)
+        self._rows = self._sorted()
         self.endResetModel()
+
+    # Sorted here, by one key per row, rather than by a sorting proxy: the proxy asked the
+    # model for two keys at every comparison, and that was most of the rows' setting in the
+    # Routines page's first paint (bench_routines_page, "its reload"). The order holds until
+    # the rows change or a person sorts again: a running routine's ticking time does not
+    # move its row under the pointer.
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Show the rows by ``column`` (times by instant, the rest by folded text)."""
+        self._order = (Column(column) if 0 <= column < len(Column) else Column.NAME, order)
+        self.layoutAboutToBeChanged.emit()
+        before, rows = self.persistentIndexList(), self._rows
+        self._rows = self._sorted()
+        position = {id(row): number for number, row in enumerate(self._rows)}
+        after = [self.index(position[id(rows[index.row()])], index.column()) for index in before]
+        self.changePersistentIndexList(before, after)
+        self.layoutChanged.emit()
+
+    def _sorted(self) -> list[RoutineRow]:
+        column, order = self._order
+        descending = order == Qt.SortOrder.DescendingOrder
+        return sorted(self._read, key=lambda row: self._sort_key(row, column), reverse=descending)
 
     def tick(self, now: datetime) -> None:
         """A second passed: running routines' elapsed time (and "in 5 minutes") move on."""
@@ -143,8 +167,6 @@ class RoutinesModel(QAbstractTableModel):
             return self._tooltip(row, column)
         if role == NameRole:
             return row.name
-        if role == SortRole:
-            return self._sort_key(row, column)
         if column is Column.STATE and role in (ChipRole, IconRole):
             state = self.state_key(row)
             return state if role == ChipRole else STATE_ICONS[state]
@@ -161,6 +183,8 @@ class RoutinesModel(QAbstractTableModel):
         return row.state.value
 
     def _sort_key(self, row: RoutineRow, column: Column) -> Any:
+        """What a column sorts by: times as instants (never their words: "today" before
+        "tomorrow"), the rest as folded text."""
         if column is Column.NEXT_RUN:
             due = row.view.routine.next_due
             active = due is not None and row.state is RoutineState.ACTIVE

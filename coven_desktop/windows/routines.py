@@ -40,7 +40,7 @@ from coven_desktop.windows.fitting import FittingTable
 from coven_desktop.windows.import_dialog import ImportDialog
 from coven_desktop.windows.notice import Notice
 from coven_desktop.windows.routine_editor import RoutineEditor
-from coven_desktop.windows.routine_model import Column, Index, RoutinesModel, SortRole, on_trial
+from coven_desktop.windows.routine_model import Column, Index, RoutinesModel, on_trial
 from coven_desktop.windows.routine_rows import RoutineRow, load_rows
 from coven_desktop.windows.ticking import Ticker
 
@@ -373,13 +373,12 @@ class Page(QWidget):
 
 
 class RoutineFilter(QSortFilterProxyModel):
-    """The rows whose name or state holds the typed text (case folded), sorted by
-    :data:`SortRole` (times as instants)."""
+    """The rows whose name or state holds the typed text (case folded), in the model's
+    order: sorting is passed on to the model (:meth:`RoutinesModel.sort`)."""
 
     def __init__(self, source: RoutinesModel, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.setSourceModel(source)
-        self.setSortRole(SortRole)
         self.needle = ""
         # Each row's words, folded once per change of the rows rather than read through the
         # model for every row at every keystroke (bench_routines_page, "filter keystroke").
@@ -390,6 +389,11 @@ class RoutineFilter(QSortFilterProxyModel):
 
     def _forget(self) -> None:
         self._haystacks = None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        source = self.sourceModel()
+        assert isinstance(source, RoutinesModel)
+        source.sort(column, order)
 
     def set_needle(self, text: str) -> None:
         # Qt 6.10 replaced invalidateFilter() with begin/endFilterChange(); 6.6 has only it.

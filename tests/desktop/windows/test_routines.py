@@ -589,6 +589,25 @@ def test_columns_sort_by_what_they_mean(
     assert shown_names(page) == ["sooner", "later"]
 
 
+def test_a_sort_keeps_the_selected_routine_and_holds_across_reloads(
+    page: Page, desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    add(desktop, loop, "later", "0 23 * * *", "UTC")
+    add(desktop, loop, "sooner", "0 13 * * *", "UTC")
+    add(desktop, loop, "also-later", "0 23 * * *", "UTC")
+    drive(loop, page, page.reload)
+    assert page.select("sooner")
+    page.table.sortByColumn(Column.NEXT_RUN, Qt.SortOrder.DescendingOrder)
+    assert shown_names(page) == ["also-later", "later", "sooner"]  # a tie: by name
+    assert page.selected().name == "sooner"  # type: ignore[union-attr]
+    add(desktop, loop, "soonest", "30 12 * * *", "UTC")
+    drive(loop, page, page.reload)
+    assert shown_names(page) == ["also-later", "later", "sooner", "soonest"]
+    assert page.selected().name == "sooner"  # type: ignore[union-attr]
+    page.table.sortByColumn(Column.SCHEDULE, Qt.SortOrder.AscendingOrder)  # by the words
+    assert shown_names(page) == ["also-later", "later", "soonest", "sooner"]  # "11:…" < "1:…"
+
+
 def shown_names(page) -> list[str]:  # type: ignore[no-untyped-def]
     shown = page.shown
     return [shown.index(row, Column.NAME).data() for row in range(shown.rowCount())]

@@ -55,6 +55,15 @@ class Column(enum.IntEnum):
     LAST_RESULT = 5
 
 
+_COLUMNS = tuple(Column)
+#: The roles :meth:`RoutinesModel.data` answers.
+_ANSWERED = frozenset(
+    int(role)
+    for role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, NameRole, ChipRole,
+                 IconRole)
+)  # fmt: skip
+
+
 class RoutinesModel(QAbstractTableModel):
     def __init__(self, locale: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -143,7 +152,7 @@ class RoutinesModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self._rows)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(Column)
+        return 0 if parent.isValid() else len(_COLUMNS)
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
@@ -158,9 +167,11 @@ class RoutinesModel(QAbstractTableModel):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+        # A paint asks every cell in view for a dozen roles and the model answers four: the
+        # others go at once (bench_routines_page, "painting it" and "filter keystroke").
+        if role not in _ANSWERED or not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None
-        row, column = self._rows[index.row()], Column(index.column())
+        row, column = self._rows[index.row()], _COLUMNS[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(row, column)
         if role == Qt.ItemDataRole.ToolTipRole:

@@ -67,7 +67,12 @@ _ANSWERED = frozenset(
 class RoutinesModel(QAbstractTableModel):
     def __init__(self, locale: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.locale = locale
+        self._locale = locale
+        # Each cell's text, kept while what it is made of holds: the rows and their order,
+        # the clock, the runs going and the locale; any of them changing empties it. A paint
+        # asks each cell in view for its text several times, and the times' words went
+        # through Babel every time (bench_routines_page, "painting it", "filter keystroke").
+        self._texts: dict[tuple[int, int], str] = {}
         self._rows: list[RoutineRow] = []  # in the order shown
         self._read: list[RoutineRow] = []  # in the order read (by name): ties keep it
         self._order = (Column.NAME, Qt.SortOrder.AscendingOrder)
@@ -99,11 +104,21 @@ class RoutinesModel(QAbstractTableModel):
         }
 
     # -- content ----------------------------------------------------------------------------
+    @property
+    def locale(self) -> str:
+        return self._locale
+
+    @locale.setter
+    def locale(self, locale: str) -> None:
+        self._locale = locale
+        self._texts.clear()
+
     def set_rows(
         self, rows: list[RoutineRow], now: datetime, running: list[RunningRun] | None = None
     ) -> None:
         self.beginResetModel()
         self._read, self._now = list(rows), now
+        self._texts.clear()
         self.running = {}
         for run in running or []:
             self.running.setdefault(run.routine, []).append(run)
@@ -121,6 +136,7 @@ class RoutinesModel(QAbstractTableModel):
         self.layoutAboutToBeChanged.emit()
         before, rows = self.persistentIndexList(), self._rows
         self._rows = self._sorted()
+        self._texts.clear()
         position = {id(row): number for number, row in enumerate(self._rows)}
         after = [self.index(position[id(rows[index.row()])], index.column()) for index in before]
         self.changePersistentIndexList(before, after)
@@ -134,6 +150,7 @@ class RoutinesModel(QAbstractTableModel):
     def tick(self, now: datetime) -> None:
         """A second passed: running routines' elapsed time (and "in 5 minutes") move on."""
         self._now = now
+        self._texts.clear()
         if self._rows:
             first, last = (
                 self.index(0, Column.STATE),
@@ -173,7 +190,7 @@ class RoutinesModel(QAbstractTableModel):
             return None
         row, column = self._rows[index.row()], _COLUMNS[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(row, column)
+            return self._text(index.row(), row, column)
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(row, column)
         if role == NameRole:
@@ -206,6 +223,12 @@ class RoutinesModel(QAbstractTableModel):
         return self._display(row, column).casefold()
 
     # -- cells ------------------------------------------------------------------------------
+    def _text(self, number: int, row: RoutineRow, column: Column) -> str:
+        text = self._texts.get((number, column))
+        if text is None:
+            text = self._texts[number, column] = self._display(row, column)
+        return text
+
     def _display(self, row: RoutineRow, column: Column) -> str:
         if column is Column.NAME:
             return row.name

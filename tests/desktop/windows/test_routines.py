@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -19,6 +19,7 @@ from coven_core.model import RevisionSpec, RoutineState
 from coven_core.operations.drafts import DraftCheck
 from coven_core.queries import list_routines, show
 from coven_core.scheduling import routines
+from coven_desktop import texts
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.chips import CHIP_ICON_ROLE, ChipRole
 from coven_desktop.windows.routine_editor import KindRole
@@ -289,6 +290,28 @@ def test_the_next_run_says_today_once_the_day_has_changed(desktop, loop, page) -
     desktop.clock.advance(timedelta(hours=13))  # 1:00 UTC on 2 March, this machine's zone
     reload(loop, page)
     assert model.data(model.index(0, Column.NEXT_RUN)) == f"today 7:30{NNBSP}AM, in 6 hours"
+
+
+def test_a_cells_words_are_made_once_while_the_clock_stands(
+    desktop, loop, page, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
+    reload(loop, page)
+    made: list[datetime] = []
+    real = texts.when
+
+    def when(at: datetime, now: datetime, locale: str) -> str:
+        made.append(now)
+        return real(at, now, locale)
+
+    monkeypatch.setattr(texts, "when", when)
+    model, cell = page.model, page.model.index(0, Column.NEXT_RUN)
+    for _ in range(2):
+        page.table.viewport().repaint()
+    assert model.data(cell).endswith("in 20 hours") and made == []  # made at the reload's paint
+    model.tick(desktop.clock.now_utc() + timedelta(hours=13))  # past midnight, this zone
+    page.table.viewport().repaint()
+    assert model.data(cell) == f"today 7:30{NNBSP}AM, in 6 hours" and len(made) == 1
 
 
 def test_the_list_reloads_on_the_engines_news(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]

@@ -11,10 +11,11 @@ baseline: a bare QWidget holding a QLineEdit over a QTableView, its rows a QStan
 first paint: from nothing to the page painted: ours builds the page, reloads it as the main
           window does when it is first shown (the rows read on the operator thread, set,
           columns fitted to their contents) and paints it, its caches of words (schedules,
-          zone names) emptied first, as at the app's first opening of the window; the
-          baseline builds its model and view and paints them. Both are shown (offscreen) and
-          rendered into a 1000 × 680 QImage, the main window's size; the page is freed
-          between rounds.
+          zone names) emptied first, as at the app's first opening of the window (the
+          engine's own, of decoded revisions, are as its start left them: its first pass
+          reads every routine); the baseline builds its model and view and paints them.
+          Both are shown (offscreen) and rendered into a 1000 × 680 QImage, the main
+          window's size; the page is freed between rounds.
 filter keystroke: one character typed into the filter (alternately added and taken away:
           ``sync`` ↔ ``syn``, each keeping an eighth of the rows) and the table painted again.
 

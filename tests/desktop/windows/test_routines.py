@@ -419,6 +419,15 @@ def test_a_refusal_is_shown_inline_and_nothing_typed_is_lost(desktop, qtbot, loo
     )
 
 
+def test_the_editor_is_built_when_first_opened_and_shares_the_width(loop, page) -> None:  # type: ignore[no-untyped-def]
+    assert page._editor is None  # the page opens without it
+    page.window().resize(1000, 700)
+    drive(loop, page, page.open_editor)
+    assert page._editor is not None and page.editor.isVisible()
+    list_width, editor_width = page._splitter.sizes()
+    assert min(list_width, editor_width) >= 0.4 * (list_width + editor_width)
+
+
 def test_open_editor_prefills_an_example(page: Page) -> None:
     page.open_editor("backup", "30 2 * * *", "/usr/bin/true")
     editor = page.editor

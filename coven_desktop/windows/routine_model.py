@@ -184,7 +184,7 @@ class RoutinesModel(QAbstractTableModel):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        # A paint asks every cell in view for a dozen roles and the model answers four: the
+        # A paint asks every cell in view for a dozen roles and the model answers five: the
         # others go at once (bench_routines_page, "painting it" and "filter keystroke").
         if role not in _ANSWERED or not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None

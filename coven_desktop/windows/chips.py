@@ -8,6 +8,8 @@ as a chip; :func:`chip_style` styles a label the same way (the run detail's head
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from PySide6.QtCore import (
     QModelIndex,
     QObject,
@@ -62,6 +64,14 @@ def chip_style(outcome: str) -> str:
     )
 
 
+class _Look(NamedTuple):
+    """How a chip of one outcome looks: its fill, its ink, its icon inked (if any)."""
+
+    fill: QColor
+    ink: QColor
+    icon: QPixmap | None
+
+
 class ChipDelegate(QStyledItemDelegate):
     """Paints a cell with :data:`ChipRole` as a chip; any other cell as usual."""
 
@@ -71,6 +81,10 @@ class ChipDelegate(QStyledItemDelegate):
         # new pixmaps in Qt's pixmap cache at every paint, which grew the app by 10 MiB over
         # a simulated week of runs with the window open (bench_week_rss).
         self._icons: dict[object, QIcon | None] = {}
+        # A chip's colours and inked icon per outcome and icon, made once: working them out
+        # for every chip at every paint was much of a filter keystroke on the Routines page
+        # (bench_routines_page, "filter keystroke"). The colours are fixed, not the palette's.
+        self._looks: dict[tuple[str, object], _Look] = {}
 
     def paint(
         self,
@@ -89,8 +103,19 @@ class ChipDelegate(QStyledItemDelegate):
         plain.text = ""
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, plain, painter, option.widget)
         text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
-        icon = self._icon(index.data(CHIP_ICON_ROLE), style)
-        self._paint_chip(painter, option, text, chip_colour(str(outcome)), icon)
+        self._paint_chip(painter, option, text, self._look(str(outcome), index, style))
+
+    def _look(
+        self, outcome: str, index: QModelIndex | QPersistentModelIndex, style: QStyle
+    ) -> _Look:
+        named = index.data(CHIP_ICON_ROLE)
+        key = (outcome, named)
+        if key not in self._looks:
+            fill = chip_colour(outcome)
+            ink = text_on(fill)
+            icon = self._icon(named, style)
+            self._looks[key] = _Look(fill, ink, None if icon is None else _inked(icon, ink))
+        return self._looks[key]
 
     def _icon(self, named: object, style: QStyle) -> QIcon | None:
         if named not in self._icons:
@@ -99,14 +124,11 @@ class ChipDelegate(QStyledItemDelegate):
 
     @staticmethod
     def _paint_chip(
-        painter: QPainter,
-        option: QStyleOptionViewItem,
-        text: str,
-        fill: QColor,
-        icon: QIcon | None = None,
+        painter: QPainter, option: QStyleOptionViewItem, text: str, look: _Look
     ) -> None:
         rect = QRectF(option.rect).adjusted(3, 3, -3, -3)
         metrics = option.fontMetrics
+        fill, ink, icon = look
         room = _ICON + 4 if icon is not None else 0
         width = min(rect.width(), metrics.horizontalAdvance(text) + 2 * _PAD_X + 2 + room)
         chip = QRectF(rect.left(), rect.top(), width, rect.height())
@@ -115,10 +137,9 @@ class ChipDelegate(QStyledItemDelegate):
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(fill)
         painter.drawRoundedRect(chip, _RADIUS, _RADIUS)
-        ink = text_on(fill)
         if icon is not None:
             top = chip.top() + (chip.height() - _ICON) / 2
-            painter.drawPixmap(QPointF(chip.left() + _PAD_X, top), _inked(icon, ink))
+            painter.drawPixmap(QPointF(chip.left() + _PAD_X, top), icon)
         painter.setPen(ink)
         words = chip.adjusted(room, 0, 0, 0)
         shown = metrics.elidedText(

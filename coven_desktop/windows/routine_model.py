@@ -1,6 +1,9 @@
 """The Routines window's table: one row per routine, six columns of text for people (the
 zone by its key, named in full in its tooltip, so the six fit 1000 pixels); a
-routine with a run going says for how long (:meth:`RoutinesModel.tick` moves it on)."""
+routine with a run going says for how long (:meth:`RoutinesModel.tick` moves it on).
+
+The model keeps its rows in the order the table shows (:meth:`RoutinesModel.sort`); the
+filter above it only hides rows."""
 
 from __future__ import annotations
 
@@ -23,9 +26,6 @@ Index = QModelIndex | QPersistentModelIndex
 
 #: The routine's name, for any cell (the page acts on the selected row's name).
 NameRole = Qt.ItemDataRole.UserRole + 1
-#: What a column sorts by: times as instants (never their words: "today" before "tomorrow"),
-#: the rest as folded text.
-SortRole = Qt.ItemDataRole.UserRole + 2
 IconRole = CHIP_ICON_ROLE
 
 #: The State chip's icon: a themed one, the style's own where the desktop has no theme.
@@ -55,11 +55,27 @@ class Column(enum.IntEnum):
     LAST_RESULT = 5
 
 
+_COLUMNS = tuple(Column)
+#: The roles :meth:`RoutinesModel.data` answers.
+_ANSWERED = frozenset(
+    int(role)
+    for role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, NameRole, ChipRole,
+                 IconRole)
+)  # fmt: skip
+
+
 class RoutinesModel(QAbstractTableModel):
     def __init__(self, locale: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.locale = locale
-        self._rows: list[RoutineRow] = []
+        self._locale = locale
+        # Each cell's text, kept while what it is made of holds: the rows and their order,
+        # the clock, the runs going and the locale; any of them changing empties it. A paint
+        # asks each cell in view for its text several times, and the times' words went
+        # through Babel every time (bench_routines_page, "painting it", "filter keystroke").
+        self._texts: dict[tuple[int, int], str] = {}
+        self._rows: list[RoutineRow] = []  # in the order shown
+        self._read: list[RoutineRow] = []  # in the order read (by name): ties keep it
+        self._order = (Column.NAME, Qt.SortOrder.AscendingOrder)
         self._now: datetime | None = None
         self.running: dict[str, list[RunningRun]] = {}  # routine name -> its runs going now
         self._headers = {
@@ -88,19 +104,53 @@ class RoutinesModel(QAbstractTableModel):
         }
 
     # -- content ----------------------------------------------------------------------------
+    @property
+    def locale(self) -> str:
+        return self._locale
+
+    @locale.setter
+    def locale(self, locale: str) -> None:
+        self._locale = locale
+        self._texts.clear()
+
     def set_rows(
         self, rows: list[RoutineRow], now: datetime, running: list[RunningRun] | None = None
     ) -> None:
         self.beginResetModel()
-        self._rows, self._now = list(rows), now
+        self._read, self._now = list(rows), now
+        self._texts.clear()
         self.running = {}
         for run in running or []:
             self.running.setdefault(run.routine, []).append(run)
+        self._rows = self._sorted()
         self.endResetModel()
+
+    # Sorted here, by one key per row, rather than by a sorting proxy: the proxy asked the
+    # model for two keys at every comparison, and that was most of the rows' setting in the
+    # Routines page's first paint (bench_routines_page, "its reload"). The order holds until
+    # the rows change or a person sorts again: a running routine's ticking time does not
+    # move its row under the pointer.
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Show the rows by ``column`` (times by instant, the rest by folded text)."""
+        self._order = (Column(column) if 0 <= column < len(Column) else Column.NAME, order)
+        self.layoutAboutToBeChanged.emit()
+        before, rows = self.persistentIndexList(), self._rows
+        self._rows = self._sorted()
+        self._texts.clear()
+        position = {id(row): number for number, row in enumerate(self._rows)}
+        after = [self.index(position[id(rows[index.row()])], index.column()) for index in before]
+        self.changePersistentIndexList(before, after)
+        self.layoutChanged.emit()
+
+    def _sorted(self) -> list[RoutineRow]:
+        column, order = self._order
+        descending = order == Qt.SortOrder.DescendingOrder
+        return sorted(self._read, key=lambda row: self._sort_key(row, column), reverse=descending)
 
     def tick(self, now: datetime) -> None:
         """A second passed: running routines' elapsed time (and "in 5 minutes") move on."""
         self._now = now
+        self._texts.clear()
         if self._rows:
             first, last = (
                 self.index(0, Column.STATE),
@@ -119,7 +169,7 @@ class RoutinesModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self._rows)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(Column)
+        return 0 if parent.isValid() else len(_COLUMNS)
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
@@ -134,17 +184,17 @@ class RoutinesModel(QAbstractTableModel):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+        # A paint asks every cell in view for a dozen roles and the model answers five: the
+        # others go at once (bench_routines_page, "painting it" and "filter keystroke").
+        if role not in _ANSWERED or not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None
-        row, column = self._rows[index.row()], Column(index.column())
+        row, column = self._rows[index.row()], _COLUMNS[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(row, column)
+            return self._text(index.row(), row, column)
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(row, column)
         if role == NameRole:
             return row.name
-        if role == SortRole:
-            return self._sort_key(row, column)
         if column is Column.STATE and role in (ChipRole, IconRole):
             state = self.state_key(row)
             return state if role == ChipRole else STATE_ICONS[state]
@@ -161,6 +211,8 @@ class RoutinesModel(QAbstractTableModel):
         return row.state.value
 
     def _sort_key(self, row: RoutineRow, column: Column) -> Any:
+        """What a column sorts by: times as instants (never their words: "today" before
+        "tomorrow"), the rest as folded text."""
         if column is Column.NEXT_RUN:
             due = row.view.routine.next_due
             active = due is not None and row.state is RoutineState.ACTIVE
@@ -171,11 +223,17 @@ class RoutinesModel(QAbstractTableModel):
         return self._display(row, column).casefold()
 
     # -- cells ------------------------------------------------------------------------------
+    def _text(self, number: int, row: RoutineRow, column: Column) -> str:
+        text = self._texts.get((number, column))
+        if text is None:
+            text = self._texts[number, column] = self._display(row, column)
+        return text
+
     def _display(self, row: RoutineRow, column: Column) -> str:
         if column is Column.NAME:
             return row.name
         if column is Column.SCHEDULE:
-            return row.words
+            return row.words(self.locale)
         if column is Column.ZONE:  # the key, as the routine stores it; its name in the tooltip
             revision = row.view.revision
             return "—" if revision is None else revision.spec.timezone
@@ -187,8 +245,8 @@ class RoutinesModel(QAbstractTableModel):
 
     def _tooltip(self, row: RoutineRow, column: Column) -> str | None:
         if column is Column.SCHEDULE:  # the whole sentence, and the spec as stored
-            revision = row.view.revision
-            return row.words if revision is None else f"{row.words}\n{revision.spec.schedule}"
+            revision, words = row.view.revision, row.words(self.locale)
+            return words if revision is None else f"{words}\n{revision.spec.schedule}"
         if column is Column.ZONE:
             return row.zone  # "Eastern Time (America/New_York)"
         if column in (Column.NAME, Column.STATE):

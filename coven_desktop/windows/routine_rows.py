@@ -1,20 +1,22 @@
 """What the Routines window shows of each routine, read on the operator thread.
 
-The schedule in words is the engine's (:mod:`coven_core.schedule.words`); this module only
-gathers it with the routine's view and names its zone for people (Babel), so that the item
-model never computes anything on the GUI thread but text for a cell.
+This module gathers each routine's view and names its zone for people (Babel). The schedule
+in words is the engine's (:mod:`coven_core.schedule.words`) and is text for a cell: it is
+worded on the GUI thread when its cell is first asked for, so only the rows in view are, and
+kept per revision and locale.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from babel.dates import format_datetime, get_timezone_name
 
 from coven_core import queries
 from coven_core.engine import Engine
-from coven_core.model import RoutineState
+from coven_core.model import Revision, RoutineState
 from coven_core.queries import RoutineView, _, describe_timetable, list_routines
 from coven_desktop.windows.common import relative
 
@@ -26,9 +28,15 @@ _JUST_NOW = timedelta(minutes=1)
 @dataclass(frozen=True)
 class RoutineRow:
     view: RoutineView
-    words: str  # the schedule in words, in the locale it was read for
     zone: str  # "Central European Time (Europe/Berlin)"
     after: str | None = None  # "after backup": a routine only its upstream runs (its next run)
+
+    def words(self, locale: str) -> str:
+        """The schedule in words ("Every day at 2:30 AM"), or why it cannot be read."""
+        revision = self.view.revision
+        if self.view.broken is not None or revision is None:
+            return self.view.broken or ""
+        return self.after or schedule_words(revision, locale)
 
     @property
     def name(self) -> str:
@@ -51,12 +59,24 @@ def load_rows(engine: Engine, locale: str) -> list[RoutineRow]:
 def row_for(view: RoutineView, locale: str) -> RoutineRow:
     if view.broken is not None or view.revision is None:  # its schedule cannot be read
         stored = "—" if view.revision is None else view.revision.spec.timezone
-        return RoutineRow(view, view.broken or "", stored)
+        return RoutineRow(view, stored)
     after = queries.after_only(view.revision.spec, locale)
-    words = after or describe_timetable(queries.timetable(view.revision), locale)
-    return RoutineRow(view, words, zone_label(view.revision.spec.timezone, locale), after)
+    return RoutineRow(view, zone_label(view.revision.spec.timezone, locale), after)
 
 
+# Wording every routine's schedule at each reload was most of the Routines page's first
+# paint (bench_routines_page, "first paint"): a cell is worded when shown, once per revision
+# and locale. A revision never changes (an edit makes a new one, hence a new key), and its
+# sentence depends on nothing else — not on the day, unlike the next run's words, which are
+# made afresh at each paint. Keyed by the whole revision, not its schedule text: an RRULE's
+# sentence can depend on its anchor.
+@lru_cache(maxsize=4096)
+def schedule_words(revision: Revision, locale: str) -> str:
+    """A bound revision's schedule in words (call only for a revision that binds)."""
+    return describe_timetable(queries.timetable(revision), locale)
+
+
+@lru_cache(maxsize=256)  # a handful of zones, shared by many routines: named once a locale
 def zone_label(key: str, locale: str) -> str:
     """The zone's name in ``locale`` with its IANA key, which is what the routine stores."""
     if key in _UTC_KEYS:

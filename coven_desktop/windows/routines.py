@@ -40,7 +40,7 @@ from coven_desktop.windows.fitting import FittingTable
 from coven_desktop.windows.import_dialog import ImportDialog
 from coven_desktop.windows.notice import Notice
 from coven_desktop.windows.routine_editor import RoutineEditor
-from coven_desktop.windows.routine_model import Column, Index, RoutinesModel, SortRole, on_trial
+from coven_desktop.windows.routine_model import Column, Index, RoutinesModel, on_trial
 from coven_desktop.windows.routine_rows import RoutineRow, load_rows
 from coven_desktop.windows.ticking import Ticker
 
@@ -86,18 +86,30 @@ class Page(QWidget):
         layout.addLayout(top)
         self.notice = Notice(self)
         layout.addWidget(self.notice)
-        splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.table = self._table(splitter)
+        self._splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.table = self._table(self._splitter)
         self._filter_box(top)
-        self.editor = RoutineEditor(self.desktop, splitter)
-        self.editor.hide()
-        self.editor.saved.connect(self._on_saved)
-        splitter.addWidget(self.table)
-        splitter.addWidget(self.editor)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        layout.addWidget(splitter, 1)
+        self._splitter.addWidget(self.table)
+        self._editor: RoutineEditor | None = None
+        layout.addWidget(self._splitter, 1)
         self._update_actions()
+
+    @property
+    def editor(self) -> RoutineEditor:
+        """The form beside the list that adds and edits, built when first needed: most
+        openings of the page edit nothing, and building it was most of building the page
+        (bench_routines_page, "building the page")."""
+        if self._editor is None:
+            self._editor = RoutineEditor(self.desktop, self._splitter)
+            self._editor.hide()
+            self._editor.saved.connect(self._on_saved)
+            self._splitter.addWidget(self._editor)
+            self._splitter.setStretchFactor(0, 3)
+            self._splitter.setStretchFactor(1, 2)
+            # Half each when it opens, about as when it was built with the page; added to a
+            # splitter already shown, it would take its whole preferred width from the list.
+            self._splitter.setSizes([self._splitter.width()] * 2)
+        return self._editor
 
     def _table(self, parent: QWidget) -> FittingTable:
         table = FittingTable(parent, caps=dict.fromkeys(Column, WIDEST_COLUMN),
@@ -367,19 +379,19 @@ class Page(QWidget):
     # -- tasks ------------------------------------------------------------------------------
     async def settle(self) -> None:
         """Wait for the reloads, checks and saves in flight (tests)."""
-        while self._tasks or self.editor.busy:
+        while self._tasks or (self._editor is not None and self._editor.busy):
             await self._tasks.settle()
-            await self.editor.settle()
+            if self._editor is not None:
+                await self._editor.settle()
 
 
 class RoutineFilter(QSortFilterProxyModel):
-    """The rows whose name or state holds the typed text (case folded), sorted by
-    :data:`SortRole` (times as instants)."""
+    """The rows whose name or state holds the typed text (case folded), in the model's
+    order: sorting is passed on to the model (:meth:`RoutinesModel.sort`)."""
 
     def __init__(self, source: RoutinesModel, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.setSourceModel(source)
-        self.setSortRole(SortRole)
         self.needle = ""
         # Each row's words, folded once per change of the rows rather than read through the
         # model for every row at every keystroke (bench_routines_page, "filter keystroke").
@@ -390,6 +402,11 @@ class RoutineFilter(QSortFilterProxyModel):
 
     def _forget(self) -> None:
         self._haystacks = None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        source = self.sourceModel()
+        assert isinstance(source, RoutinesModel)
+        source.sort(column, order)
 
     def set_needle(self, text: str) -> None:
         # Qt 6.10 replaced invalidateFilter() with begin/endFilterChange(); 6.6 has only it.

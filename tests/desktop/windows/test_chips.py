@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtGui import QColor, QImage, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QColor, QIcon, QImage, QPixmap, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QStyle, QTableView
 from pytestqt.qtbot import QtBot
 
+from coven_desktop.windows import chips
 from coven_desktop.windows.chips import (
     CHIP_ICON_ROLE,
     ChipDelegate,
@@ -36,13 +37,16 @@ def test_failures_and_successes_differ_and_an_unknown_outcome_still_has_a_colour
     assert contrast(QColor("black"), QColor("white")) == pytest.approx(21)
 
 
-def test_a_thousand_chips_of_one_state_share_one_icon(qtbot: QtBot) -> None:
-    """A new icon for every painted chip filled Qt's pixmap cache (bench_week_rss)."""
-    model = QStandardItemModel(1000, 1)
-    named = ("emblem-default", QStyle.StandardPixmap.SP_DialogApplyButton)
-    for row in range(1000):
-        item = QStandardItem("Active")
-        item.setData("active", ChipRole)
+ACTIVE = ("emblem-default", QStyle.StandardPixmap.SP_DialogApplyButton)
+PAUSED = ("media-playback-pause", QStyle.StandardPixmap.SP_MediaPause)
+
+
+def chips_painted(qtbot: QtBot, states: list[tuple[str, object]]) -> ChipDelegate:
+    """A table of one chip a row, painted twice; its delegate."""
+    model = QStandardItemModel(len(states), 1)
+    for row, (state, named) in enumerate(states):
+        item = QStandardItem(state.capitalize())
+        item.setData(state, ChipRole)
         item.setData(named, CHIP_ICON_ROLE)
         model.setItem(row, 0, item)
     table = QTableView()
@@ -54,4 +58,26 @@ def test_a_thousand_chips_of_one_state_share_one_icon(qtbot: QtBot) -> None:
     image = QImage(300, 2000, QImage.Format.Format_ARGB32_Premultiplied)
     for _ in range(2):
         table.render(image)
-    assert list(delegate._icons) == [named]
+    return delegate
+
+
+def test_a_thousand_chips_of_one_state_share_one_icon(qtbot: QtBot) -> None:
+    """A new icon for every painted chip filled Qt's pixmap cache (bench_week_rss)."""
+    delegate = chips_painted(qtbot, [("active", ACTIVE)] * 1000)
+    assert list(delegate._icons) == [ACTIVE]
+
+
+def test_each_state_is_inked_once_in_its_own_ink(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inked: list[tuple[str, str]] = []
+    real = chips._inked
+
+    def counted(icon: QIcon, ink: QColor) -> QPixmap:
+        inked.append((icon.name(), ink.name()))
+        return real(icon, ink)
+
+    monkeypatch.setattr(chips, "_inked", counted)
+    chips_painted(qtbot, [("active", ACTIVE), ("paused", PAUSED)] * 500)
+    active, paused = (text_on(chip_colour(state)).name() for state in ("active", "paused"))
+    assert sorted(ink for _name, ink in inked) == sorted([active, paused])  # not per chip

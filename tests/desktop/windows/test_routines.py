@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -17,10 +19,12 @@ from coven_core.model import RevisionSpec, RoutineState
 from coven_core.operations.drafts import DraftCheck
 from coven_core.queries import list_routines, show
 from coven_core.scheduling import routines
+from coven_desktop import texts
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.chips import CHIP_ICON_ROLE, ChipRole
 from coven_desktop.windows.routine_editor import KindRole
 from coven_desktop.windows.routine_model import STATE_ICONS, Column, NameRole
+from coven_desktop.windows.routine_rows import schedule_words
 from coven_desktop.windows.routines import Page
 
 NNBSP = "\u202f"  # Babel's space before AM/PM in en_US
@@ -239,6 +243,77 @@ def test_rows_follow_the_users_locale(desktop, loop, page) -> None:  # type: ign
     assert "in 20 Stunden" in model.data(model.index(0, Column.NEXT_RUN))
 
 
+def test_a_reload_words_only_the_schedules_in_view(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    for hour in range(24):
+        for minute in (0, 30):
+            add(desktop, loop, f"job-{hour:02d}{minute:02d}", f"{minute} {hour} * * *", "UTC")
+    schedule_words.cache_clear()
+    reload(loop, page)
+    page.table.viewport().repaint()
+    worded = schedule_words.cache_info().currsize
+    assert 0 < worded < page.model.rowCount() == 48  # the others when they are shown
+    model = page.model
+    assert model.data(model.index(47, Column.SCHEDULE)) == f"Every day at 11:30{NNBSP}PM"
+
+
+def test_an_edited_routine_says_its_new_schedule(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
+    reload(loop, page)
+    model = page.model
+    assert model.data(model.index(0, Column.SCHEDULE)) == f"Every day at 2:30{NNBSP}AM"
+    later = lambda spec: replace(spec, schedule="0 4 * * 1,5")  # noqa: E731
+    engine(desktop, loop, lambda e: e.operator.edit_routine("backup", later))
+    reload(loop, page)  # the words already made were for the revision before
+    assert model.data(model.index(0, Column.SCHEDULE)) == (
+        f"Every Monday and Friday at 4:00{NNBSP}AM"
+    )
+
+
+def test_the_words_already_made_follow_a_change_of_locale(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
+    reload(loop, page)
+    model = page.model
+    assert model.data(model.index(0, Column.SCHEDULE)) == f"Every day at 2:30{NNBSP}AM"
+    desktop.locale = "de_DE"
+    reload(loop, page)
+    assert model.data(model.index(0, Column.SCHEDULE)) == "Täglich um 02:30"
+    assert model.data(model.index(0, Column.ZONE), Qt.ItemDataRole.ToolTipRole) == (
+        "Nordamerikanische Ostküstenzeit (America/New_York)"
+    )
+
+
+def test_the_next_run_says_today_once_the_day_has_changed(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)  # 07:30 UTC on 2 March
+    reload(loop, page)
+    model = page.model
+    assert model.data(model.index(0, Column.NEXT_RUN)).startswith("tomorrow")
+    desktop.clock.advance(timedelta(hours=13))  # 1:00 UTC on 2 March, this machine's zone
+    reload(loop, page)
+    assert model.data(model.index(0, Column.NEXT_RUN)) == f"today 7:30{NNBSP}AM, in 6 hours"
+
+
+def test_a_cells_words_are_made_once_while_the_clock_stands(
+    desktop, loop, page, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
+    reload(loop, page)
+    made: list[datetime] = []
+    real = texts.when
+
+    def when(at: datetime, now: datetime, locale: str) -> str:
+        made.append(now)
+        return real(at, now, locale)
+
+    monkeypatch.setattr(texts, "when", when)
+    model, cell = page.model, page.model.index(0, Column.NEXT_RUN)
+    for _ in range(2):
+        page.table.viewport().repaint()
+    assert model.data(cell).endswith("in 20 hours") and made == []  # made at the reload's paint
+    model.tick(desktop.clock.now_utc() + timedelta(hours=13))  # past midnight, this zone
+    page.table.viewport().repaint()
+    assert model.data(cell) == f"today 7:30{NNBSP}AM, in 6 hours" and len(made) == 1
+
+
 def test_the_list_reloads_on_the_engines_news(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
     assert page.model.rowCount() == 0
     add(desktop, loop, "backup", "@daily", "UTC")  # as the CLI would: no call from the page
@@ -342,6 +417,15 @@ def test_a_refusal_is_shown_inline_and_nothing_typed_is_lost(desktop, qtbot, loo
     assert (
         engine(desktop, loop, lambda e: show(e.store, "backup").revision.spec.schedule) == "@daily"
     )
+
+
+def test_the_editor_is_built_when_first_opened_and_shares_the_width(loop, page) -> None:  # type: ignore[no-untyped-def]
+    assert page._editor is None  # the page opens without it
+    page.window().resize(1000, 700)
+    drive(loop, page, page.open_editor)
+    assert page._editor is not None and page.editor.isVisible()
+    list_width, editor_width = page._splitter.sizes()
+    assert min(list_width, editor_width) >= 0.4 * (list_width + editor_width)
 
 
 def test_open_editor_prefills_an_example(page: Page) -> None:
@@ -477,8 +561,6 @@ def test_explain_opens_the_dst_explanation_of_the_selected_routine(
 def test_a_running_routine_says_for_how_long_and_cancel_run_cancels_it(
     desktop, qtbot, loop, page
 ) -> None:  # type: ignore[no-untyped-def]
-    from datetime import timedelta
-
     from tests.desktop.windows.running import row_of, start
 
     occurrence = start(desktop, loop, "sleeper", "/bin/sh", "-c", "exec sleep 60")
@@ -537,6 +619,25 @@ def test_columns_sort_by_what_they_mean(
     assert shown_names(page) == ["sooner", "later"]  # by the instant, not the words
     page.table.sortByColumn(Column.NAME, Qt.SortOrder.DescendingOrder)
     assert shown_names(page) == ["sooner", "later"]
+
+
+def test_a_sort_keeps_the_selected_routine_and_holds_across_reloads(
+    page: Page, desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    add(desktop, loop, "later", "0 23 * * *", "UTC")
+    add(desktop, loop, "sooner", "0 13 * * *", "UTC")
+    add(desktop, loop, "also-later", "0 23 * * *", "UTC")
+    drive(loop, page, page.reload)
+    assert page.select("sooner")
+    page.table.sortByColumn(Column.NEXT_RUN, Qt.SortOrder.DescendingOrder)
+    assert shown_names(page) == ["also-later", "later", "sooner"]  # a tie: by name
+    assert page.selected().name == "sooner"  # type: ignore[union-attr]
+    add(desktop, loop, "soonest", "30 12 * * *", "UTC")
+    drive(loop, page, page.reload)
+    assert shown_names(page) == ["also-later", "later", "sooner", "soonest"]
+    assert page.selected().name == "sooner"  # type: ignore[union-attr]
+    page.table.sortByColumn(Column.SCHEDULE, Qt.SortOrder.AscendingOrder)  # by the words
+    assert shown_names(page) == ["also-later", "later", "soonest", "sooner"]  # "11:…" < "1:…"
 
 
 def shown_names(page) -> list[str]:  # type: ignore[no-untyped-def]

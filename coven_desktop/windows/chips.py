@@ -114,7 +114,7 @@ class ChipDelegate(QStyledItemDelegate):
             fill = chip_colour(outcome)
             ink = text_on(fill)
             icon = self._icon(named, style)
-            self._looks[key] = _Look(fill, ink, None if icon is None else _inked(icon, ink))
+            self._looks[key] = _Look(fill, ink, None if icon is None else inked(icon, ink))
         return self._looks[key]
 
     def _icon(self, named: object, style: QStyle) -> QIcon | None:
@@ -159,10 +159,10 @@ class ChipDelegate(QStyledItemDelegate):
         return hint
 
 
-def _inked(icon: QIcon, ink: QColor) -> QPixmap:
-    """The icon's shape in the chip's text colour: legible on any chip colour (a red
-    quarantine icon vanished on the red chip), and the same ink as the words beside it."""
-    pixmap = icon.pixmap(_ICON, _ICON)
+def inked(icon: QIcon, ink: QColor, size: int = _ICON) -> QPixmap:
+    """The icon's shape in one colour: in a chip, its text colour, legible on any chip colour
+    (a red quarantine icon vanished on the red chip), the same ink as the words beside it."""
+    pixmap = icon.pixmap(size, size)
     with_ink = QPainter(pixmap)
     with_ink.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceIn)
     with_ink.fillRect(pixmap.rect(), ink)

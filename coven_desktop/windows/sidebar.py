@@ -5,12 +5,13 @@ row is there only while there are no routines yet.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize
-from PySide6.QtGui import QFont, QIcon
+from PySide6.QtCore import QEvent, QSize
+from PySide6.QtGui import QFont, QIcon, QPalette
 from PySide6.QtWidgets import QApplication, QListWidget, QListWidgetItem, QStyle, QWidget
 
 from coven_core.queries import Overview, _
 from coven_desktop.windows import PAGES
+from coven_desktop.windows.chips import inked
 
 SP = QStyle.StandardPixmap
 #: A themed icon a page is drawn with, and the style's own where the desktop has no theme.
@@ -23,6 +24,8 @@ ICONS: dict[str, tuple[str, QStyle.StandardPixmap]] = {
     "quarantine": ("dialog-error", SP.SP_MessageBoxCritical),
     "diagnostics": ("utilities-system-monitor", SP.SP_ComputerIcon),
 }
+#: Fallbacks the style draws as a bare black glyph, not a picture with colours of its own.
+GLYPHS = frozenset({"timeline"})
 
 
 def counted(overview: Overview) -> dict[str, int]:
@@ -43,14 +46,32 @@ class SideBar(QListWidget):
         self.setIconSize(QSize(18, 18))
         self.setAccessibleName(_("Pages"))
         self.titles = [_(info.title) for info in PAGES]
-        style = QApplication.style()
         for info, title in zip(PAGES, self.titles, strict=True):
-            theme, fallback = ICONS[info.key]
-            item = QListWidgetItem(QIcon.fromTheme(theme, style.standardIcon(fallback)), title)
+            item = QListWidgetItem(self._icon(info.key), title)
             item.setToolTip(title)
             self.addItem(item)
         self.counts: dict[str, int] = {}
         self.has_routines = False
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # a glyph is inked in the palette's text
+            for row, info in enumerate(PAGES):
+                item = self.item(row)
+                if item is not None and info.key in GLYPHS:
+                    item.setIcon(self._icon(info.key))
+
+    def _icon(self, page: str) -> QIcon:
+        """The theme's icon; else the style's, where a bare glyph (the Timeline's arrow) is
+        inked in the palette's text colour: drawn black, it vanished on a dark palette."""
+        theme, fallback = ICONS[page]
+        if QIcon.hasThemeIcon(theme):
+            return QIcon.fromTheme(theme)
+        icon = QApplication.style().standardIcon(fallback)
+        if page not in GLYPHS:
+            return icon
+        size = self.iconSize().width()
+        return QIcon(inked(icon, self.palette().color(QPalette.ColorRole.WindowText), size))
 
     def show_counts(self, overview: Overview) -> None:
         """Each row's count (bold while it is more than zero); Welcome while no routine."""

@@ -93,3 +93,22 @@ def test_the_doctors_errors_and_warnings_read_in_diagnostics(desktop, palette) -
         painted = QColor(page.finding_model.row(row).colour)
         assert contrast(painted, table) >= TEXT_CONTRAST, page.finding_model.row(row).cells
     page.deleteLater()
+
+
+@pytest.mark.parametrize("palette", [light_palette, dark_palette], ids=["light", "dark"])
+def test_the_side_bar_s_icons_show_on_its_background(qapp, palette) -> None:  # type: ignore[no-untyped-def]
+    """The Timeline's fallback was the style's black arrow: gone on a dark side bar."""
+    from coven_desktop.windows import PAGES
+    from coven_desktop.windows.sidebar import SideBar
+
+    bar = SideBar()
+    bar.setPalette(palette())
+    background = bar.palette().color(QPalette.ColorRole.Base)
+    row = next(i for i, info in enumerate(PAGES) if info.key == "timeline")
+    item = bar.item(row)
+    assert item is not None
+    image = item.icon().pixmap(bar.iconSize()).toImage()
+    drawn = [image.pixelColor(x, y) for x in range(image.width()) for y in range(image.height())]
+    ink = [pixel for pixel in drawn if pixel.alpha() > 200]
+    assert ink and max(contrast(pixel, background) for pixel in ink) >= 3.0  # an icon's 3:1
+    bar.deleteLater()

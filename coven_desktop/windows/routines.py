@@ -73,6 +73,10 @@ class Page(QWidget):
             self, lambda: bool(self.model.running),
             lambda: self.model.tick(self.desktop.clock.now_utc()),
         )  # fmt: skip
+        self.minutes = Ticker(  # "in 5 minutes", and "tomorrow" after midnight, though none runs
+            self, lambda: True, lambda: self.model.tick(self.desktop.clock.now_utc())
+        )
+        self.minutes.setInterval(60_000)
         self._build()
         desktop.overviewChanged.connect(self._on_news)
         desktop.failed.connect(self._on_refused)

@@ -292,6 +292,19 @@ def test_the_next_run_says_today_once_the_day_has_changed(desktop, loop, page) -
     assert model.data(model.index(0, Column.NEXT_RUN)) == f"today 7:30{NNBSP}AM, in 6 hours"
 
 
+def test_the_next_run_moves_on_with_the_clock_while_nothing_happens(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    """Left open overnight with no news and nothing running, the page said "tomorrow" of a run
+    due that same morning: its words moved on only at a reload or while a run went."""
+    add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)  # 07:30 UTC on 2 March
+    reload(loop, page)
+    assert page.minutes.isActive() and not page.model.running
+    desktop.clock.advance(timedelta(hours=13))  # 1:00 UTC on 2 March, this machine's zone
+    page.minutes.timeout.emit()  # a minute later
+    assert (
+        page.model.data(page.model.index(0, Column.NEXT_RUN)) == f"today 7:30{NNBSP}AM, in 6 hours"
+    )
+
+
 def test_a_cells_words_are_made_once_while_the_clock_stands(
     desktop, loop, page, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]

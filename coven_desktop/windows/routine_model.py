@@ -249,6 +249,9 @@ class RoutinesModel(QAbstractTableModel):
             return words if revision is None else f"{words}\n{revision.spec.schedule}"
         if column is Column.ZONE:
             return row.zone  # "Eastern Time (America/New_York)"
+        if column is Column.STATE and row.state is RoutineState.ACTIVE and on_trial(row):
+            meaning = _("A trial: every moment is decided as if live; the command never starts.")
+            return f"{self._display(row, column)}\n{meaning}"
         if column in (Column.NAME, Column.STATE):
             return self._display(row, column)  # the column may be too narrow for it
         due = row.view.routine.next_due
@@ -267,7 +270,7 @@ class RoutinesModel(QAbstractTableModel):
             return self._running(going)
         state = self._states[row.state]
         if row.state is RoutineState.ACTIVE and on_trial(row):
-            state = _("Trial: decided, never started")
+            state = _("Trial")  # a chip's word; what a trial is, in its tooltip
         reason = row.view.routine.state_reason
         if not reason:
             return state

@@ -762,7 +762,9 @@ def test_a_trial_routine_shows_as_a_trial_and_make_it_live_makes_it_live(
     reload(loop, page)
     state = page.model.index(0, Column.STATE)
     assert page.model.data(state, ChipRole) == "trial"
-    assert page.model.data(state) == "Trial: decided, never started"
+    assert page.model.data(state) == "Trial"  # a chip's word, fitting its column
+    tooltip = page.model.data(state, Qt.ItemDataRole.ToolTipRole)
+    assert "the command never starts" in tooltip
     page.select("sync")
     click(qtbot, loop, page, "make_live")
     drive(loop, page)

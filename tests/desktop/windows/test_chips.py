@@ -71,13 +71,13 @@ def test_each_state_is_inked_once_in_its_own_ink(
     qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     inked: list[tuple[str, str]] = []
-    real = chips._inked
+    real = chips.inked
 
-    def counted(icon: QIcon, ink: QColor) -> QPixmap:
+    def counted(icon: QIcon, ink: QColor, size: int = 14) -> QPixmap:
         inked.append((icon.name(), ink.name()))
-        return real(icon, ink)
+        return real(icon, ink, size)
 
-    monkeypatch.setattr(chips, "_inked", counted)
+    monkeypatch.setattr(chips, "inked", counted)
     chips_painted(qtbot, [("active", ACTIVE), ("paused", PAUSED)] * 500)
     active, paused = (text_on(chip_colour(state)).name() for state in ("active", "paused"))
     assert sorted(ink for _name, ink in inked) == sorted([active, paused])  # not per chip

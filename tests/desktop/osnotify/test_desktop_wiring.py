@@ -4,6 +4,7 @@ a resume from sleep applies the misfire policy at once; a zone change asks keep-
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 import qasync
+from PySide6.QtCore import QCoreApplication, QEvent
 from PySide6.QtDBus import QDBusConnection
 
 from coven_core.clock import VirtualClock
@@ -30,6 +32,7 @@ def loop(qapp: Any) -> Iterator[qasync.QEventLoop]:
     yield event_loop
     event_loop.close()
     asyncio.set_event_loop(None)
+    gc.collect()  # on the GUI thread: see tests/desktop/conftest.py's loop
 
 
 @pytest.fixture
@@ -57,6 +60,10 @@ def running_app(tmp_path: Path, loop: qasync.QEventLoop, bus: QDBusConnection) -
     loop.run_until_complete(desktop.close(5))
     desktop.deleteLater()
     loop.run_until_complete(asyncio.sleep(0))
+    # Freed here, on the GUI thread: a collection a worker thread happens to start must not
+    # destroy a widget with live timers ("Timers cannot be stopped from another thread").
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
 
 
 def next_event(desktop: Desktop, loop: qasync.QEventLoop, wanted: Callable[[Event], bool]) -> Event:

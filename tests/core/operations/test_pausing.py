@@ -1,11 +1,13 @@
 """A pause, resume, quarantine or release the routine's state does not allow is refused in
-whole sentences, so German says it in German (issue #22), and English as it always did."""
+whole sentences, so German says it in German (issue #22), and English as it always did; the
+audit keeps the refusal as the person read it (DESIGN §12)."""
 
 from __future__ import annotations
 
 import pytest
 
 from coven_core.errors import ValidationError
+from coven_core.integrity import audit
 from tests.core.conftest import Engine
 
 CASES = [  # the action before, the action refused, what English and German say
@@ -36,3 +38,5 @@ def test_an_action_the_state_does_not_allow_is_refused_in_the_readers_language(
         with pytest.raises(ValidationError) as refusal:
             getattr(engine.operator, refused)("a")
         assert str(refusal.value) == said
+        with engine.store.read() as conn:
+            assert audit.entries(conn, limit=1)[0].result == f"refused: {said}"

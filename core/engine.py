@@ -123,9 +123,11 @@ def use_default_clock(factory: Callable[[], Clock]) -> None:
 # -- the log file a host writes (``logging`` is imported only by a host that logs) -----------
 def add_log_level_option(parser: argparse.ArgumentParser) -> None:
     """``--log-level``, as ``coven daemon`` and ``coven-desktop`` take it."""
+    from coven_core.notation.i18n import _
     from coven_core.system import logfile
 
-    logfile.add_level_option(parser)
+    said = _("the least severe records logged to <data dir>/logs/coven.log (default: %(default)s)")
+    logfile.add_level_option(parser, said)
 
 
 def start_logging(data_dir: Path, level: str) -> Path:

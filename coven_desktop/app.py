@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import qasync
 from PySide6.QtWidgets import QApplication
 
+from coven_core.cli.argparse_words import in_our_words
 from coven_core.engine import (
     STOP_SIGNALS,
     activate_tzdb,
@@ -24,6 +25,7 @@ from coven_core.engine import (
     start_logging,
 )
 from coven_core.errors import CovenError
+from coven_core.queries import _
 from coven_desktop import APP_NAME
 from coven_desktop.desktop import Desktop
 from coven_desktop.instance import InstanceServer, hand_over, server_name
@@ -34,15 +36,16 @@ log = logging.getLogger(__name__)
 
 
 def _arguments(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="coven-desktop", description=APP_NAME)
-    parser.add_argument("--data-dir", metavar="DIR", help="where the store lives")
-    parser.add_argument(
-        "--quit-after-ready", action="store_true",
-        help="start fully, print what is running as one JSON line, then quit (a smoke test "
-        "for installed bundles)",
-    )  # fmt: skip
-    add_log_level_option(parser)
-    return parser.parse_args(list(argv))
+    with in_our_words():  # its help and refusals in the reader's language, as `coven`'s
+        parser = argparse.ArgumentParser(prog="coven-desktop", description=APP_NAME)
+        parser.add_argument("--data-dir", metavar="DIR", help=_("where the store lives"))
+        parser.add_argument(
+            "--quit-after-ready", action="store_true",
+            help=_("start fully, print what is running as one JSON line, then quit (a smoke "
+                   "test for installed bundles)"),
+        )  # fmt: skip
+        add_log_level_option(parser)
+        return parser.parse_args(list(argv))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

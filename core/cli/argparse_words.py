@@ -4,9 +4,10 @@ choice" — said in the reader's language, from Coven's catalogue (DESIGN §12).
 argparse says them through the standard library's gettext (``from gettext import gettext as
 _, ngettext``), whose default domain has no catalogue of ours; it looks the two names up in its
 own module at each call. :func:`in_our_words` points them at Coven's ``_`` and ``ngettext``
-while the ``coven`` parser is built (its section titles, the help option's help) and parses
-(its refusals), and back afterwards. A message argparse says that the catalogue does not
-know (another Python's wording) stays English.
+while the ``coven`` (or ``coven-desktop``) parser is built (its section titles, the help
+option's help; the commands' own help texts are ``_()`` there) and parses (its refusals), and
+back afterwards. A message argparse says that the catalogue does not know (another Python's
+wording) stays English.
 """
 
 from __future__ import annotations

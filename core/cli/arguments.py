@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from coven_core.errors import ValidationError
-from coven_core.notation.i18n import _, written_down
+from coven_core.notation.i18n import N_, _, written_down
 from coven_core.notation.limits import whole_number
 
 EXIT_BAD_INPUT = 2
@@ -17,12 +17,12 @@ EXIT_CONFLICT = 3
 if TYPE_CHECKING:
     from coven_core.engine import Engine
 
-_DATA_DIR_HELP = "the store's directory (default: $COVEN_DATA_DIR, else the user data dir)"
+_DATA_DIR_HELP = N_("the store's directory (default: $COVEN_DATA_DIR, else the user data dir)")
 
 
 def add_global_options(parser: argparse.ArgumentParser) -> None:
     """``coven --data-dir DIR COMMAND``: the top-level parser's share."""
-    parser.add_argument("--data-dir", metavar="DIR", help=_DATA_DIR_HELP)
+    parser.add_argument("--data-dir", metavar="DIR", help=_(_DATA_DIR_HELP))
 
 
 def add_store_options(parser: argparse.ArgumentParser, *, json: bool = True) -> None:
@@ -31,9 +31,11 @@ def add_store_options(parser: argparse.ArgumentParser, *, json: bool = True) -> 
     SUPPRESS keeps a subcommand from overwriting a ``--data-dir`` given before it: argparse
     copies every default of a subparser onto the shared namespace.
     """
-    parser.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=_DATA_DIR_HELP)
+    parser.add_argument(
+        "--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=_(_DATA_DIR_HELP)
+    )
     if json:
-        parser.add_argument("--json", action="store_true", help="print one JSON object")
+        parser.add_argument("--json", action="store_true", help=_("print one JSON object"))
 
 
 def open_engine(data_dir: str | None, *, create: bool = False) -> Engine:

@@ -29,12 +29,13 @@ from typing import Any
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.attention_output import print_items
 from coven_core.cli.output import print_json
+from coven_core.notation.i18n import _
 from coven_core.queries import list_routines
 from coven_core.views.attention import attention
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("attention", help="what needs a person, with the evidence")
+    parser = commands.add_parser("attention", help=_("what needs a person, with the evidence"))
     add_store_options(parser)
     parser.set_defaults(run=run)
 

@@ -30,20 +30,22 @@ from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.utc import utc_text
 
 DEFAULT_LIMIT = 20
-_ROUTINE_HELP = "only the entries whose target is NAME (a run's entries name its run id)"
+_ROUTINE_HELP = N_("only the entries whose target is NAME (a run's entries name its run id)")
 
 
 def register(commands: Any) -> None:
     usage = "coven audit [--limit N] [--routine NAME] [--json] | coven audit verify [--json]"
-    group = commands.add_parser("audit", help="operator actions on record, newest first",
+    group = commands.add_parser("audit", help=_("operator actions on record, newest first"),
                                 usage=usage)  # fmt: skip
     group.add_argument("--limit", type=count(MOST_LISTED), default=DEFAULT_LIMIT, metavar="N",
-                       help=f"the newest N entries (default {DEFAULT_LIMIT})")  # fmt: skip
-    group.add_argument("--routine", metavar="NAME", help=_ROUTINE_HELP)
+                       help=_("the newest N entries (default %(default)s)"))  # fmt: skip
+    group.add_argument("--routine", metavar="NAME", help=_(_ROUTINE_HELP))
     add_store_options(group)
     group.set_defaults(run=run_entries)
     actions = group.add_subparsers(dest="action", metavar="ACTION")
-    verify = actions.add_parser("verify", help="check the hash chain; name the first broken link")
+    verify = actions.add_parser(
+        "verify", help=_("check the hash chain; name the first broken link")
+    )
     # SUPPRESS: ``coven audit --json verify`` keeps the --json given before ``verify``.
     verify.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     verify.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS)

@@ -22,14 +22,15 @@ from coven_core.operations import settings
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("config", help="show or change the global settings")
+    parser = commands.add_parser("config", help=_("show or change the global settings"))
     add_store_options(parser)
     parser.set_defaults(run=run_show)
     actions = parser.add_subparsers(dest="config_action", metavar="ACTION")
-    change = actions.add_parser("set", help="change a setting, e.g. set default-timeout 6h")
-    change.add_argument("name", metavar="NAME", choices=sorted(settings.KNOWN),
-                        help="the setting: " + ", ".join(sorted(settings.KNOWN)))  # fmt: skip
-    change.add_argument("value", metavar="VALUE", help="e.g. default-timeout 6h, 1d or none")
+    change = actions.add_parser("set", help=_("change a setting, e.g. set default-timeout 6h"))
+    names = sorted(settings.KNOWN)
+    change.add_argument("name", metavar="NAME", choices=names,
+                        help=_("the setting: {names}").format(names=", ".join(names)))  # fmt: skip
+    change.add_argument("value", metavar="VALUE", help=_("e.g. default-timeout 6h, 1d or none"))
     add_store_options(change)
     change.set_defaults(run=run_set)
 

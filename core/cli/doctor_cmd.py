@@ -22,17 +22,17 @@ from typing import Any
 from coven_core.cli.arguments import EXIT_CONFLICT, add_store_options, opened_engine
 from coven_core.cli.output import print_json
 from coven_core.integrity.doctor import CHECKS, ERROR, INFO, WARNING, Finding, Report, doctor
-from coven_core.notation.i18n import _, ngettext, user_locale
+from coven_core.notation.i18n import N_, _, ngettext, user_locale
 
 _MARKS = {INFO: "✓", WARNING: "!", ERROR: "✗"}
-_QUICK_HELP = "SQLite's quick_check instead of the full integrity check; no growth figures"
+_QUICK_HELP = N_("SQLite's quick_check instead of the full integrity check; no growth figures")
 
 
 def register(commands: Any) -> None:
     parser = commands.add_parser(
-        "doctor", help="check the store: integrity, permissions, invariants, audit, growth"
+        "doctor", help=_("check the store: integrity, permissions, invariants, audit, growth")
     )
-    parser.add_argument("--quick", action="store_true", help=_QUICK_HELP)
+    parser.add_argument("--quick", action="store_true", help=_(_QUICK_HELP))
     add_store_options(parser)
     parser.set_defaults(run=run)
 

@@ -9,13 +9,14 @@ from typing import Any
 from coven_core.cli.arguments import add_store_options, count, opened_engine
 from coven_core.cli.output import print_json
 from coven_core.cli.preview_output import print_preview
+from coven_core.notation.i18n import _
 from coven_core.notation.limits import MOST_LISTED
 from coven_core.queries import Explanation, explain, usable
 from coven_core.views.preview import DEFAULT_COUNT
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("explain", help="why a routine will or will not run next")
+    parser = commands.add_parser("explain", help=_("why a routine will or will not run next"))
     parser.add_argument("name", metavar="NAME")
     parser.add_argument("--count", type=count(MOST_LISTED), default=DEFAULT_COUNT, metavar="N")
     add_store_options(parser)

@@ -23,25 +23,35 @@ from coven_core.errors import ValidationError
 from coven_core.model import RoutineState
 from coven_core.moving.dst_differences import Scheduler
 from coven_core.moving.export import Renderer, Routine, export
-from coven_core.notation.i18n import _
+from coven_core.notation.i18n import N_, _
 from coven_core.notation.timearg import parse_instant
 from coven_core.operations import settings
 from coven_core.queries import RoutineView, list_routines
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("export", help="export routines as systemd units or CronJobs")
+    parser = commands.add_parser("export", help=_("export routines as systemd units or CronJobs"))
     targets = parser.add_subparsers(dest="target", metavar="TARGET", required=True)
-    for target, summary in (("systemd", "a .service and .timer per routine"),
-                            ("kubernetes", "a batch/v1 CronJob per routine (JSON)")):  # fmt: skip
-        sub = targets.add_parser(target, help=summary)
-        sub.add_argument("routines", nargs="*", metavar="ROUTINE", help="default: every routine")
+    summaries = (("systemd", N_("a .service and .timer per routine")),
+                 ("kubernetes", N_("a batch/v1 CronJob per routine (JSON)")))  # fmt: skip
+    for target, summary in summaries:
+        sub = targets.add_parser(target, help=_(summary))
+        sub.add_argument("routines", nargs="*", metavar="ROUTINE", help=_("default: every routine"))
         sub.add_argument("--out", required=True, type=Path, metavar="DIR")
-        sub.add_argument("--from", dest="start", metavar="T",
-                         help="start of the year the DST report covers (default: now)")  # fmt: skip
+        sub.add_argument(
+            "--from",
+            dest="start",
+            metavar="T",
+            help=_("start of the year the DST report covers (default: now)"),
+        )
         if target == "kubernetes":
-            sub.add_argument("--image", required=True, type=non_empty, metavar="IMAGE",
-                             help="the image that has the routines' commands")  # fmt: skip
+            sub.add_argument(
+                "--image",
+                required=True,
+                type=non_empty,
+                metavar="IMAGE",
+                help=_("the image that has the routines' commands"),
+            )
         add_store_options(sub)
         sub.set_defaults(run=run, command=f"export {target}")
 

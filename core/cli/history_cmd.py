@@ -19,7 +19,7 @@ DEFAULT_LIMIT = 20
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("history", help="a routine's occurrences, newest first")
+    parser = commands.add_parser("history", help=_("a routine's occurrences, newest first"))
     parser.add_argument("name", metavar="NAME")
     parser.add_argument("--limit", type=count(MOST_LISTED), default=DEFAULT_LIMIT, metavar="N")
     add_store_options(parser)

@@ -20,21 +20,29 @@ from coven_core.notation.timearg import parse_instant
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("import", help="import jobs from crontab, systemd or launchd")
+    parser = commands.add_parser("import", help=_("import jobs from crontab, systemd or launchd"))
     sources = parser.add_subparsers(dest="origin", metavar="SOURCE", required=True)
-    _source(sources, "crontab", "a user crontab (FILE, or - for standard input)", "FILE")
-    _source(sources, "systemd", "a .timer and the .service beside it", "UNIT.timer")
-    _source(sources, "launchd", "a launchd job's .plist", "FILE.plist")
+    _source(sources, "crontab", _("a user crontab (FILE, or - for standard input)"), "FILE")
+    _source(sources, "systemd", _("a .timer and the .service beside it"), "UNIT.timer")
+    _source(sources, "launchd", _("a launchd job's .plist"), "FILE.plist")
 
 
 def _source(sources: Any, name: str, summary: str, metavar: str) -> None:
     parser = sources.add_parser(name, help=summary)
     parser.add_argument("path", metavar=metavar, nargs="?" if name == "crontab" else None)
-    parser.add_argument("--tz", default="local", metavar="ZONE",
-                        help="the zone the source runs in (default: this machine's)")  # fmt: skip
-    parser.add_argument("--from", dest="start", metavar="T",
-                        help="start of the year the DST report covers (default: now)")  # fmt: skip
-    parser.add_argument("--apply", action="store_true", help="create the routines")
+    parser.add_argument(
+        "--tz",
+        default="local",
+        metavar="ZONE",
+        help=_("the zone the source runs in (default: this machine's)"),
+    )
+    parser.add_argument(
+        "--from",
+        dest="start",
+        metavar="T",
+        help=_("start of the year the DST report covers (default: now)"),
+    )
+    parser.add_argument("--apply", action="store_true", help=_("create the routines"))
     add_store_options(parser)
     parser.set_defaults(run=run, command=f"import {name}")
 

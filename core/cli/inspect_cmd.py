@@ -36,11 +36,11 @@ _ROUTINE_STATES = (ListState.QUARANTINED, ListState.PAUSED)
 
 
 def register(commands: Any) -> None:
-    listing = commands.add_parser("list", help="occurrences or routines in one state")
+    listing = commands.add_parser("list", help=_("occurrences or routines in one state"))
     listing.add_argument("--state", required=True, choices=[state.value for state in ListState])
     add_store_options(listing)
     listing.set_defaults(run=run_list)
-    one = commands.add_parser("inspect", help="one occurrence or run in full")
+    one = commands.add_parser("inspect", help=_("one occurrence or run in full"))
     one.add_argument("identifier", metavar="OCCURRENCE_ID|RUN_ID")
     add_store_options(one)
     one.set_defaults(run=run_inspect)

@@ -57,7 +57,7 @@ _MODULE_OF = {command: module for module, names in COMMAND_MODULES.items() for c
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; with ``argv`` naming a command, only that command's module is loaded."""
-    parser = OneLineParser(prog="coven", description="Coven: a scheduler that keeps its word.")
+    parser = OneLineParser(prog="coven", description=_("Coven: a scheduler that keeps its word."))
     add_global_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     commands.required = True

@@ -12,18 +12,18 @@ from coven_core.operator import Operator
 
 
 def register(commands: Any) -> None:
-    pause = _target_parser(commands, "pause", "pause a routine, or all scheduling")
-    pause.add_argument("--reason", metavar="TEXT", help="why (shown in show, status, history)")
+    pause = _target_parser(commands, "pause", _("pause a routine, or all scheduling"))
+    pause.add_argument("--reason", metavar="TEXT", help=_("why (shown in show, status, history)"))
     pause.set_defaults(run=run_pause)
-    resume = _target_parser(commands, "resume", "resume a routine, or all scheduling")
+    resume = _target_parser(commands, "resume", _("resume a routine, or all scheduling"))
     resume.set_defaults(run=run_resume)
 
 
 def _target_parser(commands: Any, verb: str, summary: str) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = commands.add_parser(verb, help=summary)
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("name", nargs="?", metavar="NAME", help="the routine")
-    target.add_argument("--all", action="store_true", help="all scheduling, every routine")
+    target.add_argument("name", nargs="?", metavar="NAME", help=_("the routine"))
+    target.add_argument("--all", action="store_true", help=_("all scheduling, every routine"))
     add_store_options(parser)
     return parser
 

@@ -22,17 +22,17 @@ from coven_core.views.preview import preview
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("preview", help="show a schedule's next moments (dry run)")
+    parser = commands.add_parser("preview", help=_("show a schedule's next moments (dry run)"))
     parser.add_argument("--schedule", required=True, metavar="SPEC")
-    parser.add_argument("--tz", required=True, metavar="ZONE", help="UTC, an IANA key or local")
-    parser.add_argument("--from", dest="start", metavar="T", help="default: now")
-    parser.add_argument("--to", dest="end", metavar="T", help="end of the range (exclusive)")
-    parser.add_argument("--start", dest="dtstart", metavar="T", help="RRULE DTSTART / anchor")
+    parser.add_argument("--tz", required=True, metavar="ZONE", help=_("UTC, an IANA key or local"))
+    parser.add_argument("--from", dest="start", metavar="T", help=_("default: now"))
+    parser.add_argument("--to", dest="end", metavar="T", help=_("end of the range (exclusive)"))
+    parser.add_argument("--start", dest="dtstart", metavar="T", help=_("RRULE DTSTART / anchor"))
     parser.add_argument("--count", type=count(MOST_LISTED), metavar="N")
     parser.add_argument("--except", dest="except_dates", action="append", type=except_date,
                         default=[], metavar="YYYY-MM-DD",
-                        help="a local date whose moments are skipped (repeatable)")  # fmt: skip
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+                        help=_("a local date whose moments are skipped (repeatable)"))  # fmt: skip
+    parser.add_argument("--json", action="store_true", help=_("print one JSON object"))
     parser.set_defaults(run=run)
 
 

@@ -14,19 +14,19 @@ from coven_core.queries import show
 
 
 def register(commands: Any) -> None:
-    quarantine = _named_parser(commands, "quarantine", "stop a routine planning until released")
-    quarantine.add_argument("--reason", metavar="TEXT", help="why (shown in show and explain)")
+    quarantine = _named_parser(commands, "quarantine", _("stop a routine planning until released"))
+    quarantine.add_argument("--reason", metavar="TEXT", help=_("why (shown in show and explain)"))
     quarantine.set_defaults(run=run_quarantine)
-    release = _named_parser(commands, "release", "let a quarantined routine plan again")
-    release.add_argument("--reason", metavar="TEXT", help="why (recorded and audited)")
+    release = _named_parser(commands, "release", _("let a quarantined routine plan again"))
+    release.add_argument("--reason", metavar="TEXT", help=_("why (recorded and audited)"))
     release.set_defaults(run=run_release)
-    probe = _named_parser(commands, "probe", "one attempt now of a quarantined routine")
+    probe = _named_parser(commands, "probe", _("one attempt now of a quarantined routine"))
     probe.set_defaults(run=run_probe)
 
 
 def _named_parser(commands: Any, verb: str, summary: str) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = commands.add_parser(verb, help=summary)
-    parser.add_argument("name", metavar="NAME", help="the routine")
+    parser.add_argument("name", metavar="NAME", help=_("the routine"))
     add_store_options(parser)
     return parser
 

@@ -21,23 +21,25 @@ from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.attention_output import DIGEST_SHOWN
 from coven_core.cli.output import print_json
 from coven_core.errors import ValidationError
-from coven_core.notation.i18n import _
+from coven_core.notation.i18n import N_, _
 from coven_core.operations.reconcile import Decision, Outcome
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
-_AS_HELP = "what happened, as far as you can tell (retry: give it a new attempt)"
-_EVIDENCE_HELP = "the full evidence digest you decided on (coven attention --json)"
-_VERIFIED_HELP = "you checked that the run had no side effect (required with --as retry)"
+_AS_HELP = N_("what happened, as far as you can tell (retry: give it a new attempt)")
+_EVIDENCE_HELP = N_("the full evidence digest you decided on (coven attention --json)")
+_VERIFIED_HELP = N_("you checked that the run had no side effect (required with --as retry)")
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("reconcile", help="decide what happened to a run")
-    parser.add_argument("run_id", metavar="RUN_ID", help="a run awaiting a decision")
-    parser.add_argument("--as", dest="outcome", required=True, help=_AS_HELP,
+    parser = commands.add_parser("reconcile", help=_("decide what happened to a run"))
+    parser.add_argument("run_id", metavar="RUN_ID", help=_("a run awaiting a decision"))
+    parser.add_argument("--as", dest="outcome", required=True, help=_(_AS_HELP),
                         choices=[outcome.value for outcome in Outcome])  # fmt: skip
-    parser.add_argument("--reason", required=True, metavar="TEXT", help="why (required)")
-    parser.add_argument("--verified-no-side-effect", action="store_true", help=_VERIFIED_HELP)
-    parser.add_argument("--evidence", type=evidence_digest, metavar="DIGEST", help=_EVIDENCE_HELP)
+    parser.add_argument("--reason", required=True, metavar="TEXT", help=_("why (required)"))
+    parser.add_argument("--verified-no-side-effect", action="store_true", help=_(_VERIFIED_HELP))
+    parser.add_argument(
+        "--evidence", type=evidence_digest, metavar="DIGEST", help=_(_EVIDENCE_HELP)
+    )
     add_store_options(parser)
     parser.set_defaults(run=run)
 

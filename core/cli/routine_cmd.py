@@ -45,16 +45,16 @@ from coven_core.tz import tzdb
 
 
 def register(commands: Any) -> None:
-    group = commands.add_parser("routine", help="add, list, show, edit or delete routines")
+    group = commands.add_parser("routine", help=_("add, list, show, edit or delete routines"))
     add_store_options(group, json=False)
     actions = group.add_subparsers(
         dest="action", metavar="ACTION", required=True, parser_class=CommandTailParser
     )
     _register_add(actions)
-    _simple(actions, "list", _list, "list the routines (deleted ones are not shown)")
-    _simple(actions, "show", _show, "show one routine", name=True)
+    _simple(actions, "list", _list, _("list the routines (deleted ones are not shown)"))
+    _simple(actions, "show", _show, _("show one routine"), name=True)
     _register_edit(actions)
-    _simple(actions, "delete", _delete, "delete a routine (its history is kept)", name=True)
+    _simple(actions, "delete", _delete, _("delete a routine (its history is kept)"), name=True)
 
 
 def _simple(actions: Any, verb: str, run: Any, summary: str, *, name: bool = False) -> None:
@@ -66,21 +66,21 @@ def _simple(actions: Any, verb: str, run: Any, summary: str, *, name: bool = Fal
 
 
 def _register_add(actions: Any) -> None:
-    usage = (
+    usage = _(
         "coven routine add NAME (--schedule SPEC --tz ZONE | --after ROUTINE) [options] "
         "-- COMMAND [ARG ...]"
     )
-    parser = actions.add_parser("add", help="add a routine", usage=usage, takes_command=True)
+    parser = actions.add_parser("add", help=_("add a routine"), usage=usage, takes_command=True)
     parser.add_argument("name", metavar="NAME")
     add_spec_options(parser)
-    parser.add_argument("--start", metavar="T", help="RRULE DTSTART / interval anchor")
+    parser.add_argument("--start", metavar="T", help=_("RRULE DTSTART / interval anchor"))
     add_store_options(parser)
     parser.set_defaults(run=_add, command="routine add")
 
 
 def _register_edit(actions: Any) -> None:
-    usage = "coven routine edit NAME [options] [-- COMMAND [ARG ...]]"
-    parser = actions.add_parser("edit", help="change a routine", usage=usage, takes_command=True)
+    usage = _("coven routine edit NAME [options] [-- COMMAND [ARG ...]]")
+    parser = actions.add_parser("edit", help=_("change a routine"), usage=usage, takes_command=True)
     parser.add_argument("name", metavar="NAME")
     add_spec_options(parser)
     add_store_options(parser)

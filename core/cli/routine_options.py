@@ -34,55 +34,58 @@ SPEC_FIELDS = (
 def add_spec_options(parser: argparse.ArgumentParser) -> None:
     """Every option defaults to absent (SUPPRESS), so ``edit`` can tell what was given."""
     option: Any = _suppressed(parser)
+    # fmt: off
     option("--schedule", metavar="SPEC",
-           help="cron, rrule:, every or once; after: none of its own (with --after)")  # fmt: skip
-    option("--tz", dest="timezone", metavar="ZONE", help="UTC, IANA or local")
-    option("--misfire", choices=[p.value for p in MisfirePolicy], help="default latest_only")
-    option("--grace", type=limit_argument, metavar="DURATION", help="e.g. 15m; none: no limit")
-    option("--overlap", choices=[p.value for p in OverlapPolicy], help="default skip")
+           help=_("cron, rrule:, every or once; after: none of its own (with --after)"))
+    option("--tz", dest="timezone", metavar="ZONE", help=_("UTC, IANA or local"))
+    option("--misfire", choices=[p.value for p in MisfirePolicy], help=_("default latest_only"))
+    option("--grace", type=limit_argument, metavar="DURATION",
+           help=_("e.g. 15m; none: no limit"))
+    option("--overlap", choices=[p.value for p in OverlapPolicy], help=_("default skip"))
     option("--timeout", type=timeout_argument, metavar="DURATION",
-           help="e.g. 2h; none: no limit; default (the default): coven config's")  # fmt: skip
-    option(
-        "--retries", type=count(MOST_RETRIES, 0), metavar="N", help="automatic retries (default 0)"
-    )
-    option("--idempotent", action=argparse.BooleanOptionalAction, help="safe to run twice")
-    option("--cwd", type=_directory, metavar="DIR", help="working directory")
-    option("--env", action="append", type=_env_pair, metavar="KEY=VALUE", help="repeatable")
-    option("--shell", action=argparse.BooleanOptionalAction, help="run COMMAND with /bin/sh -c")
+           help=_("e.g. 2h; none: no limit; default (the default): coven config's"))
+    option("--retries", type=count(MOST_RETRIES, 0), metavar="N",
+           help=_("automatic retries (default 0)"))
+    option("--idempotent", action=argparse.BooleanOptionalAction, help=_("safe to run twice"))
+    option("--cwd", type=_directory, metavar="DIR", help=_("working directory"))
+    option("--env", action="append", type=_env_pair, metavar="KEY=VALUE", help=_("repeatable"))
+    option("--shell", action=argparse.BooleanOptionalAction,
+           help=_("run COMMAND with /bin/sh -c"))
     option("--stop-grace", dest="stop_grace", type=duration_argument, metavar="DURATION",
-           help="SIGTERM to SIGKILL on cancel or timeout (default 5s)")  # fmt: skip
+           help=_("SIGTERM to SIGKILL on cancel or timeout (default 5s)"))
     option("--quarantine-after", dest="quarantine_after", metavar="N",
            type=count(MOST_QUARANTINE_AFTER, 0),
-           help="failed occurrences in a row before quarantine (default 3; 0: never)")  # fmt: skip
+           help=_("failed occurrences in a row before quarantine (default 3; 0: never)"))
     option("--except", dest="except_dates", action="append", type=except_date,
-           metavar="YYYY-MM-DD", help="skip the moments on this local date (repeatable; "
-           "with edit, the dates given replace the old ones; none: no dates)")  # fmt: skip
+           metavar="YYYY-MM-DD", help=_("skip the moments on this local date (repeatable; "
+           "with edit, the dates given replace the old ones; none: no dates)"))
     option("--shadow", action=argparse.BooleanOptionalAction,
-           help="a trial: decide every moment as if live, never start the command")  # fmt: skip
+           help=_("a trial: decide every moment as if live, never start the command"))
     option("--live", dest="shadow", action="store_false",
-           help="make a trial routine live (the same as --no-shadow)")  # fmt: skip
+           help=_("make a trial routine live (the same as --no-shadow)"))
     option("--max-runs-per-day", dest="max_runs_per_day", type=_count_or_none, metavar="N",
-           help="runs a day (in the routine's zone) may start; none: no budget")  # fmt: skip
+           help=_("runs a day (in the routine's zone) may start; none: no budget"))
     option("--max-runtime-per-day", dest="max_runtime_per_day", type=limit_argument,
-           metavar="DURATION", help="run time a day may use, e.g. 2h; none: no budget")  # fmt: skip
+           metavar="DURATION", help=_("run time a day may use, e.g. 2h; none: no budget"))
     option("--cooldown", type=limit_argument, metavar="DURATION",
-           help="after a failed run, skip scheduled moments for this long, doubling after each "
-           "further failure; a success resets it; none: no cooldown")  # fmt: skip
+           help=_("after a failed run, skip scheduled moments for this long, doubling after "
+           "each further failure; a success resets it; none: no cooldown"))
     option("--cooldown-max", dest="cooldown_max", type=limit_argument, metavar="DURATION",
-           help="the longest cooldown (default 1d)")  # fmt: skip
+           help=_("the longest cooldown (default 1d)"))
     option("--group", type=_group_name, metavar="NAME",
-           help="at most one routine of the group runs at a time; none: no group")  # fmt: skip
+           help=_("at most one routine of the group runs at a time; none: no group"))
     option("--after", type=_after, metavar="ROUTINE[:succeeded|:finished]",
-           help="also run when ROUTINE's run succeeds (or, with :finished, ends in any way); "
-           "none: no chain")  # fmt: skip
+           help=_("also run when ROUTINE's run succeeds (or, with :finished, ends in any way); "
+           "none: no chain"))
     option("--on-ac-power", dest="on_ac_power", action=argparse.BooleanOptionalAction,
-           help="run only on mains power: a moment on battery waits within its grace, then "
-           "is skipped (condition_unmet)")  # fmt: skip
+           help=_("run only on mains power: a moment on battery waits within its grace, then "
+           "is skipped (condition_unmet)"))
     option("--when-online", dest="when_online", action=argparse.BooleanOptionalAction,
-           help="run only with a network: a moment offline waits within its grace, then is "
-           "skipped (condition_unmet)")  # fmt: skip
+           help=_("run only with a network: a moment offline waits within its grace, then is "
+           "skipped (condition_unmet)"))
     option("--keep-awake", dest="keep_awake", action=argparse.BooleanOptionalAction,
-           help="keep the machine from sleeping while a run is active")  # fmt: skip
+           help=_("keep the machine from sleeping while a run is active"))
+    # fmt: on
 
 
 def added_spec(args: argparse.Namespace) -> dict[str, Any]:

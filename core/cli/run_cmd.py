@@ -34,11 +34,11 @@ from coven_core.cli.run_output import (
     scheduler_watches,
     started_run,
 )
-from coven_core.notation.i18n import _
+from coven_core.notation.i18n import N_, _
 from coven_core.operations.runs import RunRef
 
-_KEY_HELP = "an idempotency key: the same key again returns the same run instead of a new one"
-_REASON_HELP = "why (recorded with the cancel request, shown in history)"
+_KEY_HELP = N_("an idempotency key: the same key again returns the same run instead of a new one")
+_REASON_HELP = N_("why (recorded with the cancel request, shown in history)")
 
 
 def register(commands: Any) -> None:
@@ -49,27 +49,27 @@ def register(commands: Any) -> None:
 
 
 def _register_run_now(commands: Any) -> None:
-    parser = commands.add_parser("run-now", help="run a routine once, now")
+    parser = commands.add_parser("run-now", help=_("run a routine once, now"))
     parser.add_argument("name", metavar="NAME")
-    parser.add_argument("--key", type=non_empty, metavar="KEY", help=_KEY_HELP)
+    parser.add_argument("--key", type=non_empty, metavar="KEY", help=_(_KEY_HELP))
     add_store_options(parser)
     parser.set_defaults(run=run_now)
 
 
 def _register_cancel(commands: Any) -> None:
-    parser = commands.add_parser("cancel", help="cancel a run, or every active run of a routine")
+    parser = commands.add_parser("cancel", help=_("cancel a run, or every active run of a routine"))
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("run_id", nargs="?", metavar="RUN_ID", help="the run")
-    target.add_argument("--routine", metavar="NAME", help="every active run of this routine")
-    parser.add_argument("--reason", metavar="TEXT", help=_REASON_HELP)
+    target.add_argument("run_id", nargs="?", metavar="RUN_ID", help=_("the run"))
+    target.add_argument("--routine", metavar="NAME", help=_("every active run of this routine"))
+    parser.add_argument("--reason", metavar="TEXT", help=_(_REASON_HELP))
     add_store_options(parser)
     parser.set_defaults(run=run_cancel)
 
 
 def _register_stop(commands: Any) -> None:
-    parser = commands.add_parser("stop", help="stop a run's live command so you can decide")
-    parser.add_argument("run_id", metavar="RUN_ID", help="the run (see: coven attention)")
-    parser.add_argument("--reason", metavar="TEXT", help="why (recorded and audited)")
+    parser = commands.add_parser("stop", help=_("stop a run's live command so you can decide"))
+    parser.add_argument("run_id", metavar="RUN_ID", help=_("the run (see: coven attention)"))
+    parser.add_argument("--reason", metavar="TEXT", help=_("why (recorded and audited)"))
     add_store_options(parser)
     parser.set_defaults(run=run_stop)
 
@@ -88,7 +88,7 @@ def run_stop(args: argparse.Namespace) -> int:
 
 
 def _register_retry(commands: Any) -> None:
-    parser = commands.add_parser("retry", help="give a failed run a new attempt")
+    parser = commands.add_parser("retry", help=_("give a failed run a new attempt"))
     parser.add_argument("run_id", metavar="RUN_ID")
     add_store_options(parser)
     parser.set_defaults(run=run_retry)

@@ -24,15 +24,15 @@ DEFAULT_LIMIT = 20
 
 
 def register(commands: Any) -> None:
-    listing = commands.add_parser("runs", help="runs newest first, with how each one ended")
-    listing.add_argument("routine", nargs="?", metavar="ROUTINE", help="only this routine")
+    listing = commands.add_parser("runs", help=_("runs newest first, with how each one ended"))
+    listing.add_argument("routine", nargs="?", metavar="ROUTINE", help=_("only this routine"))
     listing.add_argument("--limit", type=count(MOST_LISTED), default=DEFAULT_LIMIT, metavar="N")
     add_store_options(listing)
     listing.set_defaults(run=run_list)
-    one = commands.add_parser("run", help="one run in full (coven run show RUN)")
+    one = commands.add_parser("run", help=_("one run in full (coven run show RUN)"))
     actions = one.add_subparsers(dest="action", metavar="ACTION", required=True)
-    show = actions.add_parser("show", help="a run's attempts, command, decisions and output")
-    show.add_argument("run_id", metavar="RUN", help="a run id or an occurrence id")
+    show = actions.add_parser("show", help=_("a run's attempts, command, decisions and output"))
+    show.add_argument("run_id", metavar="RUN", help=_("a run id or an occurrence id"))
     add_store_options(show)
     show.set_defaults(run=run_show)
 

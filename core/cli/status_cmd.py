@@ -18,7 +18,7 @@ from coven_core.views.status import Lags, Status, status
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("status", help="the scheduler's leader, last pass and queue")
+    parser = commands.add_parser("status", help=_("the scheduler's leader, last pass and queue"))
     add_store_options(parser)
     parser.set_defaults(run=run)
 

@@ -16,6 +16,7 @@ from coven_core.errors import ValidationError
 from coven_core.events import EventKind
 from coven_core.model import MissedCause, Revision, Routine, RoutineState, SkipReason
 from coven_core.notation import reasons
+from coven_core.notation.i18n import N_, _
 from coven_core.operations import runs
 from coven_core.scheduling import occurrences, routines
 from coven_core.scheduling.decisions import load, record_broken
@@ -32,7 +33,7 @@ def pause(conn: apsw.Connection, now: datetime, name: str, reason: str | None) -
     routine = routines.by_name(conn, name)
     if routine.state is RoutineState.PAUSED:
         return "already paused"
-    require_state(routine, RoutineState.ACTIVE, "paused")
+    require_state(routine, RoutineState.ACTIVE, "pause")
     routines.set_state(conn, routine.id, RoutineState.PAUSED, reason, now)
     events.record(conn, now, EventKind.PAUSED, routine_id=routine.id, reason=reason)
     return "paused"
@@ -43,7 +44,7 @@ def resume(conn: apsw.Connection, now: datetime, name: str) -> int:
     routine = routines.by_name(conn, name)
     if routine.state is RoutineState.ACTIVE:
         return 0
-    require_state(routine, RoutineState.PAUSED, "resumed")
+    require_state(routine, RoutineState.PAUSED, "resume")
     since = activate(conn, routine, now, "resume")
     skipped = close_window(conn, routine, since, now)
     events.record(conn, now, EventKind.RESUMED, routine_id=routine.id, skipped=skipped)
@@ -79,7 +80,7 @@ def quarantine(conn: apsw.Connection, now: datetime, name: str, reason: str | No
     routine = routines.by_name(conn, name)
     if routine.state is RoutineState.QUARANTINED:
         return "already quarantined"
-    require_state(routine, RoutineState.ACTIVE, "quarantined")  # keeps a pause's reason
+    require_state(routine, RoutineState.ACTIVE, "quarantine")  # keeps a pause's reason
     why = reason or reasons.QUARANTINED_BY.format(who=runs.operator_name())
     routines.set_state(conn, routine.id, RoutineState.QUARANTINED, why, now)
     events.record(conn, now, EventKind.QUARANTINED, routine_id=routine.id, reason=why)
@@ -92,7 +93,7 @@ def release(conn: apsw.Connection, now: datetime, name: str, reason: str | None 
     routine = routines.by_name(conn, name)
     if routine.state is RoutineState.ACTIVE:
         return 0
-    require_state(routine, RoutineState.QUARANTINED, "released")
+    require_state(routine, RoutineState.QUARANTINED, "release")
     since = activate(conn, routine, now, "release")
     conn.execute("UPDATE routines SET consecutive_failures = 0 WHERE id = ?", (routine.id,))
     skipped = close_window(conn, routine, since, now, SkipReason.QUARANTINED)
@@ -130,16 +131,33 @@ def activate(conn: apsw.Connection, routine: Routine, now: datetime, verb: str) 
     return since
 
 
-def require_state(routine: Routine, state: RoutineState, verb: str) -> None:
+#: What a refusal says, by the action asked for and the routine's state: whole sentences, so
+#: each language says them its own way. An action meets one state here: not the one it needs,
+#: not the one it leads to (a no-op), and never ``deleted``.
+_REFUSED: dict[tuple[str, RoutineState], str] = {
+    ("pause", RoutineState.QUARANTINED): N_(
+        "routine {name!r} is quarantined; only an active routine can be paused"
+    ),
+    ("resume", RoutineState.QUARANTINED): N_(
+        "routine {name!r} is quarantined; only a paused routine can be resumed"
+    ),
+    ("quarantine", RoutineState.PAUSED): N_(
+        "routine {name!r} is paused; only an active routine can be quarantined"
+    ),
+    ("release", RoutineState.PAUSED): N_(
+        "routine {name!r} is paused; only a quarantined routine can be released"
+    ),
+}
+#: Any other case: none today, but a new state must not make a refusal a crash.
+_REFUSED_OTHERWISE = N_("routine {name!r} cannot be changed that way in its present state")
+
+
+def require_state(routine: Routine, state: RoutineState, action: str) -> None:
+    """Refuse ``action`` (``pause``, ``resume``, ``quarantine``, ``release``) unless the
+    routine is in ``state``, in the reader's language."""
     if routine.state is not state:
-        raise ValidationError(
-            f"routine {routine.name!r} is {routine.state.value}; only {_article(state.value)} "
-            f"routine can be {verb}"
-        )
-
-
-def _article(word: str) -> str:
-    return f"an {word}" if word[0] in "aeiou" else f"a {word}"
+        said = _REFUSED.get((action, routine.state), _REFUSED_OTHERWISE)
+        raise ValidationError(_(said).format(name=routine.name))
 
 
 def _state_changed_at(conn: apsw.Connection, routine: Routine) -> datetime:
@@ -162,7 +180,7 @@ def close_window(
     by_number = {revision.number: revision for revision in revisions}
     stamp = operator_stamp(conn, now)
     start = routine.planned_through
-    for span, _ in load(revisions, start, now + _JUST_AFTER).broken:  # mended by an edit since
+    for span, _why in load(revisions, start, now + _JUST_AFTER).broken:  # mended by an edit since
         record_broken(conn, routine.id, span.revision.number, (span.start, span.end), stamp)
     before = _windows(revisions, start, min(paused_at, now), MissedCause.APP_NOT_RUNNING)
     during = _windows(revisions, max(start, paused_at), now + _JUST_AFTER,

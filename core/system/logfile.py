@@ -28,13 +28,11 @@ DEFAULT_LEVEL = "info"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def add_level_option(parser: argparse.ArgumentParser) -> None:
-    """``--log-level``, the same on ``coven daemon`` and ``coven-desktop``."""
-    parser.add_argument(
-        "--log-level", choices=LEVELS, default=DEFAULT_LEVEL,
-        help="the least severe records logged to <data dir>/logs/coven.log "
-        "(default: %(default)s)",
-    )  # fmt: skip
+def add_level_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--log-level``, the same on ``coven daemon`` and ``coven-desktop``; ``help_text`` in
+    the reader's language (:func:`coven_core.engine.add_log_level_option`: this low layer has
+    no catalogue)."""
+    parser.add_argument("--log-level", choices=LEVELS, default=DEFAULT_LEVEL, help=help_text)
 
 
 def log_path(data_dir: Path) -> Path:

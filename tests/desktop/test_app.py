@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from coven_core.engine import open_engine
 from coven_desktop import APP_NAME
+from coven_desktop.app import _arguments
 from coven_desktop.app_window import MainWindow
 from tests.system.conftest import wait_for
 
@@ -77,3 +78,26 @@ def test_a_stop_signal_quits_like_quit(tmp_path: Path, stop: signal.Signals) -> 
         ).fetchone() == (1,)
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize(
+    ("language", "said", "not_said"),
+    [("de_DE.UTF-8", ["Optionen:", "wo der Datenspeicher liegt", "die niedrigste Stufe"],
+      ["options:", "where the store lives", "the least severe records"]),
+     ("C.UTF-8", ["options:", "where the store lives", "the least severe records"],
+      ["Optionen:", "wo der Datenspeicher liegt", "die niedrigste Stufe"])],
+)  # fmt: skip
+def test_its_help_is_one_language(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    language: str,
+    said: list[str],
+    not_said: list[str],
+) -> None:
+    """``coven-desktop -h`` as ``coven -h``: argparse's words and ours in the reader's language."""
+    monkeypatch.setenv("LC_ALL", language)
+    with pytest.raises(SystemExit):
+        _arguments(["--help"])
+    words = " ".join(capsys.readouterr().out.split())
+    assert [text for text in said if text not in words] == [], words
+    assert [text for text in not_said if text in words] == [], words

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -205,11 +205,26 @@ def test_pause_all_from_the_tray_menu_on_a_real_display(
     icon = embedded_icon(display.env)
     assert icon is not None
     presses = key_presses_to("Pause all", data)
+    assert choose_from_menu(display.env, icon, presses, lambda: _paused(data)), (
+        "Pause all did not reach the engine"
+    )
+
+
+def choose_from_menu(
+    env: dict[str, str], icon: Spot, presses: int, done: Callable[[], bool]
+) -> bool:
+    """Right-click the icon, walk down to the item and press Return, as a person does; again,
+    after Escape, when it did not take. On a loaded machine (CI beside other work) the menu
+    can open after the keys were sent, or before the app's first overview filled it in."""
     x, y = icon.centre
-    right_click = ["xdotool", "mousemove", str(x), str(y), "click", "3", "sleep", "0.5"]
-    keys = ["key", *["Down"] * presses, "Return"]
-    subprocess.run([*right_click, *keys], env=display.env, check=True)
-    assert wait_for(lambda: _paused(data), timeout=15), "Pause all did not reach the engine"
+    for pause in (0.5, 1.5, 3.0):
+        right_click = ["xdotool", "mousemove", str(x), str(y), "click", "3", "sleep", str(pause)]
+        keys = ["key", *["Down"] * presses, "Return"]
+        subprocess.run([*right_click, *keys], env=env, check=True)
+        if wait_for(done, timeout=10):
+            return True
+        subprocess.run(["xdotool", "key", "Escape"], env=env, check=True)
+    return False
 
 
 def test_the_icon_embeds_when_the_tray_host_comes_up_after_the_app(

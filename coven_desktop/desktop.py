@@ -28,13 +28,11 @@ from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.events import Event
 from coven_core.host import HostWatch, PortableHost
-from coven_core.operator import ZoneChoice
 from coven_core.queries import NoticeKind, Overview, _, user_locale
 from coven_desktop import autostart
 from coven_desktop.notifications import NoticeSettings, Notifications, Shown
 from coven_desktop.osnotify import Notifier, OsEvent, host_zone, start_notifiers, wake_reason_for
 from coven_desktop.osnotify.hoststate import PropertyWatch, logind_inhibitor, watch_host
-from coven_desktop.osnotify.reachability import Information, watch_reachability
 from coven_desktop.service import EngineService
 from coven_desktop.tasks import Tasks
 from coven_desktop.tray import Tray
@@ -42,7 +40,9 @@ from coven_desktop.zoneprompt import ZonePrompt
 
 if TYPE_CHECKING:
     from coven_core.engine import Limits, Runtime, Store
+    from coven_core.operator import ZoneChoice
     from coven_desktop.app_window import MainWindow
+    from coven_desktop.osnotify.reachability import Information
 
 log = logging.getLogger(__name__)
 
@@ -211,6 +211,10 @@ class Desktop(QObject):
 
     def _watch_host(self) -> None:
         if not sys.platform.startswith("linux"):  # inhibitors: the fallback host's (DESIGN §14)
+            # Imported here: Linux follows the network on the bus, and never loads QtNetwork
+            # (bench_idle: "idle tray app: RSS").
+            from coven_desktop.osnotify.reachability import watch_reachability
+
             self.reachability = watch_reachability(self.host)
             return
         bus = self._system_bus()

@@ -11,6 +11,7 @@ off the GUI thread, saying meanwhile what it waits for (:meth:`quit`).
 from __future__ import annotations
 
 import asyncio
+import linecache
 import logging
 import sys
 from collections.abc import Callable
@@ -48,6 +49,17 @@ log = logging.getLogger(__name__)
 
 #: How long quitting waits for running commands before leaving them to the next start.
 DRAIN_SECONDS = 10.0
+
+
+def forget_module_sources() -> None:
+    """Drop the source lines of the modules imported so far.
+
+    PySide6 reads the source of every module named in an import statement once it is loaded
+    (its ``__feature__`` check looks for "PySide6" in it) through ``linecache``, which keeps
+    every line for good; nothing of ours reads them, and a traceback reads its lines again
+    (bench_idle: "idle tray app: RSS").
+    """
+    linecache.clearcache()
 
 
 class Desktop(QObject):
@@ -178,6 +190,7 @@ class Desktop(QObject):
             # No tray here (some desktops, offscreen): the window is the way in. No routines
             # yet: the welcome says what to do first, tray or not (README).
             self.show_window()
+        forget_module_sources()
 
     async def close(self, drain: float = DRAIN_SECONDS) -> int | None:
         """Finish what is in flight, then stop the engine (bounded, off the GUI thread); how
@@ -306,6 +319,7 @@ class Desktop(QObject):
         self.window.show()
         self.window.raise_()
         self.window.activateWindow()
+        forget_module_sources()  # the window's code and its page's were imported just now
 
     def open_run(self, occurrence_id: str) -> None:
         """Show one run's detail window (on its own: the main window stays as it is); the

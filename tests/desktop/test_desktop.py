@@ -321,3 +321,5 @@ def test_a_tray_start_loads_only_what_the_tray_needs(tmp_path: Path) -> None:
     assert started.returncode == 0, started.stderr
     loaded = json.loads(started.stdout.strip().splitlines()[-1])
     assert [name for name in NOT_AT_TRAY_READY if name in loaded["modules"]] == []
+    # The sources PySide6 read while the tray's modules were imported are not kept.
+    assert not [path for path in loaded["sources"] if path.endswith("desktop.py")]

@@ -11,6 +11,7 @@ off the GUI thread, saying meanwhile what it waits for (:meth:`quit`).
 from __future__ import annotations
 
 import asyncio
+import linecache
 import logging
 import sys
 from collections.abc import Callable
@@ -28,13 +29,11 @@ from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.events import Event
 from coven_core.host import HostWatch, PortableHost
-from coven_core.operator import ZoneChoice
 from coven_core.queries import NoticeKind, Overview, _, user_locale
 from coven_desktop import autostart
 from coven_desktop.notifications import NoticeSettings, Notifications, Shown
 from coven_desktop.osnotify import Notifier, OsEvent, host_zone, start_notifiers, wake_reason_for
 from coven_desktop.osnotify.hoststate import PropertyWatch, logind_inhibitor, watch_host
-from coven_desktop.osnotify.reachability import Information, watch_reachability
 from coven_desktop.service import EngineService
 from coven_desktop.tasks import Tasks
 from coven_desktop.tray import Tray
@@ -42,12 +41,25 @@ from coven_desktop.zoneprompt import ZonePrompt
 
 if TYPE_CHECKING:
     from coven_core.engine import Limits, Runtime, Store
+    from coven_core.operator import ZoneChoice
     from coven_desktop.app_window import MainWindow
+    from coven_desktop.osnotify.reachability import Information
 
 log = logging.getLogger(__name__)
 
 #: How long quitting waits for running commands before leaving them to the next start.
 DRAIN_SECONDS = 10.0
+
+
+def forget_module_sources() -> None:
+    """Drop the source lines of the modules imported so far.
+
+    PySide6 reads the source of every module named in an import statement once it is loaded
+    (its ``__feature__`` check looks for "PySide6" in it) through ``linecache``, which keeps
+    every line for good; nothing of ours reads them, and a traceback reads its lines again
+    (bench_idle: "idle tray app: RSS").
+    """
+    linecache.clearcache()
 
 
 class Desktop(QObject):
@@ -178,6 +190,7 @@ class Desktop(QObject):
             # No tray here (some desktops, offscreen): the window is the way in. No routines
             # yet: the welcome says what to do first, tray or not (README).
             self.show_window()
+        forget_module_sources()
 
     async def close(self, drain: float = DRAIN_SECONDS) -> int | None:
         """Finish what is in flight, then stop the engine (bounded, off the GUI thread); how
@@ -211,6 +224,10 @@ class Desktop(QObject):
 
     def _watch_host(self) -> None:
         if not sys.platform.startswith("linux"):  # inhibitors: the fallback host's (DESIGN §14)
+            # Imported here: Linux follows the network on the bus, and never loads QtNetwork
+            # (bench_idle: "idle tray app: RSS").
+            from coven_desktop.osnotify.reachability import watch_reachability
+
             self.reachability = watch_reachability(self.host)
             return
         bus = self._system_bus()
@@ -302,6 +319,7 @@ class Desktop(QObject):
         self.window.show()
         self.window.raise_()
         self.window.activateWindow()
+        forget_module_sources()  # the window's code and its page's were imported just now
 
     def open_run(self, occurrence_id: str) -> None:
         """Show one run's detail window (on its own: the main window stays as it is); the

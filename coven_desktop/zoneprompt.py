@@ -7,11 +7,14 @@ is open, and nothing changes until the person answers.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from coven_core.operator import ZoneChoice
 from coven_core.queries import _
+
+if TYPE_CHECKING:  # the operator API loads when first used, not with the tray
+    from coven_core.operator import ZoneChoice
 
 
 class ZonePrompt(QMessageBox):

@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-import psutil
-
 from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.model import FailureClass
 from coven_core.runner.journal import Journal, read_journal
@@ -244,6 +242,8 @@ def waiter(pid: int) -> Callable[[], object]:
 
 
 def _psutil_wait(pid: int) -> None:
+    import psutil  # here, not at the top: see _start_mark
+
     with contextlib.suppress(psutil.Error):
         psutil.Process(pid).wait()
 
@@ -251,8 +251,15 @@ def _psutil_wait(pid: int) -> None:
 def _start_mark(pid: int) -> float | None:
     try:
         return start_mark(pid)
-    except psutil.Error:
-        return None
+    except Exception as error:
+        # psutil is loaded only by start_mark's fallback, the one path that raises its errors:
+        # a tray that has not run a command yet never loads it (bench_idle: "idle tray app:
+        # RSS" and "launch to tray ready").
+        import psutil
+
+        if isinstance(error, psutil.Error):
+            return None
+        raise
 
 
 def _spec_of(launch: Launch) -> RunnerSpec:

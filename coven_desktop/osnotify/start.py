@@ -13,10 +13,8 @@ from coven_core.queries import resolve_local_zone
 from coven_desktop.osnotify.clocks import Clocks
 from coven_desktop.osnotify.drift import FALLBACK_KINDS, DriftFallback
 from coven_desktop.osnotify.linux import TimerOpener, linux_sources
-from coven_desktop.osnotify.macos import macos_sources
 from coven_desktop.osnotify.notifier import Notifier, Source, ZoneLookup
 from coven_desktop.osnotify.timerfd import open_clock_set_timer
-from coven_desktop.osnotify.windows import windows_sources
 
 #: How often the drift fallback looks, when it runs at all.
 FALLBACK_INTERVAL_MS = 30_000
@@ -64,9 +62,15 @@ def platform_sources(
 ) -> list[Source]:
     if platform.startswith("linux"):
         return linux_sources(notifier, bus, open_timer)
+    # Each platform's sources are imported on that platform only (bench_idle: "launch to
+    # tray ready").
     if platform == "win32":
+        from coven_desktop.osnotify.windows import windows_sources
+
         return list(windows_sources(notifier))
     if platform == "darwin":
+        from coven_desktop.osnotify.macos import macos_sources
+
         return macos_sources(notifier)
     return []
 

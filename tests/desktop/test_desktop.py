@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -17,8 +18,10 @@ from pytestqt.qtbot import QtBot
 
 from coven_core import queries
 from coven_core.clock import VirtualClock
+from coven_core.engine import open_engine
 from coven_core.events import EventKind
 from coven_core.integrity import audit
+from coven_core.model import RevisionSpec
 from coven_core.scheduling.scheduler import Limits
 from coven_core.views.overview import TrayState
 from coven_desktop.desktop import Desktop
@@ -271,3 +274,52 @@ def test_qt_speaks_the_apps_language(desktop: Desktop) -> None:
         assert queries._("Needs attention") == "Needs attention"
     finally:
         box.deleteLater()
+
+
+#: A tray start in a fresh process (the tray shown, as on a desktop): what it has loaded once
+#: start() is done, and which source files linecache still holds.
+_TRAY_READY = """
+import asyncio, json, linecache, sys
+from pathlib import Path
+import qasync
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon
+from coven_core.clock import SystemClock
+from coven_desktop.desktop import Desktop
+QSystemTrayIcon.isSystemTrayAvailable = staticmethod(lambda: True)
+app = QApplication(sys.argv[:1])
+loop = qasync.QEventLoop(app)
+asyncio.set_event_loop(loop)
+desktop = Desktop(Path(sys.argv[1]), SystemClock())
+async def start() -> None:
+    await desktop.start()
+    loaded = {"modules": sorted(sys.modules), "sources": sorted(linecache.cache)}
+    await desktop.close(5)
+    print(json.dumps(loaded), flush=True)
+with loop:
+    loop.run_until_complete(start())
+"""
+
+#: What a tray start must not load (bench_idle: "launch to tray ready", "idle tray app: RSS"):
+#: each is loaded when first used.
+NOT_AT_TRAY_READY = (
+    "coven_desktop.app_window",  # the windows: when first shown
+    "coven_desktop.windows",
+    "coven_core.operator",  # the operator API: at the first action
+)
+
+
+def test_a_tray_start_loads_only_what_the_tray_needs(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    engine = open_engine(data)
+    try:  # a routine: the tray alone, no welcome window
+        engine.operator.add_routine("backup", RevisionSpec("0 3 * * *", "UTC", ("/bin/true",)))
+    finally:
+        engine.close()
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    started = subprocess.run([sys.executable, "-c", _TRAY_READY, str(data)], env=env,
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    loaded = json.loads(started.stdout.strip().splitlines()[-1])
+    assert [name for name in NOT_AT_TRAY_READY if name in loaded["modules"]] == []
+    # The sources PySide6 read while the tray's modules were imported are not kept.
+    assert not [path for path in loaded["sources"] if path.endswith("desktop.py")]

@@ -69,6 +69,7 @@ class Page(QWidget):
         self._tasks = Tasks()
         self._reloading = False
         self._stale = False
+        self._keeping_selection = False  # a reload puts the picked row back (see _picked)
         self._ticker = Ticker(  # moves running routines' elapsed time on
             self, lambda: bool(self.model.running),
             lambda: self.model.tick(self.desktop.clock.now_utc()),
@@ -204,8 +205,10 @@ class Page(QWidget):
         return self.importer
 
     def _picked(self) -> None:
-        """Another row: a notice about the last one is stale."""
-        self.notice.clear()
+        """Another row: a notice about the last one is stale. A reload that keeps the row
+        picks nothing new, though its model reset empties the selection for a moment."""
+        if not self._keeping_selection:
+            self.notice.clear()
         self._update_actions()
 
     def _update_actions(self) -> None:
@@ -232,10 +235,15 @@ class Page(QWidget):
         self.model.locale = locale
         overview = self.desktop.overview
         running = overview.running if overview is not None else []
-        self.model.set_rows(rows, self.desktop.clock.now_utc(), running)
-        self.table.fit_to_contents()
-        if chosen is not None:
-            self.select(chosen.name)
+        self._keeping_selection = True
+        try:
+            self.model.set_rows(rows, self.desktop.clock.now_utc(), running)
+            self.table.fit_to_contents()
+            kept = chosen is not None and self.select(chosen.name)
+        finally:
+            self._keeping_selection = False
+        if chosen is not None and not kept:
+            self.notice.clear()  # the routine it spoke of is gone, or filtered out
         self._update_actions()
         self._ticker.follow()
 

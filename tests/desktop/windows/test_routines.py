@@ -730,6 +730,20 @@ def test_a_refused_run_now_on_a_quarantined_routine_offers_probe_and_release(
     )
 
 
+def test_a_notice_stays_through_a_reload_that_keeps_its_routine(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
+    """News reloads the page at any time (a run ending elsewhere): its model reset emptied the
+    selection for a moment, and that cleared the refusal the person had not yet read."""
+    add(desktop, loop, "sync", "@daily", "UTC")
+    loop.run_until_complete(desktop.act(lambda e: e.operator.quarantine("sync", "by hand")))
+    drive(loop, page, page.reload)
+    page.select("sync")
+    page.action["run_now"].trigger()
+    drive(loop, page)
+    assert page.notice.isVisible()
+    drive(loop, page, page.reload)
+    assert page.notice.isVisible() and page.selected().name == "sync"
+
+
 def test_a_notice_goes_when_another_routine_is_picked(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
     for name in ("a", "b"):
         add(desktop, loop, name, "@daily", "UTC")

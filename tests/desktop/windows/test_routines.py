@@ -709,15 +709,21 @@ def test_the_preview_reaches_the_next_clock_change_however_far(qtbot, loop, page
     assert "… the next clock change:" not in [row[0] for row in preview_rows(page)]
 
 
-def test_a_refused_run_now_on_a_quarantined_routine_offers_probe_and_release(
-    desktop, qtbot, loop, page
-) -> None:  # type: ignore[no-untyped-def]
+def run_now_refused_on_a_quarantined_routine(
+    desktop: Desktop, loop: qasync.QEventLoop, page: Page
+) -> None:
     add(desktop, loop, "sync", "@daily", "UTC")
     loop.run_until_complete(desktop.act(lambda e: e.operator.quarantine("sync", "by hand")))
     drive(loop, page, page.reload)
     page.select("sync")
     page.action["run_now"].trigger()
     drive(loop, page)
+
+
+def test_a_refused_run_now_on_a_quarantined_routine_offers_probe_and_release(
+    desktop, qtbot, loop, page
+) -> None:  # type: ignore[no-untyped-def]
+    run_now_refused_on_a_quarantined_routine(desktop, loop, page)
     notice = page.notice
     assert notice.isVisible() and "quarantined" in notice.text()
     assert "coven " not in notice.text()  # a button, never a command to type
@@ -733,12 +739,7 @@ def test_a_refused_run_now_on_a_quarantined_routine_offers_probe_and_release(
 def test_a_notice_stays_through_a_reload_that_keeps_its_routine(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]
     """News reloads the page at any time (a run ending elsewhere): its model reset emptied the
     selection for a moment, and that cleared the refusal the person had not yet read."""
-    add(desktop, loop, "sync", "@daily", "UTC")
-    loop.run_until_complete(desktop.act(lambda e: e.operator.quarantine("sync", "by hand")))
-    drive(loop, page, page.reload)
-    page.select("sync")
-    page.action["run_now"].trigger()
-    drive(loop, page)
+    run_now_refused_on_a_quarantined_routine(desktop, loop, page)
     assert page.notice.isVisible()
     drive(loop, page, page.reload)
     assert page.notice.isVisible() and page.selected().name == "sync"

@@ -6,7 +6,6 @@ import json
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from functools import lru_cache
-from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
 import apsw
@@ -205,25 +204,19 @@ def revisions(conn: apsw.Connection, routine_id: str) -> list[Revision]:
     return [_decoded(row) for row in rows]
 
 
-#: Stored revision rows decoded, by routine id and number, with the digest of the row each
-#: came from. Decoding is a function of the row alone, so a row with the digest kept decodes
-#: to the revision kept: a damaged or different row (another store, a repair) is decoded anew.
+#: Stored revision rows decoded, by routine id and number, with the row each came from.
+#: Decoding is a function of the row alone, so a row equal to the one kept decodes to the
+#: revision kept: a damaged or different row (another store, a repair) is decoded anew.
 #: Decoding every routine's revisions was most of the Routines page's read
-#: (bench_routines_page, "its reload"); a digest costs a fraction of it, and keeping one
-#: instead of a copy of the row keeps the tray small (bench_idle, "idle tray app: RSS").
-_DECODED: dict[tuple[str, int], tuple[bytes, Revision]] = {}
+#: (bench_routines_page, "its reload"); comparing a row costs a fraction of it.
+_DECODED: dict[tuple[str, int], tuple[tuple[Any, ...], Revision]] = {}
 _KEEP_DECODED = 8192  # rows; then the cache starts again (a bound, not an LRU)
 
 
-def _digest(row: tuple[Any, ...]) -> bytes:
-    # A row holds text, numbers and NULLs, whose repr tells each value from any other.
-    return blake2b(repr(row).encode(), digest_size=16).digest()
-
-
 def _decoded(row: tuple[Any, ...]) -> Revision:
-    key, digest = (row[0], row[1]), _digest(row)
+    key = (row[0], row[1])
     kept = _DECODED.get(key)
-    if kept is not None and kept[0] == digest:
+    if kept is not None and kept[0] == row:
         return kept[1]
     try:
         revision = _revision(row)
@@ -231,7 +224,7 @@ def _decoded(row: tuple[Any, ...]) -> Revision:
         raise BrokenRevision(row[1], f"its stored row is damaged ({error})", None) from error
     if len(_DECODED) >= _KEEP_DECODED:
         _DECODED.clear()  # another thread may be reading: it only misses
-    _DECODED[key] = (digest, revision)
+    _DECODED[key] = (row, revision)
     return revision
 
 

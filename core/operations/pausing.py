@@ -182,7 +182,11 @@ def close_window(
     start = routine.planned_through
     for span, _why in load(revisions, start, now + _JUST_AFTER).broken:  # mended by an edit since
         record_broken(conn, routine.id, span.revision.number, (span.start, span.end), stamp)
-    before = _windows(revisions, start, min(paused_at, now), MissedCause.APP_NOT_RUNNING)
+    # A wall clock set back behind the pause: all of the time since then was paused. Read
+    # as the pause's own instant, it left both windows empty while the cursor moved past
+    # now, and a moment due at the resume had no disposition (the soak, seed 672092034).
+    paused_at = min(paused_at, now)
+    before = _windows(revisions, start, paused_at, MissedCause.APP_NOT_RUNNING)
     during = _windows(revisions, max(start, paused_at), now + _JUST_AFTER,
                       MissedCause(reason.value))  # fmt: skip
     for windows, why in ((before, SkipReason.MISSED), (during, reason)):

@@ -357,3 +357,14 @@ def test_fresh_seed_a_budget_s_days_follow_the_tz_database_in_use(tmp_path: Path
     system's zone database, which still had it."""
     result = run_simulation(895461265, 260, tmp_path / "data")
     assert result.violation is None, describe(result)
+
+
+def test_fresh_seed_a_moment_due_at_a_resume_after_the_clock_went_back_behind_the_pause(
+    tmp_path: Path,
+) -> None:
+    """Strict, on the seed make soak found: everything paused at 20:00, the wall clock set
+    back to 17:29, a routine added whose first moment was 17:35, everything resumed at 17:35.
+    The pause's instant lay after now, so its window was empty, and the moment had no
+    disposition; it is now skipped as paused, like any moment due at a resume."""
+    result = run_simulation(672092034, 40, tmp_path / "data")
+    assert result.violation is None, describe(result)

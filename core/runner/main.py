@@ -103,11 +103,12 @@ class Runner:
 
     def run(self) -> int:
         pid = os.getpid()
+        me = proc.start_of(pid)
         started = record(
             "runner_started",
             runner_pid=pid,
-            runner_start=proc.start_time(pid),
-            runner_mark=proc.start_mark(pid),
+            runner_start=me.time,
+            runner_mark=me.mark,
             boot_id=proc.boot_id(),
         )
         try:
@@ -164,8 +165,8 @@ class Runner:
             pumps.wait(timeout)
             self.wakeup.drain()
 
-        self._journal("spawned", pid=command.pid, pid_start=proc.start_time(command.pid),
-                      pid_mark=proc.start_mark(command.pid))  # fmt: skip
+        spawned = proc.start_of(command.pid)
+        self._journal("spawned", pid=command.pid, pid_start=spawned.time, pid_mark=spawned.mark)
         failpoints.hit("runner.spawned")
         ending = self._await(spec, command, wait)
         if ending is Ending.CANCELLED:

@@ -20,6 +20,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from coven_core.runner.journal import REFUSED, RUNTIME_UNAVAILABLE, VALIDATION, write_all
@@ -379,21 +380,33 @@ def _only_zombies(pgid: int) -> bool:
     return True
 
 
-def start_time(pid: int) -> float:
-    """The process's start time, as psutil computes it (seconds since the epoch): for people.
+class Start(NamedTuple):
+    time: float  # since the epoch, as psutil computes it: for people
+    mark: float  # what identifies the process (see start_mark)
 
-    On Linux, psutil's own formula applied directly (``starttime`` of ``/proc/PID/stat`` in
-    clock ticks, plus ``btime`` of ``/proc/stat``): a forked runner asks twice, and psutil's
-    first call in a fresh fork cost more than twice the two reads (bench_dispatch's row
+
+def start_of(pid: int) -> Start:
+    """The process's start time and mark from one reading of ``/proc/PID/stat``.
+
+    On Linux, psutil's own formula applied directly (``starttime`` in clock ticks, plus
+    ``btime`` of ``/proc/stat``): a forked runner asks for itself and its command, and
+    psutil's first call in a fresh fork cost more than twice the reads (bench_dispatch's row
     "dispatch against that floor")."""
     if _CLOCK_TICKS:
         try:
-            return _since_boot(pid) + _boot_time()
+            since_boot = _since_boot(pid)
+            return Start(since_boot + _boot_time(), since_boot)
         except (OSError, ValueError, IndexError):
             pass  # gone, or /proc unlike Linux's: psutil decides (NoSuchProcess)
     import psutil  # see the module's docstring
 
-    return float(psutil.Process(pid).create_time())
+    created = float(psutil.Process(pid).create_time())
+    return Start(created, created)
+
+
+def start_time(pid: int) -> float:
+    """The process's start time since the epoch, as psutil computes it: for people."""
+    return start_of(pid).time
 
 
 def start_mark(pid: int) -> float:
@@ -478,6 +491,7 @@ def _epoch_liveness(pid: int, started: float) -> bool | None:
         return None
 
 
+@cache
 def boot_id() -> str:
     """This boot's identity; pids and start times are meaningless across a reboot.
 

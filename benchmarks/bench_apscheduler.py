@@ -39,10 +39,12 @@ start lag floor: the drain floor's attempts at the same steady 20 due/s (each se
           journal's ``intent`` fsync (which §8 puts before the spawn). Its p99 is the least
           lag a scheduler keeping §8's promises has here, one slot finishing its attempt
           (spawn, fsyncs, settlement commit) before it takes the next.
-runner floor: the start lag floor with the runner work of each attempt done, as §8 asks, by
-          a runner process of its own (``benchmarks.runner_floor``: a tiny fork server forks a
-          child per attempt, which journals, spawns and waits, and nothing else); the lag ends
-          at its spawn. Every design keeping §8 pays at least this.
+runner floors: each floor again with the runner work done out of the scheduler's process,
+          as §8 asks (``benchmarks.runner_floor``), in two designs: ``forked``, ours — a tiny
+          fork server forks a runner per attempt, which journals, spawns and waits, and
+          nothing else; ``pooled``, the alternative issue #24 asks to measure — a long-lived
+          runner per slot (a pool sized to the concurrency) doing one attempt after another.
+          The lag ends at the runner's spawn.
 
 Where our start lag goes (issue #9, measured 2026-12-02 on this 2-core machine). Each second's
 burst of 20 is CPU-bound, not bound by any wait: the attempts cost 13–15 ms of CPU each in
@@ -61,6 +63,15 @@ page faults (the fork server freezes its objects) gave ~5 %. The runner floor's 
 1.75× APScheduler's in the run that first measured it (101.9 ms against 58.1 ms; ours 219.9 ms,
 2.16× that floor): ≤ 1.0× is out of reach for a design with a runner process per attempt here,
 and even the floor without one was 1.05–1.19× in every run.
+
+Which design (issue #24, measured 2026-12-06 on this machine, ``--quick``, soak paused): the
+drain floors were 2.3× APScheduler inline, 5.4× with a forked runner per attempt and 3.5×
+with a pooled runner per slot; the start lag floors 1.8×, 2.0× and 1.6×. A pool would take
+about a third off the drain's floor, and no design reaches 1.0×: with every fsync and
+synchronous commit taken out of the inline floor (not durable; a side measurement), its
+drain came to 0.51–0.66 s against APScheduler's 0.50–0.54 s. What §8 and §9 promise per
+attempt — the decision and the settlement committed, the intent durable before the spawn,
+the exit durable before the settlement — costs more than APScheduler's whole job here.
 
 Run: python3 benchmarks/bench_apscheduler.py [--quick] [--routines N] [--window S]
 """
@@ -312,34 +323,65 @@ def theirs_lags(directory: Path, routines: int, window: float) -> list[float]:
     return lags
 
 
-def floor_drain(directory: Path, routines: int) -> float:
-    """The floor (see above): ``routines`` attempts, CONCURRENCY at a time."""
+def floor_drain(directory: Path, routines: int, design: str = "inline") -> float:
+    """The floor (see above): ``routines`` attempts, CONCURRENCY at a time, the runner work
+    done as ``design`` says (:func:`runners_for`)."""
     share = routines // CONCURRENCY
-    workers = [threading.Thread(target=floor, args=(directory / f"w{n}", share))
-               for n in range(CONCURRENCY)]  # fmt: skip
+    runners = runners_for(design)
+    workers = [threading.Thread(target=_drain_worker, args=(directory / f"w{n}", share, runner))
+               for n, runner in enumerate(runners)]  # fmt: skip
     started = time.time()
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join()
-    return time.time() - started
+    took = time.time() - started
+    _close(runners)
+    return took
+
+
+def runners_for(design: str) -> list[RunnerFloor | None]:
+    """Each slot's runner: ``inline`` none (the work in the slot's thread), ``forked`` one
+    fork server for all that forks a runner per attempt (ours), ``pooled`` a long-lived
+    runner per slot doing one attempt after another."""
+    if design == "inline":
+        return [None] * CONCURRENCY
+    if design == "forked":
+        return [RunnerFloor(TRUE)] * CONCURRENCY
+    return [RunnerFloor(TRUE, pooled=True) for _ in range(CONCURRENCY)]
+
+
+def _close(runners: list[RunnerFloor | None]) -> None:
+    for runner in {id(runner): runner for runner in runners if runner is not None}.values():
+        runner.close()
+
+
+def _drain_worker(directory: Path, count: int, runner: RunnerFloor | None) -> None:
+    if runner is None:
+        floor(directory, count)
+        return
+    conn = floor_store(directory)
+    for attempt in range(count):
+        runner_floor_attempt(conn, directory, attempt, runner)
+    conn.close()
 
 
 def floor_lags(
-    directory: Path, routines: int, window: float, runner: RunnerFloor | None = None
+    directory: Path, routines: int, window: float, design: str = "inline"
 ) -> list[float]:
     """The floor's start lags at the same steady rate: each second the group due then is
     queued (routine i is due at ``first + i // PER_SECOND``, again every PERIOD s) for
     CONCURRENCY threads doing the floor's attempts; the lag ends where APScheduler's does,
     just before ``subprocess.run``, after the decision's commit and the ``intent`` fsync.
-    With a ``runner``, each attempt's runner work is done by a forked runner process, and the
-    lag ends at its spawn."""
+    With runner processes (``design``, :func:`runners_for`), each attempt's runner work is
+    done by one, and the lag ends at its spawn."""
     due: queue.SimpleQueue[tuple[float, int] | None] = queue.SimpleQueue()
+    runners = runners_for(design)
     first = time.time() + 1.0
     lags: list[tuple[float, float]] = []
     workers = [threading.Thread(target=_floor_worker,
                                 args=(directory / f"w{n}", due, lags, runner))
-               for n in range(CONCURRENCY)]  # fmt: skip
+               for n, runner in enumerate(runners)]  # fmt: skip
     for worker in workers:
         worker.start()
     for second in range(int(WARM_UP + window) + 1):
@@ -351,6 +393,7 @@ def floor_lags(
         due.put(None)
     for worker in workers:
         worker.join()
+    _close(runners)
     measured = [lag for at, lag in lags if first + WARM_UP <= at < first + WARM_UP + window]
     if not measured:  # a worker failed (its traceback is above)
         raise RuntimeError("the start-lag floor started nothing in the measured window")
@@ -372,15 +415,6 @@ def _floor_worker(directory: Path, due: queue.SimpleQueue[tuple[float, int] | No
     conn.close()
 
 
-def runner_floor_lags(directory: Path, routines: int, window: float) -> list[float]:
-    """The floor's start lags with a forked runner process per attempt (``runner_floor``)."""
-    runner = RunnerFloor(TRUE)
-    try:
-        return floor_lags(directory, routines, window, runner)
-    finally:
-        runner.close()
-
-
 # -- the figures ----------------------------------------------------------------------------
 def in_temp(action: Callable[[Path], Any]) -> Callable[[], Any]:
     def run() -> Any:
@@ -390,59 +424,71 @@ def in_temp(action: Callable[[Path], Any]) -> Callable[[], Any]:
     return run
 
 
-def measure(routines: int, window: float, rounds: int) -> list[Figure]:
-    floors: list[float] = []
+DESIGNS = ("inline", "forked", "pooled")  # the floors' runner designs (runners_for)
 
-    def theirs_then_floor(directory: Path) -> float:
+
+def measure(routines: int, window: float, rounds: int) -> list[Figure]:
+    floors: dict[str, list[float]] = {design: [] for design in DESIGNS}
+
+    def theirs_then_floors(directory: Path) -> float:
         took = theirs_drain(directory, routines)
-        floors.append(floor_drain(directory, routines))
+        for design in DESIGNS:
+            (directory / design).mkdir()
+            floors[design].append(floor_drain(directory / design, routines, design))
         return took
 
-    lag_floors: list[float] = []
-    runner_floors: list[float] = []
+    lag_floors: dict[str, list[float]] = {design: [] for design in DESIGNS}
 
     def theirs_lag_then_floors(directory: Path) -> float:
         p99 = percentile(theirs_lags(directory, routines, window), 0.99)
-        lag_floors.append(percentile(floor_lags(directory, routines, window), 0.99))
-        (directory / "runner").mkdir()
-        runner_lags = runner_floor_lags(directory / "runner", routines, window)
-        runner_floors.append(percentile(runner_lags, 0.99))
+        for design in DESIGNS:
+            (directory / design).mkdir()
+            lags = floor_lags(directory / design, routines, window, design)
+            lag_floors[design].append(percentile(lags, 0.99))
         return p99
 
     drains = interleaved(in_temp(lambda d: ours_drain(d, routines)),
-                         in_temp(theirs_then_floor), rounds=rounds, warm=False)  # fmt: skip
+                         in_temp(theirs_then_floors), rounds=rounds, warm=False)  # fmt: skip
     p99s = interleaved(
         in_temp(lambda d: percentile(ours_lags(d, routines, window), 0.99)),
         in_temp(theirs_lag_then_floors), rounds=rounds, warm=False,
     )  # fmt: skip
     mine, theirs = (statistics.median(side) for side in drains)
-    least = statistics.median(floors)
+    least = {design: statistics.median(floors[design]) for design in DESIGNS}
     lag_ours, lag_theirs = (statistics.median(side) * 1e3 for side in p99s)
-    lag_least = statistics.median(lag_floors) * 1e3
-    runner_least = statistics.median(runner_floors) * 1e3
+    lag_least = {design: statistics.median(lag_floors[design]) * 1e3 for design in DESIGNS}
     name = "APScheduler 3, SQLAlchemy SQLite job store"
     return [
         cost_figure(f"drain of {routines:,} routines due at once, /bin/true", "s", mine, theirs,
                     1.0, baseline_name=name, note=f"concurrency {CONCURRENCY}, {rounds} rounds"),
-        info_figure("  drain floor: §8's fsyncs and commits, 4 at a time", "s", least, theirs,
-                    least / theirs, baseline_name=f"{name} (best reachable ratio)"),
-        info_figure("  drain against that floor", "s", mine, least, mine / least,
-                    baseline_name="the floor"),
+        *_floor_figures("drain", "s", mine, theirs, least, name),
         cost_figure(f"start lag p99 at {PER_SECOND} due/s over {routines:,} routines", "ms",
                     lag_ours, lag_theirs, 1.0, baseline_name=name,
                     note=f"{window:g} s measured after {WARM_UP:g} s, {rounds} rounds; "
                          "ours on a 60× clock (minute resolution)"),
-        info_figure("  start lag floor: §8's fsyncs and commits, 4 at a time", "ms", lag_least,
-                    lag_theirs, lag_least / lag_theirs,
-                    baseline_name=f"{name} (best reachable ratio)"),
-        info_figure("  start lag against that floor", "ms", lag_ours, lag_least,
-                    lag_ours / lag_least, baseline_name="the floor"),
-        info_figure("  start lag floor with a forked runner per attempt", "ms", runner_least,
-                    lag_theirs, runner_least / lag_theirs,
-                    baseline_name=f"{name} (best reachable ratio with §8's runner)"),
-        info_figure("  start lag against the runner floor", "ms", lag_ours, runner_least,
-                    lag_ours / runner_least, baseline_name="the runner floor"),
+        *_floor_figures("start lag", "ms", lag_ours, lag_theirs, lag_least, name),
     ]  # fmt: skip
+
+
+FLOOR_NAMES = {
+    "inline": "§8's fsyncs and commits, 4 at a time",
+    "forked": "+ a forked runner per attempt (ours)",
+    "pooled": "+ a pooled runner per slot",
+}
+
+
+def _floor_figures(row: str, unit: str, mine: float, theirs: float, least: dict[str, float],
+                   name: str) -> list[Figure]:  # fmt: skip
+    """Each design's floor against the baseline, then ours against our design's floor."""
+    figures = [
+        info_figure(f"  {row} floor: {FLOOR_NAMES[design]}", unit, least[design], theirs,
+                    least[design] / theirs, baseline_name=f"{name} (best reachable ratio)")
+        for design in DESIGNS
+    ]  # fmt: skip
+    figures.append(info_figure(f"  {row} against the forked runner's floor", unit, mine,
+                               least["forked"], mine / least["forked"],
+                               baseline_name="the floor of our design"))  # fmt: skip
+    return figures
 
 
 def figures(quick: bool) -> list[Figure]:

@@ -15,6 +15,7 @@ handled, nothing is watched but the child's end: every cost here is one ours als
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -58,6 +59,8 @@ def attempt(directory, argv):
 
 def serve(connection, argv):
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps finished runners
+    if os.environ.get("FLOOR_POOLED"):
+        return serve_pooled(connection, argv)
     with connection.makefile("rb") as requests:
         for line in requests:
             pid = os.fork()
@@ -73,18 +76,35 @@ def serve(connection, argv):
             connection.sendall(b"%d\n" % pid)
 
 
+def serve_pooled(connection, argv):
+    # The pooled design: this process is itself a long-lived runner serving one attempt
+    # after another, with no process made per attempt but the command's. Already in a
+    # session of its own: it was started with one.
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    with connection.makefile("rb") as requests:
+        for line in requests:
+            attempt(line.decode().rstrip("\n"), argv)
+            connection.sendall(b"%d\n" % os.getpid())
+
+
 serve(socket.socket(fileno=int(sys.argv[1])), sys.argv[2:])
 """
 
 
 class RunnerFloor:
-    """The tiny fork server and its client: :meth:`run` one attempt, get its spawn instant."""
+    """The tiny fork server and its client: :meth:`run` one attempt, get its spawn instant.
 
-    def __init__(self, argv: tuple[str, ...]) -> None:
+    ``pooled``: the server is instead one long-lived runner that does each attempt itself,
+    one after another (a pre-forked pool has one such runner per slot): the floor of a
+    design with no runner process per attempt, for comparison (issue #24)."""
+
+    def __init__(self, argv: tuple[str, ...], *, pooled: bool = False) -> None:
         ours, theirs = socket.socketpair()
+        self.pooled = pooled
         self._server = subprocess.Popen(
             [sys.executable, "-c", SERVER, str(theirs.fileno()), *argv],
             pass_fds=[theirs.fileno()], start_new_session=True, stdin=subprocess.DEVNULL,
+            env={**os.environ, "FLOOR_POOLED": "1"} if pooled else None,
         )  # fmt: skip
         theirs.close()
         self._socket, self._replies = ours, ours.makefile("rb")
@@ -96,7 +116,8 @@ class RunnerFloor:
         with self._lock:
             self._socket.sendall(f"{directory}\n".encode())
             pid = int(self._replies.readline())
-        waiter(pid)()  # the engine's own wait for a runner that is not its child
+        if not self.pooled:  # a pooled runner's reply comes when the attempt is done
+            waiter(pid)()  # the engine's own wait for a runner that is not its child
         lines = (directory / "journal.jsonl").read_text(encoding="utf-8").splitlines()
         records = {record["event"]: record for record in map(json.loads, lines)}
         if "spawned" not in records or "exited" not in records:

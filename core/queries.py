@@ -270,22 +270,33 @@ def routine_view(
     conn: apsw.Connection, routine: Routine, paused_all: bool | None = None
 ) -> RoutineView:
     """``paused_all``: whether all scheduling is paused, when the caller already knows."""
-    revision, broken = _loaded(conn, routine)
+    revision, broken = routines.loaded(conn, routine)
     if paused_all is None:
         paused_all = scheduling_paused(conn)
-    row = conn.execute(
-        "SELECT disposition, settled_at FROM occurrences WHERE routine_id = ? "
-        "AND disposition IS NOT NULL ORDER BY scheduled_utc DESC, id DESC LIMIT 1",
-        (routine.id,),
-    ).fetchone()
-    last, at = (row[0], maybe_instant_from(row[1])) if row else (None, None)
-    return RoutineView(routine, revision, last, at, broken, paused_all)
+    row = conn.execute(f"{_LAST} WHERE r.id = ?", (routine.id,)).fetchone()
+    return _view(routine, revision, broken, row[1:] if row else (None, None), paused_all)
 
 
-def _loaded(conn: apsw.Connection, routine: Routine) -> tuple[Revision | None, str | None]:
-    """The routine's newest revision, and why it cannot be used (None when it can)."""
-    revision, broken = routines.loaded(conn, routine)
-    return revision, None if broken is None else broken.reason(routine.name)
+#: Each routine's last settled occurrence: its disposition and when. A subquery a routine,
+#: in one statement: a statement a routine cost the Routines page's read a tenth of its time
+#: (bench_routines_page, "its reload").
+_LAST = (
+    "SELECT r.id, o.disposition, o.settled_at FROM routines AS r LEFT JOIN occurrences AS o "
+    "ON o.id = (SELECT id FROM occurrences WHERE routine_id = r.id "
+    "AND disposition IS NOT NULL ORDER BY scheduled_utc DESC, id DESC LIMIT 1)"
+)
+
+
+def _view(
+    routine: Routine,
+    revision: Revision | None,
+    broken: routines.BrokenRevision | None,
+    last: tuple[str | None, str | None],
+    paused_all: bool,
+) -> RoutineView:
+    disposition, at = last[0], maybe_instant_from(last[1])
+    why = None if broken is None else broken.reason(routine.name)
+    return RoutineView(routine, revision, disposition, at, why, paused_all)
 
 
 def usable(view: RoutineView) -> Revision:
@@ -303,7 +314,9 @@ def show(store: Store, name: str) -> RoutineView:
 def list_routines(store: Store) -> list[RoutineView]:
     with store.read() as conn:
         paused_all = scheduling_paused(conn)
-        return [routine_view(conn, routine, paused_all) for routine in routines.live(conn)]
+        lasts = {row[0]: row[1:] for row in conn.execute(f"{_LAST} WHERE r.state != 'deleted'")}
+        return [_view(routine, revision, broken, lasts[routine.id], paused_all)
+                for routine, revision, broken in routines.loaded_live(conn)]  # fmt: skip
 
 
 @dataclass(frozen=True)

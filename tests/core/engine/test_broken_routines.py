@@ -117,11 +117,15 @@ def test_the_event_log_keeps_why_in_english_in_a_german_process(engine: Engine) 
 def test_the_routine_list_shows_the_broken_one_and_the_rest(engine: Engine, damage: Break) -> None:
     engine.add("good", "*/5 * * * *")
     bad = engine.add("bad", "*/5 * * * *")
+    engine.run_until(T0 + minutes(7))  # a last result for each
     damage(engine, bad)
     views = {view.routine.name: view for view in queries.list_routines(engine.store)}
     assert views["good"].broken is None and views["good"].to_json()["broken"] is None
     assert "revision" in (views["bad"].broken or "")
     assert "delete" in views["bad"].to_json()["broken"]
+    # The list reads every routine at once; it says what asking for each one says.
+    assert views["good"].last_disposition == views["bad"].last_disposition == "succeeded"
+    assert views == {name: queries.show(engine.store, name) for name in ("good", "bad")}
 
 
 def test_a_zone_the_tz_database_lost_breaks_only_its_routine(

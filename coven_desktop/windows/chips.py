@@ -8,6 +8,7 @@ as a chip; :func:`chip_style` styles a label the same way (the run detail's head
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from PySide6.QtCore import (
@@ -19,7 +20,7 @@ from PySide6.QtCore import (
     QSize,
     Qt,
 )
-from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtGui import QColor, QIcon, QPainter, QPainterPath, QPen, QPixmap
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from coven_desktop.windows.timeline_colours import STATE_COLOURS as COLOURS
@@ -171,7 +172,55 @@ def inked(icon: QIcon, ink: QColor, size: int = _ICON) -> QPixmap:
 
 
 def _icon(named: object, style: QStyle) -> QIcon | None:
+    """A chip icon named as (theme name, the style's fallback), or (a drawn glyph, None)."""
     if not isinstance(named, tuple):
         return None
     theme, fallback = named
+    if fallback is None:
+        return DRAWN[str(theme)]()
     return QIcon.fromTheme(str(theme), style.standardIcon(fallback))
+
+
+#: Glyphs drawn here, where themes and styles offer pictures in colour ("preview" is a
+#: document, "delete" a filled bin), which inked into a chip (:func:`inked`) were blots.
+EYE, BIN = "coven-eye", "coven-bin"
+_GLYPH = 4 * _ICON  # drawn large, scaled down by the icon: smooth at any device ratio
+
+
+def _glyph(draw: Callable[[QPainter, float], None]) -> QIcon:
+    """A glyph in black outline on transparency, ``draw(painter, size)`` drawing it."""
+    pixmap = QPixmap(_GLYPH, _GLYPH)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(QPen(QColor("black"), _GLYPH * 0.1))
+    painter.setBrush(QColor("black"))
+    draw(painter, float(_GLYPH))
+    painter.end()
+    return QIcon(pixmap)
+
+
+def _eye(painter: QPainter, size: float) -> None:
+    """An open eye, a trial's meaning: watched, not acted on."""
+    middle, reach, lift = size / 2, size * 0.46, size * 0.72
+    lids = QPainterPath(QPointF(middle - reach, middle))
+    lids.quadTo(QPointF(middle, middle - lift), QPointF(middle + reach, middle))
+    lids.quadTo(QPointF(middle, middle + lift), QPointF(middle - reach, middle))
+    painter.strokePath(lids, painter.pen())
+    painter.drawEllipse(QPointF(middle, middle), size * 0.16, size * 0.16)
+
+
+def _bin(painter: QPainter, size: float) -> None:
+    """A bin in outline: its lid, its body, two ribs."""
+    painter.drawLine(QPointF(size * 0.12, size * 0.2), QPointF(size * 0.88, size * 0.2))
+    painter.drawLine(QPointF(size * 0.4, size * 0.08), QPointF(size * 0.6, size * 0.08))
+    body = QPainterPath(QPointF(size * 0.22, size * 0.3))
+    body.lineTo(QPointF(size * 0.3, size * 0.92))
+    body.lineTo(QPointF(size * 0.7, size * 0.92))
+    body.lineTo(QPointF(size * 0.78, size * 0.3))
+    painter.strokePath(body, painter.pen())
+    for x in (0.43, 0.57):
+        painter.drawLine(QPointF(size * x, size * 0.42), QPointF(size * x, size * 0.8))
+
+
+DRAWN: dict[str, Callable[[], QIcon]] = {EYE: lambda: _glyph(_eye), BIN: lambda: _glyph(_bin)}

@@ -19,7 +19,7 @@ from coven_core.model import RoutineState
 from coven_core.queries import RunningRun, _
 from coven_desktop import texts
 from coven_desktop.windows import run_times
-from coven_desktop.windows.chips import CHIP_ICON_ROLE, ChipRole
+from coven_desktop.windows.chips import BIN, CHIP_ICON_ROLE, EYE, ChipRole
 from coven_desktop.windows.routine_rows import RoutineRow, ago, instant_text
 
 Index = QModelIndex | QPersistentModelIndex
@@ -28,15 +28,16 @@ Index = QModelIndex | QPersistentModelIndex
 NameRole = Qt.ItemDataRole.UserRole + 1
 IconRole = CHIP_ICON_ROLE
 
-#: The State chip's icon: a themed one, the style's own where the desktop has no theme.
-STATE_ICONS: dict[str, tuple[str, QStyle.StandardPixmap]] = {
+#: The State chip's icon: a themed one, the style's own where the desktop has no theme;
+#: the trial's and the deleted one's are drawn (:data:`chips.DRAWN`).
+STATE_ICONS: dict[str, tuple[str, QStyle.StandardPixmap | None]] = {
     "active": ("emblem-default", QStyle.StandardPixmap.SP_DialogApplyButton),
     "running": ("media-playback-start", QStyle.StandardPixmap.SP_MediaPlay),
     "paused": ("media-playback-pause", QStyle.StandardPixmap.SP_MediaPause),
     "quarantined": ("dialog-error", QStyle.StandardPixmap.SP_MessageBoxCritical),
     "broken": ("dialog-warning", QStyle.StandardPixmap.SP_MessageBoxWarning),
-    "trial": ("document-preview", QStyle.StandardPixmap.SP_FileDialogContentsView),
-    "deleted": ("edit-delete", QStyle.StandardPixmap.SP_TrashIcon),
+    "trial": (EYE, None),
+    "deleted": (BIN, None),
 }
 _NEVER = float("inf")
 

@@ -17,6 +17,7 @@ from coven_desktop.windows.chips import (
     contrast,
     text_on,
 )
+from coven_desktop.windows.routine_model import STATE_ICONS
 from coven_desktop.windows.run_model import OutcomeWords
 
 OUTCOMES = ["succeeded", "failed", "cancelled", "timed_out", "skipped", "recovery_required",
@@ -81,3 +82,18 @@ def test_each_state_is_inked_once_in_its_own_ink(
     chips_painted(qtbot, [("active", ACTIVE), ("paused", PAUSED)] * 500)
     active, paused = (text_on(chip_colour(state)).name() for state in ("active", "paused"))
     assert sorted(ink for _name, ink in inked) == sorted([active, paused])  # not per chip
+
+
+def _inked_share(pixmap: QPixmap) -> float:
+    image = pixmap.toImage()
+    cells = [(x, y) for x in range(image.width()) for y in range(image.height())]
+    return sum(image.pixelColor(x, y).alpha() > 128 for x, y in cells) / len(cells)
+
+
+@pytest.mark.parametrize("state", sorted(STATE_ICONS))
+def test_every_state_icon_keeps_its_shape_once_inked(qapp, state: str) -> None:  # type: ignore[no-untyped-def]
+    """Inked into a chip, an icon is one colour: a picture (the style's "preview" document
+    the trial chip had) becomes a blot; a glyph stays a shape with room around it."""
+    icon = chips._icon(STATE_ICONS[state], qapp.style())
+    assert icon is not None
+    assert 0.1 < _inked_share(chips.inked(icon, QColor("white"))) < 0.6, state

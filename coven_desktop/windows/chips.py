@@ -172,13 +172,21 @@ def inked(icon: QIcon, ink: QColor, size: int = _ICON) -> QPixmap:
 
 
 def _icon(named: object, style: QStyle) -> QIcon | None:
-    """A chip icon named as (theme name, the style's fallback), or (a drawn glyph, None)."""
+    """A chip icon named as (theme name, the style's fallback), or (a drawn glyph, None).
+
+    Only the theme's *symbolic* variant is taken: it is drawn in one colour to be recoloured,
+    so it inks into its shape. The plain one is a picture in colour (Adwaita's
+    ``emblem-default`` is a green disc under its check), which inked into a blot; without
+    a symbolic variant the style's glyph serves."""
     if not isinstance(named, tuple):
         return None
     theme, fallback = named
     if fallback is None:
         return DRAWN[str(theme)]()
-    return QIcon.fromTheme(str(theme), style.standardIcon(fallback))
+    symbolic = f"{theme}-symbolic"
+    if QIcon.hasThemeIcon(symbolic):
+        return QIcon.fromTheme(symbolic)
+    return style.standardIcon(fallback)
 
 
 #: Glyphs drawn here, where themes and styles offer pictures in colour ("preview" is a

@@ -97,3 +97,42 @@ def test_every_state_icon_keeps_its_shape_once_inked(qapp, state: str) -> None: 
     icon = chips._icon(STATE_ICONS[state], qapp.style())
     assert icon is not None
     assert 0.1 < _inked_share(chips.inked(icon, QColor("white"))) < 0.6, state
+
+
+@pytest.fixture
+def icon_theme(tmp_path, qapp):  # type: ignore[no-untyped-def]
+    """A desktop icon theme of our own making, with its ``emblem-default`` a filled disc
+    (as Adwaita's colour one is); the app's theme settings are restored afterwards."""
+    root = tmp_path / "icons" / "Test"
+    (root / "16x16").mkdir(parents=True)
+    (root / "index.theme").write_text(
+        "[Icon Theme]\nName=Test\nDirectories=16x16\n\n[16x16]\nSize=16\nType=Fixed\n"
+    )
+    disc = QImage(16, 16, QImage.Format.Format_ARGB32)
+    disc.fill(QColor("green"))
+    disc.save(str(root / "16x16" / "emblem-default.png"))
+    paths, name = QIcon.themeSearchPaths(), QIcon.themeName()
+    QIcon.setThemeSearchPaths([str(tmp_path / "icons")])
+    QIcon.setThemeName("Test")
+    yield root / "16x16"
+    QIcon.setThemeSearchPaths(paths)
+    QIcon.setThemeName(name)
+
+
+def test_a_themes_picture_in_colour_gives_way_to_the_styles_glyph(qapp, icon_theme) -> None:  # type: ignore[no-untyped-def]
+    assert QIcon.hasThemeIcon("emblem-default")  # the theme is in force
+    icon = chips._icon(STATE_ICONS["active"], qapp.style())
+    assert icon is not None
+    assert _inked_share(chips.inked(icon, QColor("white"))) < 0.6  # not the disc
+
+
+def test_a_themes_symbolic_icon_is_taken(qapp, icon_theme) -> None:  # type: ignore[no-untyped-def]
+    ring = QImage(16, 16, QImage.Format.Format_ARGB32)
+    ring.fill(QColor(0, 0, 0, 0))
+    for x in range(16):
+        ring.setPixelColor(x, 8, QColor("black"))  # a bar: a shape no style draws
+    ring.save(str(icon_theme / "emblem-default-symbolic.png"))
+    icon = chips._icon(STATE_ICONS["active"], qapp.style())
+    assert icon is not None
+    image = chips.inked(icon, QColor("white"), 16).toImage()
+    assert image.pixelColor(8, 8).alpha() > 128 and image.pixelColor(8, 2).alpha() == 0

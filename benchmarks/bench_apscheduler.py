@@ -45,6 +45,11 @@ runner floors: each floor again with the runner work done out of the scheduler's
           nothing else; ``pooled``, the alternative issue #24 asks to measure — a long-lived
           runner per slot (a pool sized to the concurrency) doing one attempt after another.
           The lag ends at the runner's spawn.
+grouped floor: each floor again with group commit, the other design issue #24 names
+          (``benchmarks.group_floor``): the same durable steps, but the slots share one
+          journal and one store, and slots waiting at the same moment share one fsync or one
+          commit. Done in the slots' threads, it is the least a design with group commit pays.
+          (All floors are in ``benchmarks.floors``.)
 
 Where our start lag goes (issue #9, measured 2026-12-02 on this 2-core machine). Each second's
 burst of 20 is CPU-bound, not bound by any wait: the attempts cost 13–15 ms of CPU each in
@@ -81,7 +86,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import queue
 import statistics
 import subprocess
 import sys
@@ -103,11 +107,15 @@ from apscheduler.triggers.date import DateTrigger  # noqa: E402
 from apscheduler.triggers.interval import IntervalTrigger  # noqa: E402
 from sqlalchemy import create_engine, event  # noqa: E402
 
-from benchmarks.bench_dispatch import (  # noqa: E402
-    floor,
-    floor_attempt,
-    floor_store,
-    runner_floor_attempt,
+from benchmarks.floors import (  # noqa: E402
+    CONCURRENCY,
+    DESIGNS,
+    PER_SECOND,
+    PERIOD,
+    TRUE,
+    WARM_UP,
+    floor_drain,
+    floor_lags,
 )
 from benchmarks.harness import (  # noqa: E402
     Figure,
@@ -119,7 +127,6 @@ from benchmarks.harness import (  # noqa: E402
     print_table,
     scratch,
 )
-from benchmarks.runner_floor import RunnerFloor  # noqa: E402
 from coven_core.clock import SystemClock, VirtualClock, WakeReason, WakeSignal  # noqa: E402
 from coven_core.model import RevisionSpec  # noqa: E402
 from coven_core.operator import Operator  # noqa: E402
@@ -129,11 +136,7 @@ from coven_core.scheduling.passes import PassReport  # noqa: E402
 from coven_core.scheduling.scheduler import Limits, Scheduler  # noqa: E402
 from coven_core.store.store import Store  # noqa: E402
 
-TRUE = ("/bin/true",)
-CONCURRENCY = 4
-PER_SECOND, PERIOD = 20, 50  # 20 due each second; each routine every 50 s: 1,000 routines
 SCALE = 60.0  # our lag run: an engine minute per real second
-WARM_UP = 3.0  # seconds of the lag run not measured
 
 
 # -- ours -----------------------------------------------------------------------------------
@@ -323,98 +326,6 @@ def theirs_lags(directory: Path, routines: int, window: float) -> list[float]:
     return lags
 
 
-def floor_drain(directory: Path, routines: int, design: str = "inline") -> float:
-    """The floor (see above): ``routines`` attempts, CONCURRENCY at a time, the runner work
-    done as ``design`` says (:func:`runners_for`)."""
-    share = routines // CONCURRENCY
-    runners = runners_for(design)
-    workers = [threading.Thread(target=_drain_worker, args=(directory / f"w{n}", share, runner))
-               for n, runner in enumerate(runners)]  # fmt: skip
-    started = time.time()
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    took = time.time() - started
-    _close(runners)
-    return took
-
-
-def runners_for(design: str) -> list[RunnerFloor | None]:
-    """Each slot's runner: ``inline`` none (the work in the slot's thread), ``forked`` one
-    fork server for all that forks a runner per attempt (ours), ``pooled`` a long-lived
-    runner per slot doing one attempt after another."""
-    if design == "inline":
-        return [None] * CONCURRENCY
-    if design == "forked":
-        return [RunnerFloor(TRUE)] * CONCURRENCY
-    return [RunnerFloor(TRUE, pooled=True) for _ in range(CONCURRENCY)]
-
-
-def _close(runners: list[RunnerFloor | None]) -> None:
-    for runner in {id(runner): runner for runner in runners if runner is not None}.values():
-        runner.close()
-
-
-def _drain_worker(directory: Path, count: int, runner: RunnerFloor | None) -> None:
-    if runner is None:
-        floor(directory, count)
-        return
-    conn = floor_store(directory)
-    for attempt in range(count):
-        runner_floor_attempt(conn, directory, attempt, runner)
-    conn.close()
-
-
-def floor_lags(
-    directory: Path, routines: int, window: float, design: str = "inline"
-) -> list[float]:
-    """The floor's start lags at the same steady rate: each second the group due then is
-    queued (routine i is due at ``first + i // PER_SECOND``, again every PERIOD s) for
-    CONCURRENCY threads doing the floor's attempts; the lag ends where APScheduler's does,
-    just before ``subprocess.run``, after the decision's commit and the ``intent`` fsync.
-    With runner processes (``design``, :func:`runners_for`), each attempt's runner work is
-    done by one, and the lag ends at its spawn."""
-    due: queue.SimpleQueue[tuple[float, int] | None] = queue.SimpleQueue()
-    runners = runners_for(design)
-    first = time.time() + 1.0
-    lags: list[tuple[float, float]] = []
-    workers = [threading.Thread(target=_floor_worker,
-                                args=(directory / f"w{n}", due, lags, runner))
-               for n, runner in enumerate(runners)]  # fmt: skip
-    for worker in workers:
-        worker.start()
-    for second in range(int(WARM_UP + window) + 1):
-        time.sleep(max(0.0, first + second - time.time()))  # real-time: the floor's clock
-        group = second % PERIOD
-        for index in range(group * PER_SECOND, min(routines, (group + 1) * PER_SECOND)):
-            due.put((first + second, index))
-    for _ in workers:
-        due.put(None)
-    for worker in workers:
-        worker.join()
-    _close(runners)
-    measured = [lag for at, lag in lags if first + WARM_UP <= at < first + WARM_UP + window]
-    if not measured:  # a worker failed (its traceback is above)
-        raise RuntimeError("the start-lag floor started nothing in the measured window")
-    return measured
-
-
-def _floor_worker(directory: Path, due: queue.SimpleQueue[tuple[float, int] | None],
-                  lags: list[tuple[float, float]], runner: RunnerFloor | None) -> None:  # fmt: skip
-    conn = floor_store(directory)
-    attempt = 0
-    while (item := due.get()) is not None:
-        at = item[0]
-        if runner is None:
-            floor_attempt(conn, directory, attempt,
-                          lambda at=at: lags.append((at, time.time() - at)))  # fmt: skip
-        else:
-            lags.append((at, runner_floor_attempt(conn, directory, attempt, runner) - at))
-        attempt += 1
-    conn.close()
-
-
 # -- the figures ----------------------------------------------------------------------------
 def in_temp(action: Callable[[Path], Any]) -> Callable[[], Any]:
     def run() -> Any:
@@ -422,9 +333,6 @@ def in_temp(action: Callable[[Path], Any]) -> Callable[[], Any]:
             return action(directory)
 
     return run
-
-
-DESIGNS = ("inline", "forked", "pooled")  # the floors' runner designs (runners_for)
 
 
 def measure(routines: int, window: float, rounds: int) -> list[Figure]:
@@ -472,6 +380,7 @@ def measure(routines: int, window: float, rounds: int) -> list[Figure]:
 
 FLOOR_NAMES = {
     "inline": "§8's fsyncs and commits, 4 at a time",
+    "grouped": "the same with group commit (shared fsyncs)",
     "forked": "+ a forked runner per attempt (ours)",
     "pooled": "+ a pooled runner per slot",
 }

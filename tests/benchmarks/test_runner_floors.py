@@ -1,13 +1,17 @@
-"""The runner floors of bench_apscheduler: each design does §8's runner work for real."""
+"""The floors of bench_apscheduler (benchmarks.floors): each design does §8's runner work for real."""
 
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
+import apsw
 import pytest
 
-from benchmarks.bench_apscheduler import CONCURRENCY, floor_drain, floor_lags
+from benchmarks.floors import CONCURRENCY, floor_drain, floor_lags
+from benchmarks.group_floor import Group
 
 EVENTS = ["runner_started", "intent", "spawned", "exited"]
 
@@ -35,3 +39,51 @@ def test_every_attempt_of_a_runner_floor_is_journaled_by_a_runner_process(
 def test_the_pooled_lag_floor_measures_each_attempt_it_started(tmp_path: Path) -> None:
     lags = floor_lags(tmp_path, 1000, 1.0, "pooled")  # 20 due each second
     assert lags and all(0 <= lag < 30 for lag in lags)
+
+
+def test_the_grouped_floor_journals_and_settles_every_attempt_in_one_shared_journal(
+    tmp_path: Path,
+) -> None:
+    floor_drain(tmp_path, 8, "grouped")
+    shared = tmp_path / "shared"
+    records = [json.loads(line) for line in (shared / "journal.jsonl").read_text().splitlines()]
+    by_attempt: dict[int, list[str]] = {}
+    for record in records:
+        by_attempt.setdefault(record["attempt"], []).append(record["event"])
+    assert sorted(by_attempt) == list(range(8))
+    assert all(events == ["intent", "spawned", "exited"] for events in by_attempt.values())
+    store = apsw.Connection(str(shared / "floor.db"))
+    assert store.execute("SELECT count(*) FROM attempts WHERE state = 'settled'").fetchone() == (8,)
+
+
+def test_a_group_commit_returns_only_once_its_item_is_flushed_and_shares_the_next_flush() -> None:
+    batches: list[list[str]] = []
+    first_flush_started, release_first = threading.Event(), threading.Event()
+
+    def flush(batch: list[str]) -> None:
+        if not batches:
+            first_flush_started.set()
+            release_first.wait(5)
+        batches.append(list(batch))
+
+    group = Group(flush)
+    returned: list[str] = []
+
+    def submit(item: str) -> None:
+        group.submit(item)
+        assert any(item in batch for batch in batches)  # durable before submit returns
+        returned.append(item)
+
+    leader = threading.Thread(target=submit, args=("a",))
+    leader.start()
+    assert first_flush_started.wait(5)
+    followers = [threading.Thread(target=submit, args=(item,)) for item in "bcd"]
+    for follower in followers:
+        follower.start()
+    time.sleep(0.2)  # real-time: let the followers queue behind the running flush
+    assert returned == []
+    release_first.set()
+    for thread in (leader, *followers):
+        thread.join(5)
+    assert batches[0] == ["a"] and sorted(batches[1]) == ["b", "c", "d"] and len(batches) == 2
+    assert sorted(returned) == ["a", "b", "c", "d"]

@@ -30,6 +30,7 @@ import sys
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import BinaryIO
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -111,12 +112,17 @@ def floor_attempt(conn, directory: Path, index: int, on_start=None) -> None:  # 
             on_start()
         code = subprocess.run(TRUE, stdout=out, stderr=err, check=False).returncode
         _append(journal, {"event": "spawned", "pid": 0})
-        for output in (out, err):
-            if os.fstat(output.fileno()).st_size:  # an empty one has nothing to sync
-                os.fsync(output.fileno())
+        sync_outputs(out, err)
     _append(journal, {"event": "exited", "exit_code": code})
     os.close(journal)
     _commit(conn, "UPDATE attempts SET state = 'settled', code = ? WHERE id = ?", (code, index))
+
+
+def sync_outputs(*outputs: BinaryIO) -> None:
+    """Make the command's outputs durable before its exit is journaled."""
+    for output in outputs:
+        if os.fstat(output.fileno()).st_size:  # an empty one has nothing to sync
+            os.fsync(output.fileno())
 
 
 def runner_floor_attempt(conn, directory: Path, index: int, runner) -> float:  # type: ignore[no-untyped-def]

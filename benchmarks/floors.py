@@ -8,12 +8,14 @@ the engine (the README's test command installs no APScheduler).
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.bench_dispatch import TRUE, floor, floor_attempt, floor_store, runner_floor_attempt
+from benchmarks.bench_dispatch import TRUE, floor_attempt, floor_store, runner_floor_attempt
 from benchmarks.group_floor import GroupedFloor
 from benchmarks.runner_floor import RunnerFloor
 
@@ -63,17 +65,10 @@ def _close(runners: list[Runner]) -> None:
 
 
 def _drain_worker(directory: Path, count: int, runner: Runner) -> None:
-    if runner is None:
-        floor(directory, count)
-        return
-    if isinstance(runner, GroupedFloor):
-        for _ in range(count):
-            runner.attempt()
-        return
-    conn = floor_store(directory)
-    for attempt in range(count):
-        runner_floor_attempt(conn, directory, attempt, runner)
-    conn.close()
+    slot = _Slot(directory, runner)
+    for _ in range(count):
+        slot.attempt(lambda _started: None)
+    slot.close()
 
 
 def floor_lags(
@@ -112,16 +107,34 @@ def floor_lags(
 
 def _floor_worker(directory: Path, due: queue.SimpleQueue[tuple[float, int] | None],
                   lags: list[tuple[float, float]], runner: Runner) -> None:  # fmt: skip
-    conn = floor_store(directory)
-    attempt = 0
+    slot = _Slot(directory, runner)
     while (item := due.get()) is not None:
-        at = item[0]
-        if isinstance(runner, GroupedFloor):
-            runner.attempt(lambda at=at: lags.append((at, time.time() - at)))
-        elif runner is None:
-            floor_attempt(conn, directory, attempt,
-                          lambda at=at: lags.append((at, time.time() - at)))  # fmt: skip
+        slot.attempt(lambda started, at=item[0]: lags.append((at, started - at)))
+    slot.close()
+
+
+class _Slot:
+    """One slot's attempts in its design: :meth:`attempt` runs one and tells ``started`` the
+    epoch instant just before its command starts."""
+
+    def __init__(self, directory: Path, runner: Runner) -> None:
+        self._directory, self._runner = directory, runner
+        # The grouped design keeps one store for all slots; the others, one a slot.
+        self._store = None if isinstance(runner, GroupedFloor) else floor_store(directory)
+        self._attempts = itertools.count()
+
+    def attempt(self, started: Callable[[float], None]) -> None:
+        def on_start() -> None:
+            started(time.time())
+
+        if isinstance(self._runner, GroupedFloor):
+            self._runner.attempt(on_start)
+        elif self._runner is None:
+            floor_attempt(self._store, self._directory, next(self._attempts), on_start)
         else:
-            lags.append((at, runner_floor_attempt(conn, directory, attempt, runner) - at))
-        attempt += 1
-    conn.close()
+            index = next(self._attempts)
+            started(runner_floor_attempt(self._store, self._directory, index, self._runner))
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()

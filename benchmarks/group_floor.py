@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_dispatch import TRUE, floor_store
+from benchmarks.bench_dispatch import TRUE, floor_store, sync_outputs
 from coven_core.runner.journal import fsync_directory
 
 
@@ -91,9 +91,7 @@ class GroupedFloor:
                 on_start()
             code = subprocess.run(TRUE, stdout=out, stderr=err, check=False).returncode
             self._records.submit({"attempt": index, "event": "spawned", "pid": 0})
-            for output in (out, err):
-                if os.fstat(output.fileno()).st_size:  # an empty one has nothing to sync
-                    os.fsync(output.fileno())
+            sync_outputs(out, err)
         self._records.submit({"attempt": index, "event": "exited", "exit_code": code})
         self._statements.submit(
             ("UPDATE attempts SET state = 'settled', code = ? WHERE id = ?", (code, index))

@@ -40,6 +40,7 @@ class Group:
         self._pending: list[Any] = []
         self._queued = self._durable = 0
         self._flushing = False
+        self._failure: BaseException | None = None  # a failed flush: nothing after is durable
 
     def submit(self, item: Any) -> None:
         with self._turn:
@@ -47,6 +48,8 @@ class Group:
             self._queued += 1
             mine = self._queued
             while self._durable < mine:
+                if self._failure is not None:
+                    raise RuntimeError("a group flush failed") from self._failure
                 if self._flushing:
                     self._turn.wait()
                 else:
@@ -60,10 +63,14 @@ class Group:
         self._turn.release()
         try:
             self._flush(batch)
+        except BaseException as error:
+            self._failure = error
+            raise
+        else:
+            self._durable = upto
         finally:
             self._turn.acquire()
             self._flushing = False
-            self._durable = upto
             self._turn.notify_all()
 
 

@@ -87,3 +87,37 @@ def test_a_group_commit_returns_only_once_its_item_is_flushed_and_shares_the_nex
         thread.join(5)
     assert batches[0] == ["a"] and sorted(batches[1]) == ["b", "c", "d"] and len(batches) == 2
     assert sorted(returned) == ["a", "b", "c", "d"]
+
+
+def test_a_failed_group_flush_is_never_reported_as_durable() -> None:
+    first_flush_started, release_first = threading.Event(), threading.Event()
+    flushed: list[list[str]] = []
+
+    def flush(batch: list[str]) -> None:
+        if not flushed:  # the first flush holds the others back, then succeeds
+            first_flush_started.set()
+            release_first.wait(5)
+            flushed.append(batch)
+            return
+        raise OSError("fsync failed")  # the next, with both followers in it, fails
+
+    group = Group(flush)
+    outcomes: dict[str, str] = {}
+
+    def submit(item: str) -> None:
+        try:
+            group.submit(item)
+            outcomes[item] = "durable"
+        except (OSError, RuntimeError):
+            outcomes[item] = "refused"
+
+    threads = [threading.Thread(target=submit, args=(item,)) for item in "abc"]
+    threads[0].start()
+    assert first_flush_started.wait(5)
+    for thread in threads[1:]:
+        thread.start()
+    time.sleep(0.2)  # real-time: let both queue behind the first flush
+    release_first.set()
+    for thread in threads:
+        thread.join(5)
+    assert outcomes == {"a": "durable", "b": "refused", "c": "refused"}

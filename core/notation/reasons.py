@@ -35,8 +35,8 @@ _ATTEMPT_MESSAGES = (
     N_("retries exhausted after {count} attempt(s)"),
     N_("the wall clock moved back"),  # why a replanning happened (scheduling/watch.py)
     # what a stop did, part by part (operations/stopping.py)
-    N_("runner {pid} had already ended"),
-    N_("command {pid} had already ended"),
+    N_("runner {pid} ended after the stop was requested"),
+    N_("command {pid} ended after the stop was requested"),
     N_("runner {pid} asked to stop (SIGUSR1)"),
     N_("command group {pid} stopped ({signal})"),
     N_("command group {pid} signalled (SIGTERM, SIGKILL)"),

@@ -147,8 +147,8 @@ def perform(target: StopTarget) -> Stopped:
     """Signal what still runs (holding no transaction) and wait, bounded, for it to end."""
     done = []
     for process in target.processes:
-        if not process.alive():
-            done.append(f"{process.role} {process.pid} had already ended")
+        if not process.alive():  # it lived at the request: a live scheduler's cancel, or its end
+            done.append(f"{process.role} {process.pid} ended after the stop was requested")
         elif process.role == "runner":
             done.append(_stop_runner(process, target.grace))
         else:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from coven_core.errors import Conflict
+from coven_core.operations import stopping
 from coven_core.operations.reconcile import Outcome
 from coven_core.runner.process import start_time
 from coven_core.scheduling.lease import LEASE_TTL
@@ -96,3 +97,21 @@ def test_stop_with_nothing_running_is_refused(awaiting: tuple[Engine, str]) -> N
     with pytest.raises(Conflict, match=r"nothing of run .* is running"):
         engine.operator.stop(run_id)
     engine.operator.reconcile(run_id, Outcome.FAILED, "nothing runs: decide at once")
+
+
+def test_a_process_that_ends_between_the_request_and_the_signal_is_not_said_to_have_ended_before(
+    awaiting: tuple[Engine, str], sleeper: subprocess.Popen[bytes]
+) -> None:
+    """With a scheduler running, the recorded request wakes its cancel pass, which may stop
+    the runner before ``stop`` signals it: the result must not read as if it ended alone."""
+    engine, run_id = awaiting
+    engine.store.conn.execute(
+        "UPDATE attempts SET runner_pid = ?, runner_start = ?",
+        (sleeper.pid, start_time(sleeper.pid)),
+    )
+    target = stopping.request(engine.store.conn, run_id, "it hangs", engine.clock.now_utc())
+    sleeper.kill()  # as the live scheduler's cancel pass would, first
+    sleeper.wait()
+    stopped = stopping.perform(target)
+    assert stopped.confirmed
+    assert stopped.result == f"runner {sleeper.pid} ended after the stop was requested; all gone"

@@ -83,7 +83,7 @@ class CronSchedule:
     day fields, otherwise either one (Vixie cron). ``days_of_week`` uses 0 for Sunday.
     """
 
-    text: str
+    text: str  # as written; "" when built from sets (``matching_all``), which str() writes
     minutes: tuple[int, ...]
     hours: tuple[int, ...]
     days_of_month: tuple[int, ...]
@@ -100,6 +100,31 @@ class CronSchedule:
         if stripped.startswith("@"):
             return _parse_alias(cls, stripped)
         return _parse_fields(cls, stripped.split(), stripped)
+
+    @classmethod
+    def matching_all(
+        cls,
+        minutes: tuple[int, ...] | None,
+        hours: tuple[int, ...] | None,
+        days_of_month: tuple[int, ...] | None,
+        months: tuple[int, ...] | None,
+        days_of_week: frozenset[int] | None,
+    ) -> CronSchedule:
+        """The minutes that match every given set (None: any value), the day fields AND-ed.
+
+        For a schedule already validated in another notation (an RRULE that steps through
+        every period, ``coven_core.schedule.rrule``): the sets are sorted and in range, and
+        its text is written from them when first asked for.
+        """
+        return cls(
+            text="",
+            minutes=minutes or _MINUTE.every,
+            hours=hours or _HOUR.every,
+            days_of_month=days_of_month or _DAY_OF_MONTH.every,
+            months=_EVERY_MONTH if months is None else frozenset(months),
+            days_of_week=days_of_week or _EVERY_WEEKDAY,
+            days_and=True,
+        )
 
     @property
     def until(self) -> datetime | None:
@@ -172,10 +197,10 @@ class CronSchedule:
             yield from self._whole_day(year, month, day)
 
     def __str__(self) -> str:
-        return self.text
+        return self.text or _written(self)
 
     def __repr__(self) -> str:
-        return f"CronSchedule.parse({self.text!r})"
+        return f"CronSchedule.parse({str(self)!r})"
 
     def _whole_day(self, year: int, month: int, day: int) -> Iterator[datetime]:
         minutes = self.minutes
@@ -449,6 +474,22 @@ def _first_minute(start: datetime) -> tuple[int, int, int, int, int]:
             if hour == 24:
                 hour, day = 0, day + 1
     return year, month, day, hour, minute
+
+
+def _written(schedule: CronSchedule) -> str:
+    """The text of a schedule built from sets (``matching_all``): lists, ``*`` for a whole
+    field."""
+    fields = (
+        (schedule.minutes, _MINUTE),
+        (schedule.hours, _HOUR),
+        (schedule.days_of_month, _DAY_OF_MONTH),
+        (schedule.months, _MONTH),
+        (schedule.days_of_week, _DAY_OF_WEEK),
+    )
+    return " ".join(
+        "*" if set(values) >= set(field.every) - {7} else ",".join(map(str, sorted(values)))
+        for values, field in fields
+    )
 
 
 def _month_length(year: int, month: int) -> int:

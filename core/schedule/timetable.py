@@ -12,6 +12,8 @@ import enum
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
+from itertools import repeat
 from zoneinfo import ZoneInfo
 
 from coven_core.errors import ScheduleError
@@ -70,7 +72,6 @@ class Timetable:
     """The moments of one schedule in one zone."""
 
     kind: ScheduleKind
-    spec: str  # normalised, with its prefix: "cron:30 2 * * *", "every 15m", …
     zone_key: str
     zone: ZoneInfo
     anchor: datetime  # aware UTC: RRULE's DTSTART (read in the zone), the interval's origin
@@ -81,15 +82,27 @@ class Timetable:
     def build(cls, spec: str, zone_key: str, anchor: datetime) -> Timetable:
         """Validate and bind a spec. Raises ScheduleError or ZoneError naming the problem."""
         zone = tzdb.zone(zone_key)
-        anchor = _whole_minute(anchor.astimezone(UTC))
+        anchor = _whole_minute(anchor if anchor.tzinfo is UTC else anchor.astimezone(UTC))
         kind, body = classify(spec)
         if kind is ScheduleKind.AFTER:
-            return cls(kind, AFTER_ONLY, zone_key, zone, anchor, None, None)
+            return cls(kind, zone_key, zone, anchor, None, None)
         if kind is ScheduleKind.INTERVAL:
-            every = IntervalSchedule.parse(body)
-            return cls(kind, str(every), zone_key, zone, anchor, None, every)
+            return cls(kind, zone_key, zone, anchor, None, IntervalSchedule.parse(body))
         calendar = _parse_calendar(kind, body, anchor, zone)
-        return cls(kind, _normalised(kind, calendar), zone_key, zone, anchor, calendar, None)
+        return cls(kind, zone_key, zone, anchor, calendar, None)
+
+    @cached_property
+    def spec(self) -> str:
+        """The normalised spec, with its prefix: "cron:30 2 * * *", "every 15m", …
+
+        Written when first asked: the planner builds a timetable for each stored revision
+        and never reads it (bench row "next occurrence cold").
+        """
+        if self.interval is not None:
+            return str(self.interval)
+        if self.calendar is None:
+            return AFTER_ONLY
+        return _normalised(self.kind, self.calendar)
 
     def moments_from(self, start: datetime) -> Iterator[BoundTime]:
         """Moments at or after ``start`` (aware), skipped ones included, in wall-time order,
@@ -101,13 +114,14 @@ class Timetable:
             yield moment
 
     def _unbounded_moments_from(self, start: datetime) -> Iterator[BoundTime]:
-        if self.kind is ScheduleKind.AFTER:
-            return
+        # Iterators handed on, not generators stacked: each layer costs a cold start its
+        # frame (bench row "next occurrence cold").
         if self.interval is not None:
-            for instant in self.interval.instants_from(self.anchor, start):
-                yield at_instant(instant, self.zone)
-            return
-        yield from self._calendar_moments(start.astimezone(UTC))
+            instants = self.interval.instants_from(self.anchor, start)
+            return map(at_instant, instants, repeat(self.zone))
+        if self.calendar is None:  # AFTER: no moments of its own
+            return iter(())
+        return self._calendar_moments(start.astimezone(UTC))
 
     def moments_between(
         self, start: datetime, end: datetime | None = None, limit: int | None = None
@@ -146,11 +160,12 @@ class Timetable:
         if isinstance(calendar, RRuleSchedule) and calendar.count is not None:
             return _counted(calendar, self.zone)
         assert calendar is not None
-        first_wall = wall_of(start, self.zone) - self._lookback(start)
-        return (bind(wall, self.zone) for wall in calendar.wall_times_from(first_wall))
+        walls = calendar.wall_times_from(self._first_wall(start))
+        return map(bind, walls, repeat(self.zone))
 
-    def _lookback(self, start: datetime) -> timedelta:
-        """How far before ``start``'s wall time a skipped gap moment can still be due.
+    def _first_wall(self, start: datetime) -> datetime:
+        """``start``'s wall time (``start`` is in UTC), less how far before it a skipped gap
+        moment can still be due.
 
         A nonexistent wall time is read with the smaller pre-transition offset, so its nominal
         instant can lie after ``start`` although its wall time lies before.
@@ -158,7 +173,7 @@ class Timetable:
         now = start.astimezone(self.zone).utcoffset()
         before = (start - _LONGEST_GAP).astimezone(self.zone).utcoffset()
         assert now is not None and before is not None
-        return max(timedelta(0), now - before)
+        return start.replace(tzinfo=None) + now - max(timedelta(0), now - before)
 
 
 def _counted(rule: RRuleSchedule, zone: ZoneInfo) -> Iterator[BoundTime]:

@@ -524,6 +524,15 @@ _SPANS = {
 }
 
 
+def _accepted(rule: str, dtstart: datetime) -> RRuleSchedule:
+    """The rule parsed, or the example discarded: a drawn rule may never produce a time."""
+    try:
+        return RRuleSchedule.parse(rule, dtstart)
+    except ScheduleError:
+        assume(False)
+        raise
+
+
 @st.composite
 def _rules(draw: st.DrawFn) -> str:
     freq = draw(st.sampled_from(sorted(_SPANS)))
@@ -559,11 +568,7 @@ def _rules(draw: st.DrawFn) -> str:
 def test_restarting_later_gives_the_same_times_as_dateutil_from_dtstart(
     rule: str, dtstart: datetime, periods: int, extra: float
 ) -> None:
-    try:
-        schedule = RRuleSchedule.parse(rule, dtstart)
-    except ScheduleError:
-        assume(False)
-        raise
+    schedule = _accepted(rule, dtstart)
     span = _SPANS[rule.split(";")[0].removeprefix("FREQ=")] * schedule._expansion.interval
     start = schedule.dtstart + span * (periods + extra)
     horizon = start + span * 40
@@ -578,3 +583,65 @@ def test_restarting_later_gives_the_same_times_as_dateutil_from_dtstart(
         patch.setattr(datetime_module, "MAXYEAR", horizon.year + 1)
         expected = list(reference.xafter(start, inc=True))
         assert list(restarted.xafter(start, inc=True)) == expected
+
+
+# Rules that are sets of cron fields take the cron path --------------------------------
+
+
+@st.composite
+def _cron_shaped_rules(draw: st.DrawFn) -> str:
+    """INTERVAL=1 and no COUNT, BYSETPOS, BYDAY ordinal or day counted from the month's end:
+    the rules ``RRuleSchedule`` expands with cron's fields instead of dateutil."""
+    parts = [f"FREQ={draw(st.sampled_from(sorted(_SPANS)))}"]
+
+    def maybe(name: str, values: st.SearchStrategy[int] | st.SearchStrategy[str]) -> None:
+        chosen = draw(st.lists(values, min_size=1, max_size=4))
+        if draw(st.booleans()):
+            parts.append(f"{name}={','.join(map(str, chosen))}")
+
+    maybe("BYMONTH", st.integers(1, 12))
+    maybe("BYMONTHDAY", st.integers(1, 31))
+    maybe("BYDAY", st.sampled_from(["MO", "TU", "WE", "TH", "FR", "SA", "SU"]))
+    maybe("BYHOUR", st.integers(0, 23))
+    maybe("BYMINUTE", st.integers(0, 59))
+    if draw(st.booleans()):
+        parts.append("INTERVAL=1")
+    return ";".join(parts)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    rule=_cron_shaped_rules(),
+    dtstart=st.datetimes(datetime(1990, 1, 1), datetime(2040, 1, 1)),
+    later=st.timedeltas(timedelta(0), timedelta(days=3 * 366)),
+    before=st.booleans(),
+)
+def test_rules_on_the_cron_path_give_dateutils_times(
+    rule: str, dtstart: datetime, later: timedelta, before: bool
+) -> None:
+    schedule = _accepted(rule, dtstart)
+    assert schedule._cron is not None
+    start = schedule.dtstart - later if before else schedule.dtstart + later
+    # The reference is dateutil itself, parsing the text and iterating from DTSTART; a rule
+    # this sparse (BYMONTH=2;BYMONTHDAY=29;BYDAY=MO) may need decades for a few times.
+    horizon = start + timedelta(days=366 * 60)
+    reference = rrulestr(f"{rule};UNTIL={horizon:%Y%m%dT%H%M%S}", dtstart=schedule.dtstart)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(datetime_module, "MAXYEAR", horizon.year + 1)
+        expected = list(islice(reference.xafter(start, inc=True), 12))
+    got = list(islice(schedule.wall_times_from(start), len(expected)))
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "FREQ=DAILY;INTERVAL=2",
+        "FREQ=MONTHLY;COUNT=3",
+        "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1",
+        "FREQ=MONTHLY;BYDAY=1MO",
+        "FREQ=MONTHLY;BYMONTHDAY=-1",
+    ],
+)
+def test_rules_that_are_not_sets_of_cron_fields_stay_with_dateutil(rule: str) -> None:
+    assert RRuleSchedule.parse(rule, datetime(2026, 1, 1))._cron is None

@@ -166,12 +166,11 @@ def review(conn: apsw.Connection, stamp: Stamp) -> None:
     """Once per start: stop every active routine that no longer loads (a tz database upgrade
     lost its zone, a newer version refuses its schedule) before its next moment comes due,
     and plan again each broken one that binds with this process's tz database."""
-    for routine in routines.active(conn):
-        broken = routines.breakage(conn, routine)
+    for routine, revision, broken in routines.loaded_active(conn):
         if broken is not None and routine.next_due is not None:
             _stop_broken(conn, routine, routine.planned_through, broken, stamp)
-        elif broken is None and routine.next_due is None:
-            table = routines.timetable(routines.current_revision(conn, routine))
+        elif revision is not None and broken is None and routine.next_due is None:
+            table = routines.timetable(revision)
             if next_due(table, routine.planned_through) is not None:  # not an ended schedule
                 routines.advance(conn, routine.id, routine.planned_through, routine.planned_through)
 

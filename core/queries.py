@@ -348,8 +348,8 @@ class HistoryRow:
             "state": self.state,
             "reason": self.reason,
             "decision": None if self.decision is None else json.loads(self.decision),
-            "window": None
-            if self.window_count is None
+            "window": None  # a broken routine's window has bounds but no count
+            if self.window_first is None
             else {
                 "first": _iso(self.window_first),
                 "last": _iso(self.window_last),

@@ -65,4 +65,5 @@ def _reason(row: HistoryRow, zone_key: str, locale: str) -> str:
     first = local_text(row.window_first, zone_key, locale, "short")
     last = local_text(row.window_last, zone_key, locale, "short")
     count = "" if row.window_count is None else f" {row.window_count}"
-    return f"{row.reason}{count} ({row.cause}) · {first} → {last}"
+    cause = "" if row.cause in (None, row.reason) else f" ({row.cause})"  # broken: said once
+    return f"{row.reason}{count}{cause} · {first} → {last}"

@@ -3,6 +3,8 @@ reading command still answers for all routines and names the broken one, with ho
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import apsw
 import pytest
 
@@ -65,3 +67,18 @@ def test_an_edit_of_the_zone_mends_it(broken: Coven) -> None:
     broken.json("routine", "edit", "bad", "--tz", "Europe/Berlin")
     listed = {r["name"]: r for r in broken.json("routine", "list")["routines"]}
     assert listed["bad"]["state"] == "active" and listed["bad"]["broken"] is None
+
+
+def test_history_names_the_broken_window_once(broken: Coven, on_engine_clock: Engine) -> None:
+    """The window a broken routine could not plan: its reason is its cause, said once."""
+    react(on_engine_clock)  # the start's review stops ``bad`` before its first moment
+    on_engine_clock.run_until(on_engine_clock.clock.now_utc() + timedelta(minutes=20))
+    broken.json("routine", "edit", "bad", "--tz", "UTC")
+    react(on_engine_clock)  # mended: the pass records the window it could not plan
+    [window] = [row for row in broken.json("history", "bad")["occurrences"]
+                if row["reason"] == "routine_broken"]  # fmt: skip
+    # Its moments could not be computed, so it has bounds but no count.
+    assert window["window"]["first"] and window["window"]["count"] is None
+    status, out, _ = broken("history", "bad")
+    [line] = [line for line in out.splitlines() if "routine_broken" in line]
+    assert status == 0 and line.count("routine_broken") == 1, line

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from coven_core.errors import CovenError
+from coven_core.runner.spec import STDOUT_FILE
 
 #: Retention per routine (DESIGN §11): at most this many delivered files …
 DEFAULT_KEEP_COUNT = 100
@@ -94,6 +95,16 @@ class DeliveryError(CovenError):
         super().__init__(message)
         self.folder = folder
         self.os_error = os_error
+
+
+def has_output(attempt_dir: str) -> bool:
+    """Whether the attempt captured any stdout. An empty (or missing) one has nothing to
+    deliver: no file, no fsyncs, no receipt (bench_apscheduler, "drain": four deliveries
+    of nothing took a third of each pass)."""
+    try:
+        return os.stat(Path(attempt_dir) / STDOUT_FILE).st_size > 0
+    except FileNotFoundError:
+        return False
 
 
 def output_name(scheduled_utc: datetime, occurrence_id: str) -> str:

@@ -29,6 +29,7 @@ from coven_core.model import (
 from coven_core.operations.settings import MAX_ACTIVE_SQL
 from coven_core.runtime.base import Launch, Started
 from coven_core.scheduling import ids
+from coven_core.scheduling.delivery import has_output
 from coven_core.scheduling.planner import MissedWindow, Planned
 from coven_core.store.codec import instant_from, instant_text, maybe_instant_text, seconds_of
 from coven_core.store.errors import StoreBug
@@ -415,7 +416,8 @@ def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp:
         "UPDATE occurrences SET state = 'running' WHERE id = ? AND state = 'claimed'",
         (launch.occurrence_id,),
     )
-    if started.attempt_dir is not None:  # settled before this record: still deliver its output
+    if started.attempt_dir is not None and has_output(started.attempt_dir):
+        # settled before this record: still deliver its output
         conn.execute(
             "INSERT OR IGNORE INTO deliveries (occurrence_id, state) SELECT id, 'pending' "
             "FROM occurrences WHERE id = ? AND disposition = 'succeeded'",

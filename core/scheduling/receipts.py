@@ -20,6 +20,7 @@ import apsw
 
 from coven_core import events
 from coven_core.events import EventKind
+from coven_core.runner.spec import STDOUT_FILE
 from coven_core.scheduling.delivery import (
     DeliveryError,
     Receipt,
@@ -62,7 +63,7 @@ def due(conn: apsw.Connection, data_dir: Path, now: datetime, limit: int) -> lis
     jobs = []
     for oid, rid, at, tries, attempt_dir in rows:
         if attempt_dir is not None:
-            source, folder = Path(attempt_dir) / "stdout", data_dir / "output" / rid
+            source, folder = Path(attempt_dir) / STDOUT_FILE, data_dir / "output" / rid
             jobs.append(Job(oid, rid, source, folder, output_name(instant_from(at), oid), tries))
     return jobs
 

@@ -19,6 +19,7 @@ from coven_core.model import Disposition, FailureClass, Revision, RoutineState
 from coven_core.notation import reasons
 from coven_core.runtime.base import Exit
 from coven_core.scheduling import chains, routines
+from coven_core.scheduling.delivery import has_output
 from coven_core.scheduling.occurrences import Stamp, settle
 from coven_core.scheduling.retry import RetryPolicy, decide
 from coven_core.store.codec import instant_text, maybe_instant_text
@@ -122,7 +123,7 @@ def _succeeded(conn: apsw.Connection, attempt: _Attempt, stamp: Stamp) -> None:
     if attempt.failures and not attempt.probe:  # only a release resets a quarantine's count
         reset = "UPDATE routines SET consecutive_failures = 0 WHERE id = ?"
         conn.execute(reset, (attempt.routine_id,))
-    if attempt.attempt_dir is not None:
+    if attempt.attempt_dir is not None and has_output(attempt.attempt_dir):
         conn.execute(
             "INSERT OR IGNORE INTO deliveries (occurrence_id, state) VALUES (?, 'pending')",
             (attempt.occurrence_id,),

@@ -58,3 +58,34 @@ def test_a_full_batch_of_deliveries_asks_for_another_pass_at_once(tmp_path, cloc
     assert engine.scheduler.deadline == report.started_at
     engine.scheduler.pass_once("deadline")
     assert delivered(engine) == 4
+
+
+@dataclass
+class QuietRuntime(PrintingRuntime):
+    """Like PrintingRuntime, but the routines in ``quiet`` print nothing."""
+
+    quiet: frozenset[str] = frozenset()
+
+    def start(self, launch: Launch) -> Started:
+        started = super().start(launch)
+        if launch.routine_id in self.quiet:
+            (Path(started.attempt_dir or "") / "stdout").write_bytes(b"")
+        return started
+
+
+def test_a_success_that_printed_nothing_has_nothing_to_deliver(tmp_path, clock) -> None:
+    """No empty file, no fsyncs and no receipt for it; its run is still a success on record."""
+    engine = make_engine(tmp_path / "data", clock)
+    due = T0 + minutes(1)
+    quiet = engine.add("quiet", f"once {due:%Y-%m-%dT%H:%M}")
+    loud = engine.add("loud", f"once {due:%Y-%m-%dT%H:%M}")
+    runtime = QuietRuntime(clock, engine.wake, root=tmp_path / "attempts", quiet=frozenset({quiet}))
+    engine.runtime = engine.scheduler.runtime = runtime  # type: ignore[assignment]
+    engine.run_until(due + minutes(1))
+    rows = engine.store.conn.execute(
+        "SELECT o.routine_id, o.disposition, d.state FROM occurrences o "
+        "LEFT JOIN deliveries d ON d.occurrence_id = o.id"
+    ).fetchall()
+    assert sorted(rows) == sorted([(quiet, "succeeded", None), (loud, "succeeded", "delivered")])
+    assert not (tmp_path / "data" / "output" / quiet).exists()
+    assert len(list((tmp_path / "data" / "output" / loud).iterdir())) == 1

@@ -104,7 +104,9 @@ def has_output(attempt_dir: str) -> bool:
     try:
         return os.stat(Path(attempt_dir) / STDOUT_FILE).st_size > 0
     except FileNotFoundError:
-        return False
+        return False  # the command wrote nothing
+    except OSError:
+        return True  # unreadable from here: the delivery itself will say why
 
 
 def output_name(scheduled_utc: datetime, occurrence_id: str) -> str:

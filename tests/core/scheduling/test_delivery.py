@@ -26,6 +26,7 @@ from coven_core.scheduling.delivery import (
     DeliveryError,
     Receipt,
     deliver,
+    has_output,
     output_name,
     prune_outputs,
     repair,
@@ -106,6 +107,22 @@ def test_missing_source_is_delivered_as_empty_output(tmp_path: Path, folder: Pat
 
     assert (folder / NAME).read_bytes() == b""
     assert (receipt.size, receipt.sha256) == (0, sha(b""))
+
+
+def test_has_output_says_whether_there_is_anything_to_deliver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert not has_output(str(tmp_path))  # no stdout file: the command wrote nothing
+    (tmp_path / "stdout").write_bytes(b"")
+    assert not has_output(str(tmp_path))
+    (tmp_path / "stdout").write_bytes(b"x")
+    assert has_output(str(tmp_path))
+
+    def refused(path: object) -> os.stat_result:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(delivery.os, "stat", refused)
+    assert has_output(str(tmp_path))  # not readable here: the delivery will report it
 
 
 def test_empty_source_is_delivered_as_empty_output(tmp_path: Path, folder: Path) -> None:

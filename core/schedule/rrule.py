@@ -353,8 +353,8 @@ def _split_parts(text: str) -> dict[str, str]:
     for chunk in body.split(";"):
         raw_name, equals, raw_value = chunk.partition("=")
         name, value = raw_name.strip().upper(), raw_value.strip()
-        if not (equals and value and name in _SUPPORTED_NAMES):  # not the common case
-            name, value = _split_part(chunk)
+        if not (equals and value and name in _SUPPORTED_NAMES):
+            name, value = _split_part(chunk)  # refuses it, naming what is wrong
         if name in parts:
             raise ScheduleError(_("RRULE: {name} is given twice").format(name=name))
         parts[name] = value
@@ -366,22 +366,18 @@ def _split_part(chunk: str) -> tuple[str, str]:
         raise ScheduleError(_("RRULE: empty part (a stray ';')"))
     raw_name, equals, raw_value = chunk.partition("=")
     name = raw_name.strip().upper()
-    if equals and name in _SUPPORTED_NAMES:
-        return name, _part_value(name, raw_value)
     if not equals or not _PART_NAME.fullmatch(name):
         raise ScheduleError(
             _("RRULE: {part!r} is not a NAME=VALUE part").format(part=chunk.strip())
         )
     if name in _UNSUPPORTED:
         raise ScheduleError(_("unsupported RRULE part {name}").format(name=name))
-    raise ScheduleError(_("unknown RRULE part {name}").format(name=name))
-
-
-def _part_value(name: str, raw_value: str) -> str:
+    if name not in _SUPPORTED_NAMES:
+        raise ScheduleError(_("unknown RRULE part {name}").format(name=name))
     value = raw_value.strip()
     if not value:
         raise ScheduleError(_("RRULE {name}: no value given").format(name=name))
-    return value
+    return name, value
 
 
 def _parse_freq(value: str) -> str:
@@ -696,13 +692,13 @@ def _check_week_reachable(rule: _Rule, dtstart: datetime) -> None:
     reach only every gcd(INTERVAL, week)-th day, hour or minute of it. BYDAY, and BYHOUR and
     BYMINUTE at the rule's own level or below it, must allow at least one of those."""
     unit = _UNIT_MINUTES.get(rule.freq)
-    if unit is None or rule.interval == 1:  # INTERVAL=1 steps onto every one of them
-        return
-    limits = _stepped_limits(rule)
-    if not limits:
+    if unit is None:
         return
     step = gcd(rule.interval * unit, _MINUTES_PER_WEEK)
     if step == unit:  # every day, hour or minute of the week is reached
+        return
+    limits = _stepped_limits(rule)
+    if not limits:
         return
     first = (dtstart.weekday() * 24 * 60 + dtstart.hour * 60 + dtstart.minute) // unit * unit
     if any(_reached_is_allowed(rule, p) for p in range(first % step, _MINUTES_PER_WEEK, step)):

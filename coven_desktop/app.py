@@ -68,27 +68,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(app: QApplication, data_dir: object, name: str, *, quit_after_ready: bool) -> int:
+    """Run the loop until :meth:`Desktop.quit` quits the application (the tray's Quit, a stop
+    signal, ``--quit-after-ready``); its code. One run of the loop for the app's whole life:
+    Quit ends it, so nothing has to finish after the application has quit."""
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     desktop = Desktop(data_dir, default_clock())  # type: ignore[arg-type]
     instance = InstanceServer(name, desktop)
     instance.activated.connect(lambda _arguments: desktop.show_window())
     with loop:
-        loop.run_until_complete(_serve(app, desktop, quit_after_ready=quit_after_ready))
+        _quit_on_stop_signals(loop, desktop)
+        started = loop.create_task(_start(desktop, quit_after_ready=quit_after_ready))
+        code = loop.run_forever()
     instance.close()
-    return 0
+    return code if started.done() else 1
 
 
-async def _serve(app: QApplication, desktop: Desktop, *, quit_after_ready: bool) -> None:
-    """Start, then run until quit, in one run of the loop: a task the start left behind
-    would otherwise take its next step between two runs, where there is no running loop."""
-    stop_requested = _on_stop_signals(asyncio.get_running_loop())
-    await desktop.start()
+async def _start(desktop: Desktop, *, quit_after_ready: bool) -> None:
+    try:
+        await desktop.start()
+    except Exception:
+        log.exception("coven-desktop could not start")
+        QApplication.exit(1)
+        return
     if quit_after_ready:
         print(json.dumps(readiness(desktop)), flush=True)
-        await desktop.close()
-        return
-    await _until_quit(app, desktop, stop_requested)
+        desktop.quit()
 
 
 def readiness(desktop: Desktop) -> dict[str, object]:
@@ -105,42 +110,21 @@ def readiness(desktop: Desktop) -> dict[str, object]:
     }
 
 
-def _on_stop_signals(loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
-    """A future that any of the engine's ``STOP_SIGNALS`` resolves.
+def _quit_on_stop_signals(loop: asyncio.AbstractEventLoop, desktop: Desktop) -> None:
+    """Each of the engine's ``STOP_SIGNALS`` acts as Quit.
 
     Through the loop's ``add_signal_handler``: a plain ``signal.signal`` handler runs only when
     the interpreter gets control, which an idle Qt event loop may not give it for a long time;
     the loop's handler writes to a wakeup fd that qasync watches, so the loop wakes at once.
     The loop removes the handlers when it closes.
     """
-    requested: asyncio.Future[None] = loop.create_future()
-    for name in STOP_SIGNALS:  # each acts as Quit
-        loop.add_signal_handler(getattr(signal, name), _stop_requested, requested, name)
-    return requested
+    for name in STOP_SIGNALS:
+        loop.add_signal_handler(getattr(signal, name), _stop_requested, desktop, name)
 
 
-def _stop_requested(requested: asyncio.Future[None], name: str) -> None:
+def _stop_requested(desktop: Desktop, name: str) -> None:
     log.info("%s received: quitting", name)
-    if not requested.done():
-        requested.set_result(None)
-
-
-async def _until_quit(
-    app: QApplication, desktop: Desktop, stop_requested: asyncio.Future[None]
-) -> None:
-    """Until Quit (the tray's, or a stop signal's, which does the same)."""
-    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def finish() -> None:
-        if not done.done():
-            done.set_result(None)
-
-    app.aboutToQuit.connect(finish)
-    await asyncio.wait([done, stop_requested], return_when=asyncio.FIRST_COMPLETED)
-    if not done.done():
-        # Drains (bounded, off the GUI thread), closes the store; app.quit() ends the wait.
-        await desktop.quit()
-        await done
+    desktop.quit()  # drains (bounded, off the GUI thread), closes the store, quits the app
 
 
 if __name__ == "__main__":

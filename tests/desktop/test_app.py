@@ -51,6 +51,17 @@ def _sockets(folder: Path) -> list[Path]:
     return [path for path in folder.rglob("*") if path.is_socket()]
 
 
+def _shutdowns_recorded(data: Path) -> int:
+    engine = open_engine(data)
+    try:
+        (count,) = engine.store.conn.execute(
+            "SELECT count(*) FROM events WHERE kind = 'shutdown'"
+        ).fetchone()
+    finally:
+        engine.close()
+    return int(count)
+
+
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_a_stop_signal_quits_like_quit(tmp_path: Path, stop: signal.Signals) -> None:
     """A logout sends SIGTERM (or SIGHUP): drain, remove the sockets, close the store, exit 0."""
@@ -71,13 +82,7 @@ def test_a_stop_signal_quits_like_quit(tmp_path: Path, stop: signal.Signals) -> 
         app.wait()
     assert _sockets(data) == []
     assert f"{stop.name} received: quitting" in (data / "logs" / "coven.log").read_text()
-    engine = open_engine(data)
-    try:
-        assert engine.store.conn.execute(
-            "SELECT count(*) FROM events WHERE kind = 'shutdown'"
-        ).fetchone() == (1,)
-    finally:
-        engine.close()
+    assert _shutdowns_recorded(data) == 1
 
 
 @pytest.mark.parametrize(
@@ -101,3 +106,38 @@ def test_its_help_is_one_language(
     words = " ".join(capsys.readouterr().out.split())
     assert [text for text in said if text not in words] == [], words
     assert [text for text in not_said if text in words] == [], words
+
+
+#: ``coven-desktop`` whose start ends with a click on the tray's Quit.
+_QUIT_FROM_THE_TRAY = """
+import sys
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QAction
+from coven_desktop.app import main
+from coven_desktop.desktop import Desktop
+
+start = Desktop.start
+
+async def start_then_quit_from_the_tray(desktop):
+    await start(desktop)
+    QTimer.singleShot(0, desktop.tray.menu.findChild(QAction, "quit").trigger)
+
+Desktop.start = start_then_quit_from_the_tray
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_quit_from_the_tray_drains_closes_and_ends_the_app(tmp_path: Path) -> None:
+    """Exit 0, the sockets gone, the shutdown recorded: on a real display the tray's Quit
+    once ended in "Event loop stopped before Future completed", its socket left behind."""
+    data = tmp_path / "data"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    env.pop("XDG_RUNTIME_DIR", None)  # the instance socket then lives in the data directory
+    ended = subprocess.run(
+        [sys.executable, "-c", _QUIT_FROM_THE_TRAY, "--data-dir", str(data)],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert ended.returncode == 0, ended.stderr
+    assert "Traceback" not in ended.stderr
+    assert _sockets(data) == []
+    assert _shutdowns_recorded(data) == 1

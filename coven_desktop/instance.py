@@ -7,7 +7,8 @@ the socket lives in the runtime directory when there is one of ours (owned by th
 unset). Never in a shared directory, where another user could take the name first, and never
 in the abstract namespace, which every local user can reach: a path too long for a socket is
 shortened through :class:`~coven_core.engine.SocketDir`, as the engine's wake sockets
-are.
+are. Where Python has no AF_UNIX (Windows, where routines do not run yet) there is no hand-over:
+a second launch starts, and the store's lease keeps it standing by.
 """
 
 from __future__ import annotations
@@ -15,15 +16,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import stat
+from contextlib import suppress
+from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtNetwork import QLocalServer, QLocalSocket
+from PySide6.QtCore import QObject, QSocketNotifier, Signal
 
 from coven_core.engine import SocketDir
 
-_TIMEOUT_MS = 1000
+SUPPORTED = hasattr(socket, "AF_UNIX")
+_TIMEOUT_S = 1.0
+_MOST = 64 * 1024  # a launch's arguments as one JSON line; more is not a launch of ours
 
 
 def server_name(data_dir: Path) -> str:
@@ -45,60 +50,107 @@ def _is_private_dir(path: Path) -> bool:
 
 def hand_over(name: str, arguments: list[str]) -> bool:
     """Give our arguments to a running instance; False if there is none."""
-    socket = QLocalSocket()
+    if not SUPPORTED:
+        return False
     path = Path(name)
-    with SocketDir(path.parent) as folder:
-        socket.connectToServer(folder.path(path.name))
-        if not socket.waitForConnected(_TIMEOUT_MS):
+    with SocketDir(path.parent) as folder, socket.socket(socket.AF_UNIX) as client:
+        client.settimeout(_TIMEOUT_S)
+        try:
+            client.connect(folder.path(path.name))
+            client.sendall(json.dumps(arguments).encode() + b"\n")
+        except OSError:  # no socket, a stale one, or an instance that does not answer
             return False
-    socket.write(json.dumps(arguments).encode() + b"\n")
-    socket.waitForBytesWritten(_TIMEOUT_MS)
-    socket.disconnectFromServer()
     return True
 
 
 class InstanceServer(QObject):
-    """The first instance's end: emits ``activated`` with the later launch's arguments."""
+    """The first instance's end: emits ``activated`` with the later launch's arguments.
+
+    A plain AF_UNIX socket followed by a :class:`QSocketNotifier`, not Qt's ``QLocalServer``:
+    QtNetwork is 3 MiB and 8 ms of the tray's start for one line per launch (bench_idle:
+    "idle tray app: RSS", "launch to tray ready")."""
 
     activated = Signal(object)
 
     def __init__(self, name: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._server = QLocalServer(self)
-        self._sockets: list[QLocalSocket] = []
-        self._server.newConnection.connect(self._accept)
+        self._clients: dict[socket.socket, tuple[QSocketNotifier, bytearray]] = {}
+        self._retired: list[QSocketNotifier] = []  # see _forget
         path = Path(name)
-        self._folder = SocketDir(path.parent)  # open until close(): Qt removes the file then
-        address = self._folder.path(path.name)
-        QLocalServer.removeServer(address)  # a stale socket from a crashed instance
-        if not self._server.listen(address):
+        self._folder = SocketDir(path.parent)  # open until close(), which removes the file
+        self._address = self._folder.path(path.name)
+        self._server = socket.socket(socket.AF_UNIX) if SUPPORTED else None
+        if self._server is None:
+            return  # nothing listens: see the module's docstring
+        try:
+            self._listen(self._server)
+        except OSError as error:
+            self._server.close()
             self._folder.close()
-            raise OSError(f"cannot listen on {name}: {self._server.errorString()}")
-        os.chmod(address, 0o600)  # a socket file's mode follows the umask
+            raise OSError(f"cannot listen on {name}: {error.strerror or error}") from error
+        self._notifier = QSocketNotifier(self._server.fileno(), QSocketNotifier.Type.Read, self)
+        self._notifier.activated.connect(self._accept)
+
+    def _listen(self, server: socket.socket) -> None:
+        with suppress(FileNotFoundError):
+            os.unlink(self._address)  # a stale socket from a crashed instance
+        server.bind(self._address)
+        os.chmod(self._address, 0o600)  # a socket file's mode follows the umask
+        server.listen()
+        server.setblocking(False)
 
     def _accept(self) -> None:
-        while (socket := self._server.nextPendingConnection()) is not None:
-            self._sockets.append(socket)
-            socket.readyRead.connect(self._read_ready)
+        assert self._server is not None
+        self._retired.clear()
+        while True:
+            try:
+                client, _address = self._server.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            client.setblocking(False)
+            notifier = QSocketNotifier(client.fileno(), QSocketNotifier.Type.Read)
+            self._clients[client] = (notifier, bytearray())
+            notifier.activated.connect(partial(self._read, client))
 
-    def _read_ready(self) -> None:
-        for socket in list(self._sockets):
-            if socket.canReadLine():
-                self._read(socket)
-                self._sockets.remove(socket)
-                socket.abort()
-
-    def _read(self, socket: QLocalSocket) -> None:
-        line = bytes(socket.readLine().data()).decode("utf-8", "replace")
+    def _read(self, client: socket.socket, *_signal: object) -> None:
+        _notifier, received = self._clients[client]
         try:
-            arguments = json.loads(line)
-        except ValueError:
-            arguments = []
-        self.activated.emit(arguments if isinstance(arguments, list) else [])
+            chunk = client.recv(4096)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        received += chunk
+        line, newline, _rest = received.partition(b"\n")
+        if newline or not chunk or len(received) > _MOST:
+            self._forget(client)
+            if newline:
+                self.activated.emit(_arguments(bytes(line)))
+
+    def _forget(self, client: socket.socket) -> None:
+        notifier, _received = self._clients.pop(client)
+        notifier.setEnabled(False)
+        # Kept until the next launch or close(): dropped now, it would be deleted inside its
+        # own signal; ``deleteLater`` crashed in ~QObject once its owner had gone.
+        self._retired.append(notifier)
+        client.close()
 
     def close(self) -> None:
-        for socket in self._sockets:
-            socket.abort()
-        self._sockets.clear()
-        self._server.close()
+        for client in list(self._clients):
+            self._forget(client)
+        self._retired.clear()
+        if self._server is not None:
+            self._notifier.setEnabled(False)
+            self._server.close()
+            with suppress(FileNotFoundError):
+                os.unlink(self._address)
         self._folder.close()
+
+
+def _arguments(line: bytes) -> list[str]:
+    """A launch's arguments; anything but a JSON list of them is a launch without any."""
+    try:
+        arguments = json.loads(line.decode("utf-8", "replace"))
+    except ValueError:
+        return []
+    return arguments if isinstance(arguments, list) else []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import stat
 from pathlib import Path
 
@@ -49,3 +50,50 @@ def test_a_runtime_dir_others_can_enter_is_not_used(
     assert Path(server_name(data)).parent == data
     shared.chmod(0o700)
     assert Path(server_name(data)).parent == shared
+
+
+def _private_store(tmp_path: Path) -> tuple[Path, str]:
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    return data, server_name(data)
+
+
+def test_a_stale_socket_is_replaced_and_no_instance_means_no_hand_over(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    _data, name = _private_store(tmp_path)
+    crashed = socket.socket(socket.AF_UNIX)
+    crashed.bind(name)  # what an instance that crashed leaves: a socket file, no listener
+    crashed.close()
+    assert not hand_over(name, ["--show"])
+    server = InstanceServer(name)
+    try:
+        with qtbot.waitSignal(server.activated, timeout=5000) as activated:
+            assert hand_over(name, [])
+        assert activated.args == [[]]
+    finally:
+        server.close()
+    assert not hand_over(name, [])
+
+
+def test_a_line_that_is_not_a_launch_shows_the_window_and_a_silent_one_nothing(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    data, name = _private_store(tmp_path)
+    server = InstanceServer(name)
+    shown: list[object] = []
+    server.activated.connect(shown.append)
+    try:
+        with socket.socket(socket.AF_UNIX) as silent:
+            silent.connect(name)  # connects and says nothing: no launch
+        with (
+            qtbot.waitSignal(server.activated, timeout=5000),
+            socket.socket(socket.AF_UNIX) as other,
+        ):
+            other.connect(name)
+            other.sendall(b'{"not": "a list"}\n')
+        with qtbot.waitSignal(server.activated, timeout=5000):
+            assert hand_over(name, ["--data-dir", str(data)])
+    finally:
+        server.close()
+    assert shown == [[], ["--data-dir", str(data)]]

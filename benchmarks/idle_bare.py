@@ -6,13 +6,17 @@ line arrives on its standard input or it closes. The two helpers that do this ar
 
 With ``--with-engine`` it first imports what the contract puts in the app's process and
 the app cannot do without — qasync (and asyncio) and the engine's scheduler, runner runtime
-and operator API — and does nothing with them: the floor the real app is measured against.
+and operator API — does nothing with them, and runs its loop through qasync with one
+callback, as any app on qasync does: the floor the real app is measured against. (qasync's
+first callback is not free: its timer's ``killTimer`` makes PySide 6.8+ build the whole ``Qt``
+namespace, ~100 enums, to resolve the overload that takes a ``Qt.TimerId``.)
 
 Run: python3 -m benchmarks.idle_bare [--with-engine]   (from the repository root)
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -61,19 +65,28 @@ ENGINE_MODULES = ("qasync", "coven_core.engine", "coven_core.scheduling.schedule
 
 def main(argv: list[str]) -> int:
     app = QApplication(sys.argv[:1])
-    if "--with-engine" in argv:
-        import importlib
-
-        for module in ENGINE_MODULES:
-            importlib.import_module(module)
+    with_engine = "--with-engine" in argv
+    for module in ENGINE_MODULES if with_engine else ():
+        importlib.import_module(module)
     app.setQuitOnLastWindowClosed(False)
     tray = QSystemTrayIcon(QIcon(str(ICON)), app)
     tray.show()
     stdin = quit_on_stdin(app.quit)
     when_idle(announce_ready)
-    code = app.exec()
+    code = _run_on_qasync(app) if with_engine else app.exec()
     stdin.setEnabled(False)
     return code
+
+
+def _run_on_qasync(app: QApplication) -> int:
+    import asyncio  # here: the bare app imports no more than PySide6
+
+    qasync = importlib.import_module("qasync")
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    loop.call_soon(lambda: None)  # the first callback, as the app's start is
+    with loop:
+        return int(loop.run_forever())
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ The evidence is the engine's own (:func:`coven_core.views.attention.attention`):
 line, the runner's journal, whether the runner and the command still run (pid and start
 time), the output's tail, the attempts and what Coven tried, in sentences. While the run's
 runner or command still runs the engine refuses any decision, so the page says so in amber,
-shows the process, offers *Stop the command* (the engine's ``stop``) and *Re-check*, and keeps
-the decision buttons disabled, the reason in their tooltip. A decision — *It succeeded*, *It
+shows the process, offers *Stop the command* (the engine's ``stop``) and *Re-check*, looks again
+by itself when the process ends (:mod:`~coven_desktop.osnotify.process_end`), and keeps the
+decision buttons disabled, the reason in their tooltip. A decision — *It succeeded*, *It
 failed*, *Retry it* (only once the person ticks that they verified there was no side effect)
 — needs a reason and a confirmation that says what it will do, and is sent with the digest
 of the evidence as shown, so evidence that changed meanwhile is refused and shown again.
@@ -51,6 +52,7 @@ from coven_core.queries import (
     ngettext,
     recent_audit,
 )
+from coven_desktop.osnotify.process_end import ProcessEnds
 from coven_desktop.windows.common import (
     LivePage,
     Row,
@@ -106,6 +108,8 @@ class Page(LivePage):
         self._asked = False  # a reload the person asked for (stop, re-check): no "changed" note
         self._said_error = False  # the line under the amber notice reports a failure
         self.tones = Tones(self)
+        self.process_ends = ProcessEnds(self)  # what still runs: looked at again when it ends
+        self.process_ends.ended.connect(self.recheck)
         layout = QVBoxLayout(self)
         self.headline = QLabel(self)
         self.headline.setWordWrap(True)
@@ -360,6 +364,7 @@ class Page(LivePage):
         if item is None:
             self.summary.setText("")
             self.live_banner.hide()
+            self.process_ends.stop()
             return
         self.summary.setText(self._summary(item))
         self.command.setText(item.command or "—")
@@ -411,14 +416,15 @@ class Page(LivePage):
     def _show_live(self, item: Item) -> None:
         """The amber notice, while anything of a run awaiting a decision still runs."""
         live = _live(item) if item.kind == RECOVERY_REQUIRED else []
+        self.process_ends.watch(process.pid for process in live if process.pid)
         self.live_banner.setVisible(bool(live))
         if not live:
             return
         lines = [self._live_line(process) for process in live]
         lines.append(
             _(
-                "A decision now could let two copies run at once. Stop the command, or wait "
-                "until it ends and re-check."
+                "A decision now could let two copies run at once. Stop the command, or wait: "
+                "this page looks again when it ends."
             )
         )
         self.live_text.setText("<br>".join(lines))

@@ -3,6 +3,7 @@ outlives it (issues #8, #21; DESIGN §5, §8)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -180,6 +181,21 @@ def test_re_check_allows_a_decision_once_the_command_has_ended(
     assert "you can decide now" in page.stop_result.text()
     assert page.failed_button.isEnabled()
     assert "the routine stays paused until you resume it" in page.failed_button.toolTip()
+
+
+def test_the_page_looks_again_by_itself_when_the_command_ends(
+    page: Page, loop: qasync.QEventLoop, awaiting: Awaiting
+) -> None:
+    """No Re-check needed: the command's end (a pidfd here) makes the page look again."""
+    assert page.live_banner.isVisible() and not page.failed_button.isEnabled()
+    stop_command(awaiting)  # it ends by another hand: no news reaches the engine
+    deadline = loop.time() + 10
+    while page.live_banner.isVisible():
+        assert loop.time() < deadline, "the page did not notice that the command ended"
+        loop.run_until_complete(asyncio.sleep(0.02))
+        loop.run_until_complete(page.settle())
+    assert "you can decide now" in page.stop_result.text()
+    assert page.failed_button.isEnabled()
 
 
 def test_a_decision_asks_first_and_cancelling_changes_nothing(

@@ -9,7 +9,8 @@ dropped, the first the first, and come back when there is room.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt
@@ -50,13 +51,14 @@ class FittingTable(QTableView):
 
     def fit_to_contents(self) -> None:
         """Measure the columns' contents again (after new rows), then fit."""
-        for column in self.dropped:  # measured as if shown: it comes back when there is room
-            self.setColumnHidden(column, False)
-        self.dropped.clear()
-        self.resizeColumnsToContents()
-        columns = self.model().columnCount() if self.model() is not None else 0
-        self._wanted = [self._want(c) for c in range(columns)]
-        self.fit()
+        with self._resizing():
+            for column in self.dropped:  # measured as if shown: it comes back when there is room
+                self.setColumnHidden(column, False)
+            self.dropped.clear()
+            self.resizeColumnsToContents()
+            columns = self.model().columnCount() if self.model() is not None else 0
+            self._wanted = [self._want(c) for c in range(columns)]
+            self.fit()
 
     def _want(self, column: int) -> int:
         if self.isColumnHidden(column):
@@ -70,6 +72,10 @@ class FittingTable(QTableView):
         widths = list(self._wanted)
         if not widths:
             return
+        with self._resizing():
+            self._share_out(widths)
+
+    def _share_out(self, widths: list[int]) -> None:
         self._drop_for_room(widths)
         excess = sum(widths) - self.viewport().width()
         shown = [c for c, width in enumerate(widths) if width]
@@ -81,6 +87,28 @@ class FittingTable(QTableView):
         for column, width in enumerate(widths):  # the last one takes what is left
             if not self.isColumnHidden(column):
                 self.setColumnWidth(column, width)
+
+    @contextmanager
+    def _resizing(self) -> Iterator[None]:
+        """Columns resized as one change, painted once.
+
+        Qt repaints the table later for two things a reload starts: each resized column (from
+        a zero timer in ``QTableView::columnResized``) and the items' layout after new rows
+        (``doDelayedItemsLayout``). Both fire after the first paint of the new rows, so every
+        reload painted 1,000 rows twice (bench_routines_page: "its reload"). With the header
+        quiet and the layout done now, the view is updated once, after."""
+        header = self.horizontalHeader()
+        if header.signalsBlocked():  # within an outer change (fit inside fit_to_contents)
+            yield
+            return
+        header.blockSignals(True)
+        try:
+            yield
+        finally:
+            header.blockSignals(False)
+            self.executeDelayedItemsLayout()
+            self.updateGeometries()
+            self.viewport().update()
 
     def _drop_for_room(self, widths: list[int]) -> None:
         """Hide the columns of ``drop`` that must go (their width becomes 0), show again

@@ -4,6 +4,7 @@ column to "…", and shows them again when there is room (issue 22)."""
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
@@ -64,3 +65,33 @@ def test_the_last_shown_column_reaches_the_edge_and_a_column_the_owner_hid_stays
     edge = table.viewport().width()
     last = shown(table)[-1]
     assert table.columnViewportPosition(last) + table.columnWidth(last) == edge
+
+
+class Paints(QObject):
+    """Counts a widget's paints."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        self.count += event.type() == QEvent.Type.Paint
+        return False
+
+
+def test_new_rows_fitted_are_painted_once(parent: QWidget, qtbot: QtBot) -> None:
+    """Resized columns and the new rows' layout are one change: a reload of the Routines
+    page painted its 1,000 rows twice (bench_routines_page, "its reload")."""
+    table = table_of(parent, 900)
+    qtbot.waitExposed(parent)
+    qtbot.wait(50)  # the first paints are done
+    model = table.model()
+    assert isinstance(model, QStandardItemModel)
+    paints = Paints(table.viewport())
+    model.removeRows(0, model.rowCount())
+    for row in range(200):  # new rows, wider than the old: every column is resized
+        model.appendRow([QStandardItem(f"{text} {row}") for text in TEXTS])
+    table.fit_to_contents()
+    qtbot.wait(100)  # what Qt leaves for later has run
+    assert paints.count == 1

@@ -77,7 +77,7 @@ def _print_attempt(attempt: AttemptEvidence, zone: str, locale: str) -> None:
 def _attempt_fields(attempt: AttemptEvidence, zone: str, locale: str) -> list[tuple[str, str]]:
     fields = [
         (_("Started", locale), _maybe_time_text(attempt.started_at, zone, locale)),
-        (_("Exited", locale), _maybe_time_text(attempt.exited_at, zone, locale)),
+        _end_field(attempt, zone, locale),
         (_("Runner", locale), _process_text(attempt.runner_pid, attempt.runner_alive, locale)),
         (_("Command", locale), _process_text(attempt.command_pid, attempt.command_alive, locale)),
     ]
@@ -85,6 +85,15 @@ def _attempt_fields(attempt: AttemptEvidence, zone: str, locale: str) -> list[tu
         asked = _maybe_time_text(attempt.cancel_requested_at, zone, locale)
         fields.append((_("Cancel asked", locale), asked))
     return fields
+
+
+def _end_field(attempt: AttemptEvidence, zone: str, locale: str) -> tuple[str, str]:
+    """When it exited, or, with no exit recorded, when Coven settled it (never "Exited" for a
+    command that may still run)."""
+    at = _maybe_time_text(attempt.exited_at, zone, locale)
+    if not attempt.settled_without_exit:
+        return _("Exited", locale), at
+    return _("Settled", locale), _("{time}, no exit recorded", locale).format(time=at)
 
 
 def _process_text(pid: int | None, alive: bool, locale: str) -> str:

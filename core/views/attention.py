@@ -67,6 +67,13 @@ class AttemptEvidence:
     #: after ``sh -c '…; exec sleep 60'``): what a person would find with ``ps``.
     command_line: str | None = None
 
+    @property
+    def settled_without_exit(self) -> bool:
+        """Settled with no record of how it ended: ``exited_at`` is then when Coven gave up on
+        its runner, not when its command ended (which may still run)."""
+        ended = any(record.get("event") in _OUTCOMES for record in self.journal)
+        return self.exited_at is not None and not ended
+
     def processes(self) -> list[ProcessFact]:
         """The runner and the command, with their start times from the journal."""
         runner = _journal_value(self.journal, "runner_started", "runner_start")
@@ -75,6 +82,10 @@ class AttemptEvidence:
             ProcessFact("runner", self.runner_pid, _epoch(runner), self.runner_alive),
             ProcessFact("command", self.command_pid, _epoch(command), self.command_alive),
         ]
+
+
+#: The journal's records that say how an attempt ended (``runner.journal``).
+_OUTCOMES = frozenset({"exited", "spawn_failed"})
 
 
 def _journal_value(records: list[dict[str, Any]], event: str, key: str) -> object:

@@ -110,7 +110,7 @@ class Evidence(QTabWidget):
                 _attempt_state(attempt.state),
                 _failure(attempt),
                 moment_text(attempt.started_at, self.locale_name),
-                moment_text(attempt.exited_at, self.locale_name),
+                self._ended(attempt),
             ],
             tooltip=_failure(attempt) or None,
         )
@@ -123,6 +123,26 @@ class Evidence(QTabWidget):
             return
         self.attempt_details.setText(self._attempt_details(attempts[row]))
 
+    def _ended(self, attempt: AttemptEvidence) -> str:
+        """When it ended; with no exit recorded, that none was (the time is only when Coven
+        settled it: the command may have run on)."""
+        at = moment_text(attempt.exited_at, self.locale_name)
+        if not attempt.settled_without_exit:
+            return at
+        return _("no exit recorded (settled {time})").format(time=at)
+
+    def _times(self, attempt: AttemptEvidence) -> str:
+        locale = self.locale_name
+        claimed = moment_text(attempt.claimed_at, locale)
+        started = moment_text(attempt.started_at, locale)
+        if not attempt.settled_without_exit:
+            return _("Claimed {claimed} · started {started} · ended {ended}").format(
+                claimed=claimed, started=started, ended=moment_text(attempt.exited_at, locale)
+            )
+        return _(
+            "Claimed {claimed} · started {started} · no exit recorded (settled {time})"
+        ).format(claimed=claimed, started=started, time=moment_text(attempt.exited_at, locale))
+
     def _attempt_details(self, attempt: AttemptEvidence) -> str:
         locale = self.locale_name
         lines = [
@@ -130,11 +150,7 @@ class Evidence(QTabWidget):
                 number=attempt.number, state=escape(_attempt_state(attempt.state))
             ),
             escape(_failure(attempt)) or _("No failure recorded."),
-            _("Claimed {claimed} · started {started} · ended {ended}").format(
-                claimed=moment_text(attempt.claimed_at, locale),
-                started=moment_text(attempt.started_at, locale),
-                ended=moment_text(attempt.exited_at, locale),
-            ),
+            self._times(attempt),
         ]
         if attempt.cancel_requested_at:
             lines.append(

@@ -58,8 +58,10 @@ def test_the_evidence_reads_well(
     assert f"  Belege:    {digest[:12]} (vollständig: coven attention --json)" in lines
     assert "  Versuch 1: Ausgang unbekannt — der Planer hielt an, während der Befehl womöglich " \
         "lief; Ausgang unbekannt" in lines  # fmt: skip
-    assert "    Runner:     pid 4242 · verschwunden" in lines
-    assert "    Befehl:     keine PID verzeichnet" in lines
+    # when Coven found the runner gone: not when the command ended, which no record says
+    assert "    Abgeschlossen:  01.03.2026, 12:12:01, kein Ausgang verzeichnet" in lines
+    assert "    Runner:         pid 4242 · verschwunden" in lines
+    assert "    Befehl:         keine PID verzeichnet" in lines
     assert "    Journal: (keine)" in lines and "    stdout: (keine)" in lines
     assert any(line.startswith("    2026-03-01T12:00:00Z claimed ") for line in lines)
     assert lines[-4:] == [
@@ -153,3 +155,19 @@ def test_only_an_unknown_outcome_is_reconciled(
     assert "    Abbruch angefordert:  01.03.2026, 12:05:00" in lines
     assert lines[-2:] == ["  Genauer ansehen mit:", "    coven inspect run1"]
     assert not any("coven reconcile" in line for line in lines)
+
+
+def test_an_attempt_with_no_exit_recorded_is_settled_not_exited(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The time Coven gave up on a gone runner is not when its command ended: the command may
+    still run (it did, on X: "Exited" beside "Command: pid … · alive")."""
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    given_up = _evidence(exited_at="2026-03-01T12:00:05.000000Z", command_alive=True,
+                         journal=[{"event": "spawned", "at": "2026-03-01T12:00:01+00:00"}])  # fmt: skip
+    lines = _printed(capsys, _item(given_up))
+    assert "    Abgeschlossen:  01.03.2026, 12:00:05, kein Ausgang verzeichnet" in lines
+    assert not any("Beendet:" in line for line in lines)
+    exited = replace(given_up, journal=[*given_up.journal,
+                                        {"event": "exited", "at": "2026-03-01T12:00:05+00:00"}])  # fmt: skip
+    assert "    Beendet:    01.03.2026, 12:00:05" in _printed(capsys, _item(exited))

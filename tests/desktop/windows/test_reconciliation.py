@@ -114,6 +114,9 @@ def test_the_evidence_is_shown(page: Page, awaiting: Awaiting, qtmodeltester) ->
     assert tried[0].startswith("Started by hand by ") and tried[3].startswith("Needs your decision")
     assert not any("{" in line for line in tried)  # sentences, not JSON
     assert "ambiguous" in evidence.attempt_details.text()
+    # its runner was found gone: when the command ended, no record says (it still runs)
+    assert evidence.attempt_model.row(0).cells[4].startswith("no exit recorded (settled ")
+    assert "· no exit recorded (settled " in evidence.attempt_details.text()
     for model in (page.item_model, evidence.attempt_model, evidence.process_model,
                   evidence.journal_model, evidence.tried_model):  # fmt: skip
         qtmodeltester.check(model)

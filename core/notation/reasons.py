@@ -70,7 +70,40 @@ def reason_text(reason: str, locale: str | None = None) -> str:
     whole = _known(reason, locale)
     if whole is not None:
         return whole
-    return "; ".join(_part(part, locale) for part in reason.split("; "))
+    parts, said = reason.split("; "), []
+    start = 0
+    while start < len(parts):
+        end, words = _span(parts, start, locale)
+        said.append(words)
+        start = end
+    return "; ".join(said)
+
+
+def _span(parts: list[str], start: int, locale: str | None) -> tuple[int, str]:
+    """The words for ``parts[start]``, or for it and the parts after it where the engine's
+    sentence itself holds "; " ("the scheduler stopped while …; outcome unknown", once
+    German in its first half only); where the span ends."""
+    single = _said(parts[start], locale)
+    if single is not None:
+        return start + 1, single
+    for end in range(start + 2, len(parts) + 1):
+        joined = _said("; ".join(parts[start:end]), locale)
+        if joined is not None:
+            return end, joined
+    return start + 1, _part(parts[start], locale)
+
+
+def _said(text: str, locale: str | None) -> str | None:
+    """``text`` in ``locale``'s words when all of it is the engine's, else None."""
+    found = _known(text, locale)
+    if found is not None:
+        return found
+    head, colon, rest = text.partition(": ")
+    if colon and head in FAILURE_CLASSES:
+        said = _said(rest, locale)
+        if said is not None:
+            return f"{failure_text(head, locale)}: {said}"
+    return None
 
 
 def failure_text(failure_class: str, locale: str | None = None) -> str:

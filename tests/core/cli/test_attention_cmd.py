@@ -55,6 +55,9 @@ def test_the_evidence_reads_well(
     # German throughout: labels, dates and the engine's own words (notation/reasons).
     assert "  Geplant:   01.03.2026, 12:00:00 (UTC)" in lines
     assert f"  Termin:    {awaiting.occurrence_id}" in lines
+    assert "  Grund:     Ausgang unbekannt: der Planer hielt an, während der Befehl womöglich " \
+        "lief; Ausgang unbekannt; nicht wiederholt: sie ist womöglich gelaufen (die Routine " \
+        "ist nicht idempotent)" in lines  # fmt: skip
     assert f"  Belege:    {digest[:12]} (vollständig: coven attention --json)" in lines
     assert "  Versuch 1: Ausgang unbekannt — der Planer hielt an, während der Befehl womöglich " \
         "lief; Ausgang unbekannt" in lines  # fmt: skip

@@ -124,12 +124,11 @@ class Evidence(QTabWidget):
         self.attempt_details.setText(self._attempt_details(attempts[row]))
 
     def _ended(self, attempt: AttemptEvidence) -> str:
-        """When it ended; with no exit recorded, that none was (the time is only when Coven
-        settled it: the command may have run on)."""
-        at = moment_text(attempt.exited_at, self.locale_name)
-        if not attempt.settled_without_exit:
-            return at
-        return _("no exit recorded (settled {time})").format(time=at)
+        """When it ended; with no exit recorded, that none was (when Coven settled it is in
+        the attempt's details: it is not when the command ended, which may have run on)."""
+        if attempt.settled_without_exit:
+            return _("no exit recorded")
+        return moment_text(attempt.exited_at, self.locale_name)
 
     def _times(self, attempt: AttemptEvidence) -> str:
         locale = self.locale_name

@@ -49,6 +49,12 @@ disk: with it every 50 ms (``PROBE_EVERY``; the claimer unchanged) three runs ga
 (probe at 0.5 s), 9.45 and 6.39 ms, p99 2.67–2.94 ms. The row stays judged at 10 ms, and the
 margin is thin: the longest hold is this thread waiting on the machine, not its own work.
 
+The Runs page at the bound: the read of its first page (the newest 50 runs) for all routines,
+against the same read for the one routine, which its own index has always served. Without an
+index in (scheduled_utc, id) order SQLite read every occurrence left, with its attempts'
+subqueries, before keeping 50: 495–508 ms against 0.2–0.7 ms at 129,600 occurrences (migration
+``0017_runs_order``).
+
 Run: python3 benchmarks/bench_retention.py [--days N] [--json PATH]
 """
 
@@ -71,17 +77,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import apsw
 
-from benchmarks.harness import Figure, bound_figure, info_figure, print_table, write_json
+from benchmarks.harness import (
+    Figure,
+    bound_figure,
+    cost_figure,
+    info_figure,
+    print_table,
+    side_by_side,
+    write_json,
+)
 from coven_core.clock import VirtualClock, WakeSignal
 from coven_core.integrity.retention import RetentionPolicy, SweepReport, growth, sweep
 from coven_core.model import RevisionSpec
 from coven_core.operator import Operator
 from coven_core.store.connection import open_connection
+from coven_core.store.query import scalar
 from coven_core.store.store import Store
+from coven_core.views.runs import runs
 from tests.core.integrity.test_retention import write_history
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 LOCK_TARGET_MS = 10.0
+RUNS_PAGE_TARGET = 2.0  # all routines against one: an index read either way
 CLAIM_EVERY = 0.005
 # The disk probe samples ten times less often than the claimer writes. At every 5 ms its own
 # fdatasync was load on the disk it measures: the catch-up's longest hold was 12.15 and
@@ -347,11 +364,23 @@ def run(days: int) -> list[Figure]:
         daily = daily_sweep(store, routine_id, policy)
         describe("daily sweep", daily, store.holds)
         figures += lock_figures("daily sweep", store.holds) + catch_up_figures
+        figures += runs_page_figures(store)
         found = growth(store)
         print(f"file {found['file_bytes'] / 1e6:.0f} MB, of it free {found['free_bytes'] / 1e6:.0f}"
               " MB (reused before the file grows)")  # fmt: skip
         store.close()
     return figures
+
+
+def runs_page_figures(store: Store) -> list[Figure]:
+    """The Runs page's first read at the bound: every routine's newest runs, against the one
+    routine's (see the module's docstring)."""
+    every, one = side_by_side(lambda: runs(store), lambda: runs(store, "minutely"),
+                              rounds=7, repeat=3)  # fmt: skip
+    left = scalar(store.conn, "SELECT count(*) FROM occurrences")
+    return [cost_figure("Runs page at the bound: newest 50, all routines", "ms", every * 1e3,
+                        one * 1e3, RUNS_PAGE_TARGET, baseline_name="the same for one routine",
+                        note=f"{left:,} occurrences")]  # fmt: skip
 
 
 def figures(quick: bool) -> list[Figure]:

@@ -373,6 +373,14 @@ ALTER TABLE revisions ADD COLUMN keep_awake INTEGER NOT NULL DEFAULT 0
 """
 
 
+# The Runs page's newest runs of every routine, in (scheduled_utc, id) order: without an index
+# in that order, SQLite read every occurrence and its attempts' subqueries before keeping 50
+# (half a second per page at the retention bound of 129,600 occurrences; 0.2 ms with it).
+_RUNS_ORDER = """
+CREATE INDEX occurrences_planned_for ON occurrences (scheduled_utc, id)
+"""
+
+
 def _write_costs(conn: apsw.Connection) -> None:
     constraints.rewrite_checks(conn)  # an IN list in a CHECK costs a b-tree per write
     _statements(_WAITING_ORDER)(conn)
@@ -395,6 +403,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0014_groups", 1, 13, _statements(_GROUPS)),
     Migration("0015_chains", 1, 14, _chains),
     Migration("0016_conditions", 1, 15, _statements(_CONDITIONS)),
+    Migration("0017_runs_order", 1, 16, _statements(_RUNS_ORDER)),
 )
 
 CURRENT = MIGRATIONS[-1]

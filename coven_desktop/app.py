@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import sys
+import traceback
 from collections.abc import Sequence
 
 import qasync
@@ -85,10 +86,18 @@ def _run(app: QApplication, data_dir: object, name: str, *, quit_after_ready: bo
 
 
 async def _start(desktop: Desktop, *, quit_after_ready: bool) -> None:
+    """Start; a start that fails says why on stderr (and in the log) and exits: 2 for what
+    Coven refuses (a store of a newer version, say), 1 for anything else."""
     try:
         await desktop.start()
+    except CovenError as error:
+        log.error("coven-desktop could not start: %s", error)
+        print(f"coven-desktop: {error}", file=sys.stderr)
+        QApplication.exit(2)
+        return
     except Exception:
         log.exception("coven-desktop could not start")
+        traceback.print_exc()
         QApplication.exit(1)
         return
     if quit_after_ready:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import apsw
 import pytest
 from pytestqt.qtbot import QtBot
 
@@ -141,3 +142,25 @@ def test_quit_from_the_tray_drains_closes_and_ends_the_app(tmp_path: Path) -> No
     assert "Traceback" not in ended.stderr
     assert _sockets(data) == []
     assert _shutdowns_recorded(data) == 1
+
+
+def test_a_store_it_cannot_open_is_named_on_stderr_and_left_as_it_was(tmp_path: Path) -> None:
+    """A store of a newer Coven: the engine's one-line refusal, exit 2, no traceback, and the
+    store untouched (its version as it was)."""
+    data = tmp_path / "data"
+    open_engine(data).close()
+    store = apsw.Connection(str(data / "coven.db"))
+    newer = (99 << 16) | 0  # a major version this Coven does not know
+    store.execute(f"PRAGMA user_version = {newer}")
+    store.close()
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    ended = subprocess.run(
+        [sys.executable, "-m", "coven_desktop.app", "--data-dir", str(data)],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert ended.returncode == 2, ended.stderr
+    assert ended.stderr.startswith("coven-desktop: ") and "newer Coven" in ended.stderr
+    assert "Traceback" not in ended.stderr
+    store = apsw.Connection(str(data / "coven.db"))
+    assert store.execute("PRAGMA user_version").fetchone() == (newer,)
+    store.close()

@@ -13,28 +13,30 @@ check (pid and start mark) decides what still runs.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterable
 
-from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 #: How often to look again where no pidfd can be opened (milliseconds).
 FALLBACK_MS = 5000
 
 
 class ProcessEnds(QObject):
-    """Emits :attr:`ended` once any watched process has ended (or may have)."""
+    """Emits :attr:`ended` once any watched process has ended (or may have). The pidfds are
+    followed by the app's event loop (qasync's readers: it never drops a notifier inside its
+    own signal)."""
 
     ended = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._pids: tuple[int, ...] = ()  # what watch() was last asked for
-        self._watched: dict[int, QSocketNotifier] = {}  # pidfd → its notifier
-        self._retired: list[QSocketNotifier] = []  # see _closed
+        self._pidfds: set[int] = set()
         self._fallback = QTimer(self)
         self._fallback.setInterval(FALLBACK_MS)
-        self._fallback.timeout.connect(self._say_ended)
+        self._fallback.timeout.connect(self.ended)
 
     def watch(self, pids: Iterable[int]) -> None:
         """Watch exactly ``pids`` (none: stop watching). Asked again for the same pids, it
@@ -47,37 +49,27 @@ class ProcessEnds(QObject):
         self._pids = wanted
         for pid in wanted:
             try:
-                descriptor = os.pidfd_open(pid)
+                pidfd = os.pidfd_open(pid)
             except ProcessLookupError:  # gone before we looked
-                QTimer.singleShot(0, self._say_ended)
+                QTimer.singleShot(0, self.ended.emit)
                 continue
             except (AttributeError, OSError):  # no pidfds here
                 self._fallback.start()
                 continue
-            notifier = QSocketNotifier(descriptor, QSocketNotifier.Type.Read)
-            notifier.activated.connect(lambda *_signal, fd=descriptor: self._ended_one(fd))
-            self._watched[descriptor] = notifier
+            asyncio.get_event_loop().add_reader(pidfd, self._ended_one, pidfd)
+            self._pidfds.add(pidfd)
 
     def stop(self) -> None:
         self._pids = ()
         self._fallback.stop()
-        self._retired.clear()
-        for descriptor in list(self._watched):
-            self._close(descriptor)
+        for pidfd in list(self._pidfds):
+            self._close(pidfd)
 
-    def _ended_one(self, descriptor: int) -> None:
-        self._close(descriptor)
-        # Not inside the notifier's own signal: the page answers by watching anew.
-        QTimer.singleShot(0, self._say_ended)
-
-    def _say_ended(self) -> None:
+    def _ended_one(self, pidfd: int) -> None:
+        self._close(pidfd)
         self.ended.emit()
 
-    def _close(self, descriptor: int) -> None:
-        notifier = self._watched.pop(descriptor, None)
-        if notifier is None:
-            return
-        notifier.setEnabled(False)
-        # Kept until the next watch(): it may be closing inside its own signal.
-        self._retired.append(notifier)
-        os.close(descriptor)
+    def _close(self, pidfd: int) -> None:
+        self._pidfds.discard(pidfd)
+        asyncio.get_event_loop().remove_reader(pidfd)
+        os.close(pidfd)

@@ -3,7 +3,6 @@ outlives it (issues #8, #21; DESIGN §5, §8)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -187,16 +186,14 @@ def test_re_check_allows_a_decision_once_the_command_has_ended(
 
 
 def test_the_page_looks_again_by_itself_when_the_command_ends(
-    page: Page, loop: qasync.QEventLoop, awaiting: Awaiting
+    page: Page, loop: qasync.QEventLoop, qtbot: QtBot, awaiting: Awaiting
 ) -> None:
     """No Re-check needed: the command's end (a pidfd here) makes the page look again."""
     assert page.live_banner.isVisible() and not page.failed_button.isEnabled()
-    stop_command(awaiting)  # it ends by another hand: no news reaches the engine
-    deadline = loop.time() + 10
-    while page.live_banner.isVisible():
-        assert loop.time() < deadline, "the page did not notice that the command ended"
-        loop.run_until_complete(asyncio.sleep(0.02))
-        loop.run_until_complete(page.settle())
+    with qtbot.waitSignal(page.process_ends.ended, timeout=10000):
+        stop_command(awaiting)  # it ends by another hand: no news reaches the engine
+    loop.run_until_complete(page.settle())  # the look it started
+    assert not page.live_banner.isVisible()
     assert "you can decide now" in page.stop_result.text()
     assert page.failed_button.isEnabled()
 

@@ -13,16 +13,16 @@ a second launch starts, and the store's lease keeps it standing by.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
 import socket
 import stat
 from contextlib import suppress
-from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QSocketNotifier, Signal
+from PySide6.QtCore import QObject, Signal
 
 from coven_core.engine import SocketDir
 
@@ -66,16 +66,16 @@ def hand_over(name: str, arguments: list[str]) -> bool:
 class InstanceServer(QObject):
     """The first instance's end: emits ``activated`` with the later launch's arguments.
 
-    A plain AF_UNIX socket followed by a :class:`QSocketNotifier`, not Qt's ``QLocalServer``:
-    QtNetwork is 3 MiB and 8 ms of the tray's start for one line per launch (bench_idle:
-    "idle tray app: RSS", "launch to tray ready")."""
+    A plain AF_UNIX socket followed by the app's event loop (qasync's readers), not Qt's
+    ``QLocalServer``: QtNetwork is 3 MiB and 8 ms of the tray's start for one line per
+    launch (bench_idle: "idle tray app: RSS", "launch to tray ready")."""
 
     activated = Signal(object)
 
     def __init__(self, name: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._clients: dict[socket.socket, tuple[QSocketNotifier, bytearray]] = {}
-        self._retired: list[QSocketNotifier] = []  # see _forget
+        self._loop = asyncio.get_event_loop()
+        self._received: dict[socket.socket, bytearray] = {}  # each client's line so far
         path = Path(name)
         self._folder = SocketDir(path.parent)  # open until close(), which removes the file
         self._address = self._folder.path(path.name)
@@ -88,8 +88,7 @@ class InstanceServer(QObject):
             self._server.close()
             self._folder.close()
             raise OSError(f"cannot listen on {name}: {error.strerror or error}") from error
-        self._notifier = QSocketNotifier(self._server.fileno(), QSocketNotifier.Type.Read, self)
-        self._notifier.activated.connect(self._accept)
+        self._loop.add_reader(self._server, self._accept, self._server)
 
     def _listen(self, server: socket.socket) -> None:
         with suppress(FileNotFoundError):
@@ -99,27 +98,24 @@ class InstanceServer(QObject):
         server.listen()
         server.setblocking(False)
 
-    def _accept(self) -> None:
-        assert self._server is not None
-        self._retired.clear()
+    def _accept(self, server: socket.socket) -> None:
         while True:
             try:
-                client, _address = self._server.accept()
+                client, _address = server.accept()
             except (BlockingIOError, InterruptedError):
                 return
             client.setblocking(False)
-            notifier = QSocketNotifier(client.fileno(), QSocketNotifier.Type.Read)
-            self._clients[client] = (notifier, bytearray())
-            notifier.activated.connect(partial(self._read, client))
+            self._received[client] = bytearray()
+            self._loop.add_reader(client, self._read, client)
 
-    def _read(self, client: socket.socket, *_signal: object) -> None:
-        _notifier, received = self._clients[client]
+    def _read(self, client: socket.socket) -> None:
         try:
             chunk = client.recv(4096)
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
             chunk = b""
+        received = self._received[client]
         received += chunk
         line, newline, _rest = received.partition(b"\n")
         if newline or not chunk or len(received) > _MOST:
@@ -128,19 +124,18 @@ class InstanceServer(QObject):
                 self.activated.emit(_arguments(bytes(line)))
 
     def _forget(self, client: socket.socket) -> None:
-        notifier, _received = self._clients.pop(client)
-        notifier.setEnabled(False)
-        # Kept until the next launch or close(): dropped now, it would be deleted inside its
-        # own signal; ``deleteLater`` crashed in ~QObject once its owner had gone.
-        self._retired.append(notifier)
+        del self._received[client]
+        if not self._loop.is_closed():
+            self._loop.remove_reader(client)
         client.close()
 
     def close(self) -> None:
-        for client in list(self._clients):
+        """Stop listening and remove the socket (also once the loop has closed)."""
+        for client in list(self._received):
             self._forget(client)
-        self._retired.clear()
         if self._server is not None:
-            self._notifier.setEnabled(False)
+            if not self._loop.is_closed():
+                self._loop.remove_reader(self._server)
             self._server.close()
             with suppress(FileNotFoundError):
                 os.unlink(self._address)

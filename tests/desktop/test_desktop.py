@@ -82,7 +82,9 @@ def test_cancel_from_the_tray_asks_then_stops_a_real_command(desktop: Desktop, l
     assert settled.data["disposition"] == "cancelled", settled.data
 
 
-def test_a_second_launch_hands_over_and_exits(qtbot: QtBot, tmp_path: Path) -> None:
+def test_a_second_launch_hands_over_and_exits(
+    qtbot: QtBot, loop: qasync.QEventLoop, tmp_path: Path
+) -> None:
     data = tmp_path / "data"
     data.mkdir(mode=0o700)
     server = InstanceServer(server_name(data))

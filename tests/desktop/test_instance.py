@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
+import qasync
 from pytestqt.qtbot import QtBot
 
 from coven_desktop.instance import InstanceServer, hand_over, server_name
@@ -20,7 +21,7 @@ def _long_data_dir(tmp_path: Path) -> Path:
 
 
 def test_a_long_data_dir_keeps_the_socket_inside_it(
-    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    qtbot: QtBot, loop: qasync.QEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     data = _long_data_dir(tmp_path)
@@ -59,7 +60,7 @@ def _private_store(tmp_path: Path) -> tuple[Path, str]:
 
 
 def test_a_stale_socket_is_replaced_and_no_instance_means_no_hand_over(
-    qtbot: QtBot, tmp_path: Path
+    qtbot: QtBot, loop: qasync.QEventLoop, tmp_path: Path
 ) -> None:
     _data, name = _private_store(tmp_path)
     crashed = socket.socket(socket.AF_UNIX)
@@ -77,7 +78,7 @@ def test_a_stale_socket_is_replaced_and_no_instance_means_no_hand_over(
 
 
 def test_a_line_that_is_not_a_launch_shows_the_window_and_a_silent_one_nothing(
-    qtbot: QtBot, tmp_path: Path
+    qtbot: QtBot, loop: qasync.QEventLoop, tmp_path: Path
 ) -> None:
     data, name = _private_store(tmp_path)
     server = InstanceServer(name)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -30,7 +31,7 @@ from coven_core.notation.i18n import _
 from coven_core.operations.runs import operator_name
 from coven_core.runner.journal import read_journal
 from coven_core.runner.process import KILL_CONFIRM_SECONDS, group_gone
-from coven_core.runtime.runner import JOURNAL, is_alive
+from coven_core.runtime.runner import JOURNAL, is_alive, signal_cancel
 from coven_core.store.codec import instant_text
 
 #: Beyond the stop grace and the kill's confirmation: how long a runner may take to journal
@@ -48,8 +49,13 @@ class LiveProcess:
     pid: int
     mark: float
     boot: str | None
+    directory: str | None
 
     def alive(self) -> bool:
+        """Still there, and for a runner still holding the attempt: a runner that journaled
+        its outcome is done with it (a pooled one goes on to other attempts, DESIGN §8)."""
+        if self.role == "runner" and _outcome_journaled(self.directory):
+            return False
         return is_alive(self.pid, self.mark, self.boot)
 
     def describe(self) -> str:
@@ -74,9 +80,15 @@ def live(conn: apsw.Connection, occurrence_id: str) -> list[LiveProcess]:
         boot = boot or (journal.boot_id if journal else None)
         for role, pid, mark in (("runner", runner_pid, runner_mark),
                                 ("command", command_pid, command_mark)):  # fmt: skip
+            if role == "runner" and journal is not None and journal.outcome_known:
+                continue
             if pid is not None and mark is not None and is_alive(pid, mark, boot):
-                found.append(LiveProcess(attempt_id, number, role, pid, mark, boot))
+                found.append(LiveProcess(attempt_id, number, role, pid, mark, boot, attempt_dir))
     return sorted(found, key=lambda process: process.role != "runner")
+
+
+def _outcome_journaled(directory: str | None) -> bool:
+    return directory is not None and read_journal(os.path.join(directory, JOURNAL)).outcome_known
 
 
 def refuse_while_alive(conn: apsw.Connection, run_id: str, occurrence_id: str) -> None:
@@ -162,10 +174,14 @@ def perform(target: StopTarget) -> Stopped:
 
 
 def _stop_runner(process: LiveProcess, grace: float) -> str:
-    """As a cancel: the runner stops the command's group, polite then forced, and exits."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(process.pid, signal.SIGUSR1)
-    _wait_gone(process.pid, grace + KILL_CONFIRM_SECONDS + RUNNER_MARGIN)
+    """As a cancel: the runner stops the command's group, polite then forced, journals it
+    and is done with the attempt (a runner of its own exits; a pooled one goes on)."""
+    if process.directory is not None:
+        signal_cancel(process.pid, process.directory)
+    else:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGUSR1)
+    _wait_done(process, grace + KILL_CONFIRM_SECONDS + RUNNER_MARGIN)
     return f"runner {process.pid} asked to stop (SIGUSR1)"
 
 
@@ -177,6 +193,15 @@ def _stop_group(process: LiveProcess, grace: float) -> str:
         if _wait_gone(process.pid, patience) and _group_gone(process.pid):
             return f"command group {process.pid} stopped ({signal.Signals(sig).name})"
     return f"command group {process.pid} signalled (SIGTERM, SIGKILL)"
+
+
+def _wait_done(process: LiveProcess, seconds: float) -> None:
+    """Until the runner has journaled the attempt's end, or is gone. A pooled runner lives on
+    after it, so this looks (every 50 ms, bounded: a person waits on it) instead of waiting
+    for an exit."""
+    deadline = time.monotonic() + seconds
+    while process.alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _wait_gone(pid: int, seconds: float) -> bool:

@@ -32,6 +32,7 @@ from coven_core.runner.journal import (
     utc_now,
 )
 from coven_core.runner.spec import (
+    CANCEL_FILE,
     JOURNAL_FILE,
     LOG_FILE,
     SPEC_FILE,
@@ -59,26 +60,52 @@ def main(args: list[str]) -> int:
     if len(args) != 1 or not os.path.isdir(args[0]):
         print("usage: python -m coven_core.runner ATTEMPT_DIR", file=sys.stderr)
         return EXIT_USAGE
+    return run_attempt(args[0])
+
+
+def run_attempt(directory: str, wakeup: Wakeup | None = None) -> int:
+    """One attempt, start to journaled end; the exit status :func:`main` documents."""
     try:
-        return Runner(args[0]).run()
+        return Runner(directory, wakeup).run()
     except Exception:
-        _log_failure(args[0])
+        _log_failure(directory)
         return EXIT_RUNNER_FAILED
 
 
 class Wakeup:
     """Signals, including SIGCHLD for the command's exit, as bytes on a self-pipe, so one
-    ``poll`` waits for the command, its output, a cancel and the timeout at once."""
+    ``poll`` waits for the command, its output, a cancel and the timeout at once.
 
-    def __init__(self) -> None:
+    ``fenced`` (a pooled runner, ``runner.pool``): SIGUSR1 stops the attempt only when its
+    directory holds the cancel file, so a cancel that arrives late, after that attempt ended,
+    cannot stop the next one. SIGTERM, SIGINT and SIGHUP stop the runner itself
+    (``runner_stopped``): the attempt it runs, and any after it.
+    """
+
+    def __init__(self, *, fenced: bool = False) -> None:
         self.fd, write = os.pipe()
         os.set_blocking(self.fd, False)
         os.set_blocking(write, False)
         signal.set_wakeup_fd(write, warn_on_full_buffer=False)
         for signum in (*STOP_SIGNALS, signal.SIGCHLD):
             signal.signal(signum, _wake)
+        self.fenced = fenced
         self.stop_signal: int | None = None
+        self.runner_stopped = False
+        self._directory: str | None = None
         let_stops_in()  # held since the runner's birth (runner.stops): one sent already arrives
+
+    def begin(self, directory: str) -> None:
+        """A new attempt: what stopped the last one is forgotten; a cancel written for this
+        one before it began is taken (its signal may have come while the last one ran)."""
+        self._directory, self.stop_signal = directory, None
+        if self.runner_stopped:
+            self.stop_signal = signal.SIGTERM
+        elif self._cancel_written():
+            self.stop_signal = signal.SIGUSR1
+
+    def end(self) -> None:
+        self._directory = None
 
     def drain(self) -> None:
         while True:
@@ -86,9 +113,23 @@ class Wakeup:
                 received = os.read(self.fd, 256)
             except BlockingIOError:
                 return
-            stops = [signum for signum in received if signum in STOP_SIGNALS]
-            if stops and self.stop_signal is None:
-                self.stop_signal = stops[0]
+            for signum in received:
+                self._received(signum)
+
+    def _received(self, signum: int) -> None:
+        if signum not in STOP_SIGNALS:
+            return
+        if signum != signal.SIGUSR1:
+            self.runner_stopped = True
+        elif self.fenced and not self._cancel_written():
+            return  # a cancel of an attempt this runner has already finished
+        if self.stop_signal is None and self._directory is not None:
+            self.stop_signal = signum
+
+    def _cancel_written(self) -> bool:
+        return self._directory is not None and os.path.exists(
+            os.path.join(self._directory, CANCEL_FILE)
+        )
 
 
 def _wake(signum: int, frame: FrameType | None) -> None:
@@ -96,12 +137,20 @@ def _wake(signum: int, frame: FrameType | None) -> None:
 
 
 class Runner:
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, wakeup: Wakeup | None = None) -> None:
         self.directory = directory
-        self.wakeup = Wakeup()  # first: a stop from now on is acknowledged, not fatal
+        # First: a stop from now on is acknowledged, not fatal. A pooled runner's lasts.
+        self.wakeup = wakeup or Wakeup()
+        self.wakeup.begin(directory)
         self._named = False  # whether the journal's name is durable yet (see _journal)
 
     def run(self) -> int:
+        try:
+            return self._run()
+        finally:
+            self.wakeup.end()  # a cancel arriving from now on is late: it stops nothing
+
+    def _run(self) -> int:
         pid = os.getpid()
         me = proc.start_of(pid)
         started = record(
@@ -136,6 +185,13 @@ class Runner:
         except proc.SpawnError as error:
             self._spawn_failed(error)
             return
+        try:
+            self._start(spec, outputs)
+        finally:  # a pooled runner lives on: nothing of this attempt stays open in it
+            for fd in outputs:
+                os.close(fd)
+
+    def _start(self, spec: RunnerSpec, outputs: tuple[int, int]) -> None:
         self.wakeup.drain()
         if self.wakeup.stop_signal is not None:
             self._cancelled_before_start()
@@ -154,6 +210,8 @@ class Runner:
         except BaseException:
             proc.kill_group(command.pid)
             raise
+        finally:
+            command.close()
 
     def _supervise(self, spec: RunnerSpec, command: proc.Command, outputs: tuple[int, int]) -> None:
         pumps = proc.OutputPumps(
@@ -227,9 +285,13 @@ class Runner:
         self._exited(None, Ending.CANCELLED, True, nothing, nothing)
 
     def _open_outputs(self) -> tuple[int, int]:
+        stdout = None
         try:
-            return self._create(STDOUT_FILE), self._create(STDERR_FILE)
+            stdout = self._create(STDOUT_FILE)
+            return stdout, self._create(STDERR_FILE)
         except OSError as error:
+            if stdout is not None:
+                os.close(stdout)
             message = f"cannot create output files: {error}"
             raise proc.SpawnError(RUNTIME_UNAVAILABLE, message) from None
 

@@ -90,6 +90,16 @@ class Command:
         self.returncode: int | None = None
         self._popen = popen  # the fallback's object reaps its own child
 
+    def close(self) -> None:
+        """Close our ends of its output pipes (a pooled runner must not collect them)."""
+        if self._popen is not None:
+            for pipe in (self._popen.stdout, self._popen.stderr):
+                if pipe is not None:
+                    pipe.close()
+            return
+        for fd in (self.stdout, self.stderr):
+            os.close(fd)
+
     def poll(self) -> int | None:
         """Reap the command if it has exited (never blocks)."""
         if self.returncode is None:

@@ -9,8 +9,11 @@ runner started with ``python -m coven_core.runner`` does. Nothing else changes: 
 server only saves the interpreter's start-up.
 
 Protocol, over the inherited stream socket FD, one line each way per request:
-``RUN <attempt dir>\\n`` → ``PID <pid>\\n`` (or ``ERR <message>\\n``). End of file: exit.
-Finished runners are reaped by the kernel (SIGCHLD ignored here, restored in each child).
+``RUN <attempt dir>\\n`` → ``PID <pid>\\n`` (or ``ERR <message>\\n``): a runner for that
+attempt alone. ``POOL\\n``, sent with one descriptor (a stream socket, ``SCM_RIGHTS``) →
+``PID <pid>\\n``: a pooled runner (``coven_core.runner.pool``) that takes its attempts from
+that socket. End of file: exit. Finished runners are reaped by the kernel (SIGCHLD ignored
+here, restored in each child).
 
 The fork is taken off the engine's path: the server keeps one **spare** child, already
 forked and in its own session, blocked on a pipe. A request hands the attempt directory to
@@ -27,8 +30,10 @@ import os
 import signal
 import socket
 import sys
+from collections.abc import Iterator
 
 from coven_core.runner.main import main as run_attempt
+from coven_core.runner.pool import serve as serve_pool
 from coven_core.runner.stops import fork_holding_stops
 
 
@@ -40,15 +45,58 @@ def serve(connection: socket.socket) -> None:
     gc.freeze()
     spare = Spare.fork(connection)
     try:
-        with connection.makefile("rb") as reader:
-            for line in reader:
-                reply, spare = _handle(line.decode("utf-8", "replace").rstrip("\n"), spare,
-                                       connection)  # fmt: skip
-                connection.sendall(reply.encode())
-                spare = spare or Spare.fork(connection)  # after the reply: off the engine's path
+        for request, fds in _requests(connection):
+            if request == "POOL" and len(fds) == 1:
+                reply = _pooled(fds[0], connection, spare)
+            else:
+                _close_all(fds)
+                reply, spare = _handle(request, spare, connection)
+            connection.sendall(reply.encode())
+            spare = spare or Spare.fork(connection)  # after the reply: off the engine's path
     finally:
         if spare is not None:
             spare.dismiss()
+
+
+def _requests(connection: socket.socket) -> Iterator[tuple[str, list[int]]]:
+    """Each request line with the descriptors that came with it, until end of file."""
+    buffer, fds = b"", list[int]()
+    while True:
+        while b"\n" in buffer:
+            line, _, buffer = buffer.partition(b"\n")
+            yield line.decode("utf-8", "surrogateescape"), fds
+            fds = []
+        data, received, _flags, _address = socket.recv_fds(connection, 4096, 4)
+        if not data:
+            _close_all(fds + received)
+            return
+        buffer, fds = buffer + data, fds + received
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
+
+
+def _pooled(channel: int, connection: socket.socket, spare: Spare | None) -> str:
+    """Fork a pooled runner for the engine's end of ``channel``; the reply."""
+    try:
+        pid = fork_holding_stops()
+    except OSError as error:
+        os.close(channel)
+        return f"ERR fork failed: {error}\n"
+    if pid == 0:
+        code = 1
+        try:
+            _detach(connection)
+            if spare is not None:
+                spare.forget()  # its end of file must not wait for this runner
+            os.set_inheritable(channel, False)  # never the command's
+            code = serve_pool(socket.socket(fileno=channel))
+        finally:
+            os._exit(code)
+    os.close(channel)
+    return f"PID {pid}\n"
 
 
 class Spare:
@@ -82,6 +130,10 @@ class Spare:
             return False
         finally:
             os.close(self._pipe)
+
+    def forget(self) -> None:
+        """In another child: let go of this spare's pipe without a word to it."""
+        os.close(self._pipe)
 
     def dismiss(self) -> None:
         os.close(self._pipe)  # end of file: it exits having run nothing

@@ -14,6 +14,9 @@ JOURNAL_FILE = "journal.jsonl"
 STDOUT_FILE = "stdout"
 STDERR_FILE = "stderr"
 LOG_FILE = "runner.log"
+#: Written by whoever cancels before it signals the runner: a pooled runner acts on SIGUSR1
+#: only for the attempt whose directory holds it (a late signal must not stop the next one).
+CANCEL_FILE = "cancel"
 
 DEFAULT_STOP_GRACE_SECONDS = 5.0
 DEFAULT_OUTPUT_CAP_BYTES = 10 * 1024 * 1024  # per stream

@@ -1,8 +1,10 @@
 """The engine's end of the runner fork server (``coven_core.runner.server``).
 
 One request at a time over a socket pair; the server is started lazily and restarted if it
-dies. When it cannot be had, :meth:`ForkServer.spawn` raises and the runtime falls back to a
-fresh interpreter per runner — slower, never less safe.
+dies. It forks a runner per attempt (:meth:`ForkServer.spawn`) or a pooled runner that takes
+attempts one after another from a socket of its own (:meth:`ForkServer.pool`). When it cannot
+be had, both raise and the runtime falls back to a fresh interpreter per runner — slower,
+never less safe.
 """
 
 from __future__ import annotations
@@ -39,11 +41,29 @@ class ForkServer:
                     raise OSError(reply[4:])
             raise OSError("the runner fork server is not answering")
 
-    def _ask(self, request: str) -> str:
+    def pool(self) -> tuple[int, socket.socket]:
+        """A pooled runner (``coven_core.runner.pool``): its pid and our end of its socket.
+        Raises OSError when it cannot be had."""
+        with self._lock:
+            for _ in range(2):  # one restart if the server had died
+                ours, theirs = socket.socketpair()
+                with theirs:
+                    reply = self._ask("POOL\n", theirs.fileno())
+                if reply.startswith("PID "):
+                    return int(reply.split()[1]), ours
+                ours.close()
+                if reply.startswith("ERR "):
+                    raise OSError(reply[4:])
+            raise OSError("the runner fork server is not answering")
+
+    def _ask(self, request: str, fd: int | None = None) -> str:
         try:
             self._ensure()
             assert self._socket is not None and self._reader is not None
-            self._socket.sendall(request.encode())
+            if fd is None:
+                self._socket.sendall(request.encode())
+            else:  # one line: the server reads the descriptor with the line's bytes
+                socket.send_fds(self._socket, [request.encode()], [fd])
             reply = self._reader.readline().decode()
         except OSError:
             reply = ""

@@ -1,10 +1,13 @@
 """The runner runtime: every attempt through a runner process that outlives the app (§8).
 
-``start`` writes the attempt's ``spec.json`` and starts ``python -m coven_core.runner DIR`` in
-its own session; one thread per runner waits for it to end (a child: ``wait``; an adopted
-runner from an earlier process: a pidfd, no polling) and turns its journal into an
-:class:`~coven_core.runtime.base.Exit`. After a restart, :meth:`recover` adopts a runner that
-is still alive — identified by pid *and* process start time — or reads what its journal says.
+``start`` writes the attempt's ``spec.json`` and hands its directory to a pooled runner
+(``runtime.pool``: a runner forked once that takes attempts one after another and says when
+each ends). Without the fork server it starts ``python -m coven_core.runner DIR`` for the
+attempt alone, in its own session, and a thread waits for that runner to end (a child:
+``wait``; an adopted runner from an earlier process: a pidfd, no polling). Either way the
+attempt's journal becomes its :class:`~coven_core.runtime.base.Exit`. After a restart,
+:meth:`recover` settles what a journal already proves, adopts a runner that is still alive —
+identified by pid *and* process start time — or reads what its journal says.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -26,10 +29,11 @@ from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.model import FailureClass
 from coven_core.runner.journal import Journal, read_journal
 from coven_core.runner.process import boot_id, is_running, start_mark
-from coven_core.runner.spec import RunnerSpec
+from coven_core.runner.spec import CANCEL_FILE, RunnerSpec
 from coven_core.runner.stops import holding_stops
 from coven_core.runtime.base import Exit, Launch, LaunchError, Started, Unfinished
 from coven_core.runtime.forkserver import ForkServer
+from coven_core.runtime.pool import IDLE_SECONDS, RunnerPool
 
 JOURNAL, SPEC = "journal.jsonl", "spec.json"
 OUTPUT_CAP_BYTES = 10 * 1024 * 1024
@@ -47,15 +51,26 @@ class _Watched:
     pid: int
     start: float | None
     directory: Path
-    thread: threading.Thread | None = None
+    ended: threading.Event = field(default_factory=threading.Event)
 
 
 class RunnerRuntime:
     def __init__(
-        self, clock: Clock, wake: WakeSignal, attempts_root: Path, *, fork_server: bool = True
+        self,
+        clock: Clock,
+        wake: WakeSignal,
+        attempts_root: Path,
+        *,
+        fork_server: bool = True,
+        pool_idle: float | None = IDLE_SECONDS,
     ) -> None:
+        """``pool_idle`` None: a runner of its own for each attempt, even with the fork
+        server (the design before pooled runners, kept for comparison and as a fallback)."""
         self._clock, self._wake, self._root = clock, wake, attempts_root
         self._server = ForkServer() if fork_server else None
+        self._pool = None
+        if self._server is not None and pool_idle is not None:
+            self._pool = RunnerPool(self._server, self._pooled_end, _start_mark, pool_idle)
         self._exits: queue.Queue[Exit] = queue.Queue()
         self._watched: dict[str, _Watched] = {}
         self._lock = threading.Lock()
@@ -63,10 +78,27 @@ class RunnerRuntime:
     # -- starting ---------------------------------------------------------------------------
     def start(self, launch: Launch) -> Started:
         directory = self._prepare(launch)
-        pid, wait = self._spawn(directory)
-        mark = _start_mark(pid)
-        self._watch(launch.attempt_id, _Watched(pid, mark, directory), wait)
-        return Started(pid, mark, str(directory), boot_id())
+        watched = self._hand_to_pool(launch.attempt_id, directory)
+        if watched is None:
+            pid, wait = self._spawn(directory)
+            watched = _Watched(pid, _start_mark(pid), directory)
+            self._watch(launch.attempt_id, watched, wait)
+        return Started(watched.pid, watched.start, str(directory), boot_id())
+
+    def _hand_to_pool(self, attempt_id: str, directory: Path) -> _Watched | None:
+        """The attempt in a pooled runner's hands, watched; None when no runner took it."""
+        for _ in range(3):  # a runner found gone ran nothing: the attempt goes to another
+            runner = self._pool.acquire() if self._pool is not None else None
+            if runner is None:
+                return None
+            watched = _Watched(runner.pid, runner.mark, directory)
+            with self._lock:  # before the hand-over: its end may come at once
+                self._watched[attempt_id] = watched
+            if self._pool.run(runner, attempt_id, directory):  # type: ignore[union-attr]
+                return watched
+            with self._lock:
+                self._watched.pop(attempt_id, None)
+        return None
 
     def _spawn(self, directory: Path) -> tuple[int, Callable[[], object]]:
         """Through the fork server when it answers, else a fresh interpreter."""
@@ -100,22 +132,33 @@ class RunnerRuntime:
 
     # -- watching ---------------------------------------------------------------------------
     def _watch(self, attempt_id: str, watched: _Watched, wait: Callable[[], object]) -> None:
+        """A runner of the attempt's own: a thread waits for the process to end."""
         thread = threading.Thread(
             target=self._await_end, args=(attempt_id, watched, wait),
             name=f"coven-runner-{attempt_id}", daemon=True,
         )  # fmt: skip
-        watched.thread = thread
         with self._lock:
             self._watched[attempt_id] = watched
         thread.start()
 
     def _await_end(self, attempt_id: str, watched: _Watched, wait: Callable[[], object]) -> None:
         wait()
+        self._ended(attempt_id, watched)
+
+    def _pooled_end(self, attempt_id: str) -> None:
+        """A pooled runner is done with the attempt (or gone while it ran it)."""
+        with self._lock:
+            watched = self._watched.get(attempt_id)
+        if watched is not None:
+            self._ended(attempt_id, watched)
+
+    def _ended(self, attempt_id: str, watched: _Watched) -> None:
         exit_ = exit_from_journal(attempt_id, _journal_of(watched.directory, started=True),
                                   self._clock.now_utc())  # fmt: skip
         self._exits.put(exit_)
         with self._lock:
             self._watched.pop(attempt_id, None)
+        watched.ended.set()
         self._wake.set(WakeReason.RUN_FINISHED)
 
     def collect(self) -> list[Exit]:
@@ -131,22 +174,29 @@ class RunnerRuntime:
             return len(self._watched)
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()  # a busy runner finishes its attempt, then exits
         if self._server is not None:
             self._server.close()
 
     def drain(self, timeout: float) -> None:
-        """Wait up to ``timeout`` seconds in all for runners to end; the rest keep running
-        and are adopted by the next start."""
+        """Wait up to ``timeout`` seconds in all for the attempts to end; the rest keep
+        running and are adopted by the next start."""
         deadline = self._clock.monotonic() + timeout
         with self._lock:
-            threads = [w.thread for w in self._watched.values() if w.thread is not None]
-        for thread in threads:
-            thread.join(max(0.0, deadline - self._clock.monotonic()))
+            running = list(self._watched.values())
+        for watched in running:
+            watched.ended.wait(max(0.0, deadline - self._clock.monotonic()))
 
     # -- after a restart --------------------------------------------------------------------
     def recover(self, attempt: Unfinished, now: datetime) -> Exit | None:
+        with self._lock:
+            if attempt.attempt_id in self._watched:
+                return None  # one of ours, still running: its end is on its way
         directory = Path(attempt.attempt_dir or self._root / attempt.attempt_id)
         journal = read_journal(directory / JOURNAL)
+        if journal.outcome_known:  # whatever its runner does now (a pooled one lives on)
+            return exit_from_journal(attempt.attempt_id, journal, now)
         pid = attempt.runner_pid or journal.runner_pid
         start = attempt.runner_start or journal.runner_mark
         if pid is not None and is_alive(pid, start, attempt.boot_id or journal.boot_id):
@@ -172,16 +222,25 @@ class RunnerRuntime:
 
     # -- cancelling -------------------------------------------------------------------------
     def cancel(self, attempt_id: str) -> bool:
-        """SIGUSR1 asks the runner to stop the command's whole group (polite, then forced)."""
+        """SIGUSR1 asks the runner to stop the command's whole group (polite, then forced);
+        the cancel file first, which fences the signal to this attempt (``runner.pool``)."""
         with self._lock:
             watched = self._watched.get(attempt_id)
         if watched is None or not is_alive(watched.pid, watched.start):
             return False
-        try:
-            os.kill(watched.pid, signal.SIGUSR1)
-        except ProcessLookupError:
-            return False
-        return True
+        return signal_cancel(watched.pid, watched.directory)
+
+
+def signal_cancel(runner_pid: int, directory: str | os.PathLike[str]) -> bool:
+    """Write the attempt's cancel file, then send its runner SIGUSR1; False if either
+    cannot be done (the runner or the directory is gone)."""
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        os.close(os.open(os.path.join(directory, CANCEL_FILE), flags, 0o600))
+        os.kill(runner_pid, signal.SIGUSR1)
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return True
 
 
 def _journal_of(directory: Path, *, started: bool) -> Journal:

@@ -225,9 +225,13 @@ def _attempt(
     command_pid = command_pid or (journal.command_pid if journal else None)
     boot = boot or (journal.boot_id if journal else None)
     command_alive = _alive(command_pid, journal.command_mark if journal else None, boot)
+    # A runner that journaled the outcome is done with this attempt, alive or not: a pooled
+    # runner goes on to others (DESIGN §8).
+    runner_alive = not (journal and journal.outcome_known) and _alive(runner_pid, runner_start,
+                                                                      boot)  # fmt: skip
     return AttemptEvidence(
         number, attempt_id, state, failure, message, claimed, started, exited, runner_pid,
-        _alive(runner_pid, runner_start, boot), command_pid, command_alive,
+        runner_alive, command_pid, command_alive,
         cancel, _journal_records(directory), list(journal.problems) if journal else [],
         output_tail(directory, "stdout"), output_tail(directory, "stderr"),
         _own_command_line(command_pid) if command_alive else None,

@@ -119,6 +119,7 @@ class Chaos:
         """The engine dies: no shutdown, no drain; its runners go on (they outlive it)."""
         dead = self.node
         dead.scheduler.leader_lock.release()  # the kernel drops a dead process's flock
+        dead.runtime.close()  # and closes its sockets: its pooled runners are let go
         dead.store.close()
         self.dead.append(dead)
         return dead

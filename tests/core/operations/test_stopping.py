@@ -115,3 +115,27 @@ def test_a_process_that_ends_between_the_request_and_the_signal_is_not_said_to_h
     stopped = stopping.perform(target)
     assert stopped.confirmed
     assert stopped.result == f"runner {sleeper.pid} ended after the stop was requested; all gone"
+
+
+def test_a_runner_that_journaled_the_outcome_holds_no_decision_though_it_lives(
+    awaiting: tuple[Engine, str], sleeper: subprocess.Popen[bytes], tmp_path: Path
+) -> None:
+    """A pooled runner goes on to other attempts once it has journaled one's end (DESIGN §8):
+    alive, it must not hold a decision on the run it finished, nor be stopped for it."""
+    engine, run_id = awaiting
+    directory = tmp_path / "attempt"
+    directory.mkdir()
+    exited = {"event": "exited", "at": T0.isoformat(), "exit_code": 1, "signal": None,
+              "cancelled": False, "timed_out": False, "stop_confirmed": True,
+              "stdout_bytes": 0, "stderr_bytes": 0, "stdout_truncated": False,
+              "stderr_truncated": False}  # fmt: skip
+    (directory / "journal.jsonl").write_text(json.dumps(exited) + "\n")
+    engine.store.conn.execute(
+        "UPDATE attempts SET attempt_dir = ?, runner_pid = ?, runner_start = ?",
+        (str(directory), sleeper.pid, start_time(sleeper.pid)),
+    )
+    with pytest.raises(Conflict, match=r"nothing of run .* is running"):
+        engine.operator.stop(run_id)
+    assert sleeper.poll() is None  # not signalled: it is another attempt's runner now
+    decision = engine.operator.reconcile(run_id, Outcome.FAILED, "it failed")
+    assert decision.outcome is Outcome.FAILED

@@ -1,4 +1,4 @@
-"""The runner runtime on its own: real runners, through the fork server and without it."""
+"""The runner runtime on its own: real runners, pooled, forked per attempt, and fresh."""
 
 from __future__ import annotations
 
@@ -28,10 +28,17 @@ def next_exit(runtime: RunnerRuntime, wake: WakeSignal) -> Exit:
     return exit_
 
 
-@pytest.fixture(params=[True, False], ids=["fork-server", "fresh-interpreter"])
+DESIGNS = {  # the runners an attempt can have: pooled (the default), its own forked, its own fresh
+    "pooled": {},
+    "forked": {"pool_idle": None},
+    "fresh-interpreter": {"fork_server": False},
+}
+
+
+@pytest.fixture(params=list(DESIGNS))
 def runtime(request, tmp_path: Path):  # type: ignore[no-untyped-def]
     wake = WakeSignal()
-    built = RunnerRuntime(VirtualClock(NOW), wake, tmp_path / "attempts", fork_server=request.param)
+    built = RunnerRuntime(VirtualClock(NOW), wake, tmp_path / "attempts", **DESIGNS[request.param])
     built.wake = wake  # type: ignore[attr-defined]
     yield built
     built.close()

@@ -40,10 +40,10 @@ start lag floor: the drain floor's attempts at the same steady 20 due/s (each se
           lag a scheduler keeping §8's promises has here, one slot finishing its attempt
           (spawn, fsyncs, settlement commit) before it takes the next.
 runner floors: each floor again with the runner work done out of the scheduler's process,
-          as §8 asks (``benchmarks.runner_floor``), in two designs: ``forked``, ours — a tiny
+          as §8 asks (``benchmarks.runner_floor``), in two designs: ``forked`` — a tiny
           fork server forks a runner per attempt, which journals, spawns and waits, and
-          nothing else; ``pooled``, the alternative issue #24 asks to measure — a long-lived
-          runner per slot (a pool sized to the concurrency) doing one attempt after another.
+          nothing else (ours until issue #24); ``pooled``, ours since — a long-lived runner
+          per slot (a pool sized to the concurrency) doing one attempt after another.
           The lag ends at the runner's spawn.
 grouped floor: each floor again with group commit, the other design issue #24 names
           (``benchmarks.group_floor``): the same durable steps, but the slots share one
@@ -401,8 +401,8 @@ def measure(routines: int, window: float, rounds: int) -> list[Figure]:
 FLOOR_NAMES = {
     "inline": "§8's fsyncs and commits, 4 at a time",
     "grouped": "the same, with group commit",
-    "forked": "+ a forked runner per attempt (ours)",
-    "pooled": "+ a pooled runner per slot",
+    "forked": "+ a forked runner per attempt",
+    "pooled": "+ a pooled runner per slot (ours)",
 }
 
 
@@ -414,8 +414,8 @@ def _floor_figures(row: str, unit: str, mine: float, theirs: float, least: dict[
                     least[design] / theirs, baseline_name=f"{name} (best reachable ratio)")
         for design in DESIGNS
     ]  # fmt: skip
-    figures.append(info_figure(f"  {row} against the forked runner's floor", unit, mine,
-                               least["forked"], mine / least["forked"],
+    figures.append(info_figure(f"  {row} against the pooled runner's floor", unit, mine,
+                               least["pooled"], mine / least["pooled"],
                                baseline_name="the floor of our design"))  # fmt: skip
     return figures
 

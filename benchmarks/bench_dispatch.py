@@ -61,13 +61,15 @@ def dispatch_through_runner(directory: Path, count: int) -> None:
     store = Store.open(directory, T0)
     spec = RevisionSpec(schedule="* * * * *", timezone="UTC", argv=TRUE)
     Operator(store, clock, wake.set).add_routine("true", spec)
-    scheduler = Scheduler(store, clock, RunnerRuntime(clock, wake, directory / "attempts"), wake)
+    runtime = RunnerRuntime(clock, wake, directory / "attempts")
+    scheduler = Scheduler(store, clock, runtime, wake)
     for _ in range(count):
         clock.advance(timedelta(minutes=1))
         wake.take()
         scheduler.pass_once("deadline")
         _wait_for_exit(wake)
         scheduler.pass_once("run_finished")
+    runtime.close()  # its pooled runner and the fork server leave with it
     store.close()
 
 
@@ -194,6 +196,7 @@ def start_lags(routines: int, concurrency: int) -> list[float]:
         limits = Limits(max_active=concurrency, claim_batch=routines, plan_batch=routines)
         watcher = Store.open(Path(directory) / "data", clock.now_utc())  # a connection per thread
         _run_until_settled(Scheduler(store, clock, runtime, wake, limits=limits), watcher, routines)
+        runtime.close()
         # The runners journal the real wall clock; the target was set on the shifted one.
         return _lags(Path(directory) / "attempts", target - offset)
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.model import FailureClass
-from coven_core.runner.journal import Journal, read_journal
+from coven_core.runner.journal import Journal, read_journal, write_all
 from coven_core.runner.process import boot_id, is_running, start_mark
 from coven_core.runner.spec import CANCEL_FILE, RunnerSpec
 from coven_core.runner.stops import holding_stops
@@ -121,8 +121,11 @@ class RunnerRuntime:
     def _prepare(self, launch: Launch) -> Path:
         directory = self._root / launch.attempt_id
         try:
-            self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            directory.mkdir(mode=0o700)
+            try:
+                os.mkdir(directory, 0o700)
+            except FileNotFoundError:  # the first attempt of this data directory
+                self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
+                os.mkdir(directory, 0o700)
             _write_spec(directory / SPEC, _spec_of(launch).to_json())
         except OSError as error:
             raise LaunchError(
@@ -335,17 +338,21 @@ def _spec_of(launch: Launch) -> RunnerSpec:
 
 
 def _write_spec(path: Path, text: str) -> None:
-    """Write the runner's input whole (a temp file renamed), without fsync.
+    """Write the runner's input into the attempt's new directory, without fsync and without
+    a temporary file.
 
-    The spec is input, not evidence: only the runner reads it, from the page cache, before it
-    journals anything. What §8 makes durable is the journal — the runner fsyncs the attempt
-    directory when it creates the journal and every record before and after the spawn — and
-    recovery reads only that. After a machine crash a lost spec can only belong to an attempt
-    whose runner is gone, which its journal (or its absence) settles. Two fsyncs on the
-    scheduler's path per start were the largest share of a pass (``bench_apscheduler``).
+    The spec is input, not evidence: only the runner reads it, from the page cache, and only
+    once it is handed the directory, after this returns: it never sees a part of it. What §8
+    makes durable is the journal — the runner fsyncs the attempt directory when it creates the
+    journal and every record before and after the spawn — and recovery reads only that. After
+    a crash a partial or lost spec can only belong to an attempt whose runner never started
+    or is gone, which its journal (or its absence) settles. This is on the scheduler's thread
+    for every start; the fsyncs and the rename it had were the largest share of a pass
+    (``bench_apscheduler``'s notes).
     """
-    temporary = path.with_name(path.name + ".tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-    with os.fdopen(os.open(temporary, flags, 0o600), "w", encoding="utf-8") as handle:
-        handle.write(text)  # 0600 whatever the umask: it holds the routine's environment
-    os.replace(temporary, path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(path, flags, 0o600)  # 0600 whatever the umask: it holds the environment
+    try:
+        write_all(descriptor, text.encode("utf-8"))
+    finally:
+        os.close(descriptor)

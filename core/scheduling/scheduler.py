@@ -287,7 +287,7 @@ class Scheduler:
         self, conn: apsw.Connection, now: datetime, stamp: Stamp, report: PassReport
     ) -> list[Launch]:
         waiting, active, most = occurrences.waiting(conn, now, self.limits.claim_batch)
-        if not waiting:
+        if waiting is None:
             return []
         capacity = settings.max_active(most, self.limits.max_active) - active
         launches: list[Launch] = []

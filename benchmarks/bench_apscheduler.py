@@ -98,6 +98,20 @@ against 162/149/159/154 ms. The file work left on the pass (a directory and a fi
 per start) is CPU in the kernel here (``mkdir`` 0.1–0.6 ms), not waiting: the burst stays
 CPU-bound on two cores, as above.
 
+Pooled runners (issue #24, measured 2026-12-07, ``make bench`` on an idle machine): the
+runner per attempt gave way to a pooled runner per slot (DESIGN §8). The drain went from
+6.70× APScheduler to 3.15× (1.92 s against 0.61 s; that run's forked floor alone was 1.93 s,
+the pooled floor 1.03 s), the start lag p99 from 4.11× to 2.05× (47.7 ms against 23.2 ms;
+pooled floor 24.1 ms). The burst stopped being CPU-bound: profiled, the scheduler's thread is
+busy for the whole drain (passes of 3–4 ms, about two attempts each) while the runners use
+the other core. On this machine's disk a file's creation came to take 0.4–0.9 ms (it was
+0.05 ms earlier the same day), and a start made two (the attempt's directory and its
+``spec.json``) on the scheduler's thread: a pooled runner now makes the directory and gets
+the spec over its socket. Ten interleaved drains (``ours_drain`` alone, the commit before and
+after): medians 4.38 s against 3.59 s. Tried and not kept: recording a pass's starts in the
+next pass's first transaction when a wake was already waiting (one commit fewer per pass;
+70 % of the passes took it) measured nothing (medians 4.17 s against 4.49 s, four rounds).
+
 Run: python3 benchmarks/bench_apscheduler.py [--quick] [--routines N] [--window S]
 """
 

@@ -8,11 +8,13 @@ group (as with systemd's ``KillMode=control-group``), so nothing of it outlives 
 Exit status: 0 when an outcome was journaled (whatever the command did), 1 when the runner
 itself failed (traceback in ``runner.log``; the engine sees a journal without an outcome),
 2 for a bad invocation or spec, 3 when the attempt's journal already existed (a second runner
-for one attempt must never run its command again).
+for one attempt must never run its command again), 4 when its directory or journal could not
+be made (nothing ran; a pooled runner tells the engine why, ``runner.pool``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import signal
@@ -48,6 +50,7 @@ EXIT_OUTCOME_JOURNALED = 0
 EXIT_RUNNER_FAILED = 1
 EXIT_USAGE = 2
 EXIT_ALREADY_STARTED = 3
+EXIT_NOT_STARTED = 4
 
 
 class Ending(enum.Enum):
@@ -63,13 +66,23 @@ def main(args: list[str]) -> int:
     return run_attempt(args[0])
 
 
-def run_attempt(directory: str, wakeup: Wakeup | None = None) -> int:
-    """One attempt, start to journaled end; the exit status :func:`main` documents."""
+def run_attempt(directory: str, wakeup: Wakeup | None = None, spec: str | None = None) -> int:
+    """One attempt, start to journaled end; the exit status :func:`main` documents. With
+    ``spec`` (a pooled runner's, sent by the engine) the runner makes the attempt's
+    directory itself and reads no ``spec.json``."""
+    return attempt_with_reason(directory, wakeup, spec)[0]
+
+
+def attempt_with_reason(
+    directory: str, wakeup: Wakeup | None = None, spec: str | None = None
+) -> tuple[int, str]:
+    """:func:`run_attempt`, and for EXIT_NOT_STARTED why nothing could start."""
+    runner = Runner(directory, wakeup, spec)
     try:
-        return Runner(directory, wakeup).run()
+        return runner.run(), runner.not_started
     except Exception:
         _log_failure(directory)
-        return EXIT_RUNNER_FAILED
+        return EXIT_RUNNER_FAILED, ""
 
 
 class Wakeup:
@@ -137,8 +150,12 @@ def _wake(signum: int, frame: FrameType | None) -> None:
 
 
 class Runner:
-    def __init__(self, directory: str, wakeup: Wakeup | None = None) -> None:
+    def __init__(
+        self, directory: str, wakeup: Wakeup | None = None, spec: str | None = None
+    ) -> None:
         self.directory = directory
+        self._spec_text = spec  # sent by the engine (a pooled runner): no spec.json to read
+        self.not_started = ""  # why, for EXIT_NOT_STARTED
         # First: a stop from now on is acknowledged, not fatal. A pooled runner's lasts.
         self.wakeup = wakeup or Wakeup()
         self.wakeup.begin(directory)
@@ -165,18 +182,28 @@ class Runner:
             # and the intent's fsync (file and directory) makes it durable before the spawn.
             # Killed before that, the runner leaves it in the page cache, which recovery
             # reads ("nothing ran"); a power cut before it loses an attempt that ran nothing.
+            if self._spec_text is not None:
+                _make_directory(self.directory)  # the engine left it to us (runner.pool)
             append(self._path(JOURNAL_FILE), started, exclusive=True, sync=False)
         except FileExistsError:
             print(f"{self.directory}: this attempt was already started", file=sys.stderr)
             return EXIT_ALREADY_STARTED
+        except OSError as error:  # no journal, no command: certainly nothing ran
+            self.not_started = f"cannot prepare {self.directory}: {error.strerror or error}"
+            return EXIT_NOT_STARTED
         failpoints.hit("runner.started")
         try:
-            spec = RunnerSpec.from_file(self._path(SPEC_FILE))
+            spec = self._spec()
         except SpecError as error:
             self._journal("spawn_failed", failure_class=VALIDATION, message=str(error))
             return EXIT_USAGE
         self._attempt(spec)
         return EXIT_OUTCOME_JOURNALED
+
+    def _spec(self) -> RunnerSpec:
+        if self._spec_text is not None:
+            return RunnerSpec.from_json(self._spec_text)
+        return RunnerSpec.from_file(self._path(SPEC_FILE))
 
     def _attempt(self, spec: RunnerSpec) -> None:
         try:
@@ -313,6 +340,13 @@ class Runner:
 
     def _path(self, name: str) -> str:
         return os.path.join(self.directory, name)
+
+
+def _make_directory(directory: str) -> None:
+    """The attempt's directory, private; one made already (by a cancel that came first,
+    ``runtime.runner.signal_cancel``) is the same directory."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(directory, 0o700)
 
 
 def _log_failure(directory: str) -> None:

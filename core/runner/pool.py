@@ -5,8 +5,14 @@ the pages a forked CPython copies as it touches its objects, its exit (``bench_a
 runner floors, "forked" against "pooled"). So the engine keeps a few runners, forked once by
 the fork server (``POOL``), each with a stream socket of its own to the engine:
 
-``RUN <attempt dir>\\n`` → the attempt, exactly as a runner of its own runs it (journal,
-spawn, supervision, timeout, journaled end) → ``END <status>\\n``. Then the next.
+``SPEC <the spec as one line of JSON>\\n`` and ``RUN <attempt dir>\\n`` → the attempt,
+exactly as a runner of its own runs it (journal, spawn, supervision, timeout, journaled end)
+→ ``END <status>\\n``. Then the next. The runner makes the attempt's directory and keeps the
+spec in memory: the scheduler's thread touches no file to start an attempt (creating files
+was the largest part of a start on a slow disk), and the routine's environment is written
+nowhere. ``END 4 <why>`` says that nothing could start (the directory or the journal could
+not be made): the runner is the witness that nothing ran, where a missing journal alone
+would prove nothing. Without ``SPEC`` it reads the directory's ``spec.json``.
 
 What a runner of its own promises holds for each attempt:
 
@@ -34,7 +40,16 @@ import os
 import select
 import socket
 
-from coven_core.runner.main import EXIT_OUTCOME_JOURNALED, EXIT_USAGE, Wakeup, run_attempt
+from coven_core.runner.main import (
+    EXIT_NOT_STARTED,
+    EXIT_OUTCOME_JOURNALED,
+    EXIT_USAGE,
+    Wakeup,
+    attempt_with_reason,
+)
+
+#: After these a runner takes the next attempt: the outcome is journaled, or nothing began.
+_GOES_ON = (EXIT_OUTCOME_JOURNALED, EXIT_NOT_STARTED)
 
 
 def serve(channel: socket.socket) -> int:
@@ -42,13 +57,15 @@ def serve(channel: socket.socket) -> int:
     wakeup = Wakeup(fenced=True)
     requests = _Requests(channel, wakeup)
     status = EXIT_OUTCOME_JOURNALED
-    while (directory := requests.next()) is not None:
-        if not directory or not os.path.isdir(directory):
+    while (request := requests.next()) is not None:
+        directory, spec = request
+        if not directory or (spec is None and not os.path.isdir(directory)):
             return EXIT_USAGE
-        status = run_attempt(directory, wakeup)
-        if not _reply(channel, f"END {status}\n"):
+        status, why = attempt_with_reason(directory, wakeup, spec)
+        reply = f"END {status} {why}" if status == EXIT_NOT_STARTED else f"END {status}"
+        if not _reply(channel, reply.replace("\n", " ") + "\n"):
             return status  # the engine is gone: the attempt is journaled, and we are done
-        if status != EXIT_OUTCOME_JOURNALED or wakeup.runner_stopped:
+        if status not in _GOES_ON or wakeup.runner_stopped:
             return status
     return status
 
@@ -71,15 +88,24 @@ class _Requests:
         for fd in (channel.fileno(), wakeup.fd):
             self._poll.register(fd, select.POLLIN)
 
-    def next(self) -> str | None:
-        """The next attempt's directory ('' for a request not understood); None when the
-        engine has let go or the runner was stopped."""
+    def next(self) -> tuple[str, str | None] | None:
+        """The next attempt's directory ('' for a request not understood) and its spec, if
+        the engine sent it; None when the engine has let go or the runner was stopped."""
+        spec = None
+        while (line := self._line()) is not None:
+            verb, _, argument = line.partition(" ")
+            if verb == "SPEC":
+                spec = argument
+                continue
+            return (argument if verb == "RUN" else ""), spec
+        return None
+
+    def _line(self) -> str | None:
         while b"\n" not in self._buffer:
             if not self._fill():
                 return None
         line, _, self._buffer = self._buffer.partition(b"\n")
-        verb, _, directory = line.decode("utf-8", "surrogateescape").partition(" ")
-        return directory if verb == "RUN" else ""
+        return line.decode("utf-8", "surrogateescape")
 
     def _fill(self) -> bool:
         ready = {fd for fd, _ in self._poll.poll()}

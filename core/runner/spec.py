@@ -55,7 +55,8 @@ class RunnerSpec:
         """The argv actually executed."""
         return ["/bin/sh", "-c", self.argv[0]] if self.shell else list(self.argv)
 
-    def to_json(self) -> str:
+    def to_json(self, indent: int | None = 1) -> str:
+        """The spec as ``spec.json`` holds it; ``indent=None``: on one line (``runner.pool``)."""
         return json.dumps(
             {
                 "attempt_id": self.attempt_id,
@@ -67,7 +68,7 @@ class RunnerSpec:
                 "stop_grace_seconds": self.stop_grace_seconds,
                 "output_cap_bytes": self.output_cap_bytes,
             },
-            indent=1,
+            indent=indent,
         )
 
     @classmethod

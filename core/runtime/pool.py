@@ -42,7 +42,7 @@ class RunnerPool:
     def __init__(
         self,
         server: ForkServer,
-        ended: Callable[[str], None],
+        ended: Callable[[str, str | None], None],
         mark_of: Callable[[int], float | None],
         idle_seconds: float = IDLE_SECONDS,
     ) -> None:
@@ -71,9 +71,10 @@ class RunnerPool:
                          name=f"coven-pooled-runner-{pid}").start()  # fmt: skip
         return runner
 
-    def run(self, runner: PooledRunner, attempt_id: str, directory: Path) -> bool:
-        """Hand ``runner`` the attempt; False when it is gone (it ran nothing)."""
-        request = f"RUN {directory}\n".encode("utf-8", "surrogateescape")
+    def run(self, runner: PooledRunner, attempt_id: str, directory: Path, spec: str) -> bool:
+        """Hand ``runner`` the attempt (its directory, to be made, and its spec on one line);
+        False when it is gone (it ran nothing)."""
+        request = f"SPEC {spec}\nRUN {directory}\n".encode("utf-8", "surrogateescape")
         with self._lock:
             if runner.dead:
                 return False
@@ -108,7 +109,8 @@ class RunnerPool:
             if line == "" and self._let_go_if_idle(runner):
                 break
             if line.startswith("END "):
-                self._attempt_ended(runner, line[4:].strip() == "0")
+                status, _, why = line[4:].partition(" ")
+                self._attempt_ended(runner, status, why)
         self._gone(runner)
 
     def _idle_left(self, runner: PooledRunner) -> float | None:
@@ -126,15 +128,17 @@ class RunnerPool:
             runner.dead = True
         return True
 
-    def _attempt_ended(self, runner: PooledRunner, journaled: bool) -> None:
+    def _attempt_ended(self, runner: PooledRunner, status: str, why: str) -> None:
+        """``status`` as ``runner.main`` documents it: 0 journaled, 4 nothing started (``why``),
+        anything else ends the runner."""
         with self._lock:
             attempt_id, runner.attempt_id = runner.attempt_id, None
-            if journaled and not self._closing and not runner.dead:  # else it exits now
+            if status in ("0", "4") and not self._closing and not runner.dead:
                 runner.idle_since = time.monotonic()
                 self._idle.append(runner)
             closing = self._closing
         if attempt_id is not None and not closing:
-            self._ended(attempt_id)
+            self._ended(attempt_id, why if status == "4" else None)
 
     def _gone(self, runner: PooledRunner) -> None:
         with self._lock:
@@ -146,7 +150,7 @@ class RunnerPool:
             closing = self._closing
         runner.channel.close()
         if attempt_id is not None and not closing:
-            self._ended(attempt_id)  # it died with an attempt in hand: its journal decides
+            self._ended(attempt_id, None)  # it died with an attempt in hand: its journal decides
 
 
 class _Lines:

@@ -1,10 +1,11 @@
 """The runner runtime: every attempt through a runner process that outlives the app (§8).
 
-``start`` writes the attempt's ``spec.json`` and hands its directory to a pooled runner
-(``runtime.pool``: a runner forked once that takes attempts one after another and says when
-each ends). Without the fork server it starts ``python -m coven_core.runner DIR`` for the
-attempt alone, in its own session, and a thread waits for that runner to end (a child:
-``wait``; an adopted runner from an earlier process: a pidfd, no polling). Either way the
+``start`` hands the attempt's spec and the name of its directory to a pooled runner
+(``runtime.pool``: a runner forked once that takes attempts one after another, makes each
+one's directory and says when each ends). Without the fork server it writes the attempt's
+directory and ``spec.json`` and starts ``python -m coven_core.runner DIR`` for the attempt
+alone, in its own session, and a thread waits for that runner to end (a child: ``wait``; an
+adopted runner from an earlier process: a pidfd, no polling). Either way the
 attempt's journal becomes its :class:`~coven_core.runtime.base.Exit`. After a restart,
 :meth:`recover` settles what a journal already proves, adopts a runner that is still alive —
 identified by pid *and* process start time — or reads what its journal says.
@@ -74,27 +75,32 @@ class RunnerRuntime:
         self._exits: queue.Queue[Exit] = queue.Queue()
         self._watched: dict[str, _Watched] = {}
         self._lock = threading.Lock()
+        self._root_exists = False
 
     # -- starting ---------------------------------------------------------------------------
     def start(self, launch: Launch) -> Started:
-        directory = self._prepare(launch)
-        watched = self._hand_to_pool(launch.attempt_id, directory)
+        directory = self._root / launch.attempt_id
+        watched = self._hand_to_pool(launch, directory)
         if watched is None:
+            self._prepare(launch, directory)
             pid, wait = self._spawn(directory)
             watched = _Watched(pid, _start_mark(pid), directory)
             self._watch(launch.attempt_id, watched, wait)
         return Started(watched.pid, watched.start, str(directory), boot_id())
 
-    def _hand_to_pool(self, attempt_id: str, directory: Path) -> _Watched | None:
+    def _hand_to_pool(self, launch: Launch, directory: Path) -> _Watched | None:
         """The attempt in a pooled runner's hands, watched; None when no runner took it."""
+        if self._pool is None or not self._root_made():
+            return None
+        attempt_id, spec = launch.attempt_id, _spec_of(launch).to_json(indent=None)
         for _ in range(3):  # a runner found gone ran nothing: the attempt goes to another
-            runner = self._pool.acquire() if self._pool is not None else None
+            runner = self._pool.acquire()
             if runner is None:
                 return None
             watched = _Watched(runner.pid, runner.mark, directory)
             with self._lock:  # before the hand-over: its end may come at once
                 self._watched[attempt_id] = watched
-            if self._pool.run(runner, attempt_id, directory):  # type: ignore[union-attr]
+            if self._pool.run(runner, attempt_id, directory, spec):
                 return watched
             with self._lock:
                 self._watched.pop(attempt_id, None)
@@ -118,20 +124,26 @@ class RunnerRuntime:
             raise LaunchError(FailureClass.RUNTIME_UNAVAILABLE, f"runner: {error}") from None
         return process.pid, process.wait
 
-    def _prepare(self, launch: Launch) -> Path:
-        directory = self._root / launch.attempt_id
-        try:
+    def _root_made(self) -> bool:
+        """The attempts' folder exists (made once: a pooled runner makes each attempt's)."""
+        if not self._root_exists:
             try:
-                os.mkdir(directory, 0o700)
-            except FileNotFoundError:  # the first attempt of this data directory
                 self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
-                os.mkdir(directory, 0o700)
+            except OSError:
+                return False  # a runner of its own then says why (_prepare)
+            self._root_exists = True
+        return True
+
+    def _prepare(self, launch: Launch, directory: Path) -> None:
+        """A runner of its own: the attempt's directory and ``spec.json``, made here."""
+        try:
+            self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.mkdir(directory, 0o700)
             _write_spec(directory / SPEC, _spec_of(launch).to_json())
         except OSError as error:
             raise LaunchError(
                 FailureClass.RUNTIME_UNAVAILABLE, f"cannot prepare {directory}: {error}"
             ) from None
-        return directory
 
     # -- watching ---------------------------------------------------------------------------
     def _watch(self, attempt_id: str, watched: _Watched, wait: Callable[[], object]) -> None:
@@ -148,16 +160,22 @@ class RunnerRuntime:
         wait()
         self._ended(attempt_id, watched)
 
-    def _pooled_end(self, attempt_id: str) -> None:
-        """A pooled runner is done with the attempt (or gone while it ran it)."""
+    def _pooled_end(self, attempt_id: str, not_started: str | None) -> None:
+        """A pooled runner is done with the attempt (or gone while it ran it); with
+        ``not_started``, it could not begin it and says why."""
         with self._lock:
             watched = self._watched.get(attempt_id)
         if watched is not None:
-            self._ended(attempt_id, watched)
+            self._ended(attempt_id, watched, not_started)
 
-    def _ended(self, attempt_id: str, watched: _Watched) -> None:
-        exit_ = exit_from_journal(attempt_id, _journal_of(watched.directory, started=True),
-                                  self._clock.now_utc())  # fmt: skip
+    def _ended(self, attempt_id: str, watched: _Watched, not_started: str | None = None) -> None:
+        now = self._clock.now_utc()
+        if not_started is not None:  # the runner's word: no directory, no journal, nothing ran
+            exit_ = Exit(attempt_id, now, failure_class=FailureClass.RUNTIME_UNAVAILABLE,
+                         message=not_started)  # fmt: skip
+        else:
+            exit_ = exit_from_journal(attempt_id, _journal_of(watched.directory, started=True),
+                                      now)  # fmt: skip
         self._exits.put(exit_)
         with self._lock:
             self._watched.pop(attempt_id, None)
@@ -238,6 +256,9 @@ def signal_cancel(runner_pid: int, directory: str | os.PathLike[str]) -> bool:
     """Write the attempt's cancel file, then send its runner SIGUSR1; False if either
     cannot be done (the runner or the directory is gone)."""
     try:
+        # A pooled runner makes the directory as it begins the attempt: a cancel may come
+        # first, and the runner reads the file as it begins (runner.main._make_directory).
+        os.makedirs(directory, mode=0o700, exist_ok=True)
         flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
         os.close(os.open(os.path.join(directory, CANCEL_FILE), flags, 0o600))
         os.kill(runner_pid, signal.SIGUSR1)

@@ -56,7 +56,10 @@ def test_real_runs_deliveries_retention_and_doctor_leave_nothing_loose(
         report = doctor(real.store, clock.now_utc())
     data_dir = real.store.data_dir
     assert list((data_dir / "output").rglob("*"))  # something was delivered
-    assert list((data_dir / "attempts").rglob("spec.json"))
+    assert list((data_dir / "attempts").rglob("journal.jsonl"))  # a pooled runner: no spec.json
+    assert not [
+        p for p in (data_dir / "attempts").rglob("*") if p.is_file() and b"s3" in p.read_bytes()
+    ]
     assert list(loose_entries(data_dir)) == []
     loose = [f.message for f in report.findings if f.check == "location" and f.severity != "info"]
     assert loose == []

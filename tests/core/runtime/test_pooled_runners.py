@@ -15,7 +15,7 @@ import pytest
 from coven_core.clock import VirtualClock, WakeSignal
 from coven_core.model import FailureClass
 from coven_core.runner.process import is_running
-from coven_core.runtime.base import Unfinished
+from coven_core.runtime.base import Launch, Unfinished
 from coven_core.runtime.runner import JOURNAL, RunnerRuntime
 from tests.core.runtime.test_runner_runtime import NOW, launch, next_exit
 
@@ -171,3 +171,32 @@ def test_a_stopped_runner_cancels_its_attempt_and_takes_no_other(runtime: Runner
     assert next_exit(runtime, runtime._wake).classify() is FailureClass.CANCELLED
     wait_for(lambda: gone(started.pid), "the stopped runner exited")
     assert run(runtime, "after", "/bin/true")[0] != started.pid
+
+
+def test_a_pooled_attempt_gets_its_spec_over_the_socket_and_writes_it_nowhere(
+    runtime: RunnerRuntime,
+) -> None:
+    """The scheduler's thread makes no file to start an attempt, and the routine's
+    environment is kept in the runner's memory only."""
+    argv = ("/bin/sh", "-c", 'test "$TOKEN" = s3cret')
+    started = runtime.start(Launch("env", "o", "r", argv, None, (("TOKEN", "s3cret"),), None))
+    assert next_exit(runtime, runtime._wake).exit_code == 0
+    directory = Path(started.attempt_dir or "")
+    assert sorted(path.name for path in directory.iterdir()) == [
+        "journal.jsonl",
+        "stderr",
+        "stdout",
+    ]
+    assert not any(b"s3cret" in path.read_bytes() for path in directory.iterdir())
+
+
+def test_a_directory_that_cannot_be_made_is_said_as_nothing_ran(runtime: RunnerRuntime) -> None:
+    """The runner is the witness: without a directory it wrote no journal and ran nothing,
+    so the attempt is a runtime failure retried within bounds, not an unknown outcome."""
+    runtime._root.mkdir(parents=True, exist_ok=True)
+    (runtime._root / "blocked").write_text("a file where the directory should be")
+    runner = runtime.start(launch("blocked", "/bin/true")).pid
+    exit_ = next_exit(runtime, runtime._wake)
+    assert exit_.classify() is FailureClass.RUNTIME_UNAVAILABLE
+    assert exit_.message is not None and exit_.message.startswith("cannot prepare ")
+    assert run(runtime, "after", "/bin/true") == (runner, 0)  # the same runner goes on

@@ -39,11 +39,20 @@ from coven_desktop.tasks import Tasks
 from coven_desktop.windows import run_times
 from coven_desktop.windows.cancelling import ask_to_cancel
 from coven_desktop.windows.chips import chip_style
-from coven_desktop.windows.common import Row, RowsModel, table
+from coven_desktop.windows.common import (
+    Row,
+    RowsModel,
+    act,
+    error_label,
+    named,
+    show_error,
+    table,
+)
 from coven_desktop.windows.explanation import Explained, ExplanationPanel, read_explanation
-from coven_desktop.windows.run_model import CANCELLABLE, LIVE, OutcomeWords
+from coven_desktop.windows.run_model import CANCELLABLE, LIVE, RETRYABLE, OutcomeWords
 from coven_desktop.windows.run_output import OutputPane
 from coven_desktop.windows.ticking import Ticker
+from coven_desktop.windows.tones import Tones
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
@@ -98,6 +107,8 @@ class RunDetailWindow(QWidget):
     def _build(self) -> None:
         layout = QVBoxLayout(self)
         layout.addLayout(self._header())
+        self.refusal = error_label(self, Tones(self))
+        layout.addWidget(self.refusal)
         self.facts = QFormLayout()
         self.facts.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.fields = {key: self._field() for key in ("planned", "started", "duration", "exit",
@@ -131,10 +142,15 @@ class RunDetailWindow(QWidget):
         self.cancel_button = QPushButton(_("&Cancel run…"), self)
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.hide()
+        self.retry_button = named(QPushButton(_("&Retry"), self), _("Retry this run"))
+        self.retry_button.setToolTip(_("Give this run another attempt now"))
+        self.retry_button.clicked.connect(self.retry)
+        self.retry_button.hide()
         line.addWidget(self.routine)
         line.addWidget(self.chip)
         line.addWidget(self.sentence, 1)
         line.addWidget(self.cancel_button)
+        line.addWidget(self.retry_button)
         return line
 
     def _field(self) -> QLabel:
@@ -190,6 +206,8 @@ class RunDetailWindow(QWidget):
         self.sentence.setText(row.reason)
         self._show_facts(row)
         self.cancel_button.setVisible(row.outcome in CANCELLABLE and row.run_id is not None)
+        self.retry_button.setVisible(row.outcome in RETRYABLE and row.run_id is not None)
+        self.retry_button.setEnabled(True)
         self.output.show_output(detail.stdout, detail.stderr)
         self.command_tab.show_command(detail)
         self.story.show_story(detail, locale, self._words)
@@ -262,6 +280,23 @@ class RunDetailWindow(QWidget):
         self.confirmation = ask_to_cancel(
             self.desktop, self, row.routine, lambda e: e.operator.cancel(run_id)
         )
+
+    def retry(self) -> None:
+        """Another attempt of this run, as ``coven retry`` asks it. The engine decides: it
+        refuses a run that may still be running or that no attempt could mend, and the
+        refusal is said here."""
+        row = self.result.detail.row if self.result is not None else None
+        if row is None or row.run_id is None or row.outcome not in RETRYABLE:
+            return
+        self.retry_button.setEnabled(False)  # one click, one retry
+        self._tasks.spawn(self._retry(row.run_id))
+
+    async def _retry(self, run_id: str) -> None:
+        done = await act(self.desktop, lambda e: e.operator.retry(run_id))
+        if not isValid(self):
+            return
+        show_error(self.refusal, done.refusal)
+        await self.reload()
 
 
 def _monospace(widget: QWidget) -> None:

@@ -20,6 +20,9 @@ Index = QModelIndex | QPersistentModelIndex
 LIVE = frozenset({"waiting", "starting", "running"})
 #: The outcomes a person can cancel (the engine refuses the rest).
 CANCELLABLE = LIVE
+#: The outcomes a person may ask another attempt of (``coven retry``). The engine refuses
+#: what no new attempt could mend (an invalid routine, a refusal by the system) and says why.
+RETRYABLE = frozenset({"failed", "timed_out", "cancelled"})
 
 
 class Column(enum.IntEnum):

@@ -151,3 +151,35 @@ def test_an_unknown_run_says_so(desktop: Desktop, loop: qasync.QEventLoop) -> No
     loop.run_until_complete(asyncio.wait_for(window.settle(), 20))
     assert window.sentence.text() == "no run or occurrence 'nope' (see: coven runs)"
     window.close()
+
+
+def test_retry_gives_a_failed_run_another_attempt_through_the_engine(
+    desktop: Desktop, loop: qasync.QEventLoop, failed: str
+) -> None:
+    window = open_detail(desktop, loop, failed)
+    assert window.retry_button.isVisible() and not window.cancel_button.isVisible()
+    window.retry_button.click()
+    assert not window.retry_button.isEnabled()  # one click, one retry
+    wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
+    quiet(loop, desktop, window)
+    row = row_of(desktop, loop, failed)
+    assert (row.outcome, row.attempts) == ("failed", 2)  # the same run, a second attempt
+    assert window.fields["attempts"].text() == "2" and window.retry_button.isEnabled()
+    assert not window.refusal.isVisible()
+    window.close()
+
+
+def test_a_retry_the_engine_refuses_is_said_in_the_window(
+    desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    """A command that does not exist fails as invalid: another attempt would fail the same
+    way, so the engine refuses, and the window says why instead of doing nothing."""
+    desktop.locale = "en_US"
+    occurrence = run_once(desktop, loop, "typo", "/no/such/program")
+    window = open_detail(desktop, loop, occurrence)
+    assert window.retry_button.isVisible()
+    window.retry_button.click()
+    quiet(loop, desktop, window)
+    assert window.refusal.isVisible() and "the routine itself is invalid" in window.refusal.text()
+    assert row_of(desktop, loop, occurrence).attempts == 1
+    window.close()

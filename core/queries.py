@@ -311,6 +311,15 @@ def show(store: Store, name: str) -> RoutineView:
         return routine_view(conn, routines.by_name(conn, name))
 
 
+def retry_refusal(store: Store, run_id: str) -> str | None:
+    """Why ``coven retry`` would refuse this run now, in its words; None when it would plan
+    another attempt. Read only: a window asks before it offers Retry."""
+    from coven_core.operations.runs import retry_refusal as refusal
+
+    with store.read() as conn:
+        return refusal(conn, run_id)
+
+
 def list_routines(store: Store) -> list[RoutineView]:
     with store.read() as conn:
         paused_all = scheduling_paused(conn)

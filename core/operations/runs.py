@@ -205,20 +205,7 @@ def retry(conn: apsw.Connection, run_id: str, now: datetime) -> RunRef:
     ref, routine_id = _run(conn, run_id)
     if _redeliver(conn, ref, routine_id, now):
         return ref  # it succeeded; only its output's delivery is tried again (§6)
-    failure = _last_failure(conn, ref.occurrence_id)
-    if ref.disposition == Disposition.RECOVERY_REQUIRED.value or failure is FailureClass.AMBIGUOUS:
-        raise Conflict(
-            _(
-                "run {run} may have run (outcome unknown): decide with 'coven reconcile {run}'"
-            ).format(run=run_id)
-        )
-    name = routines.by_id(conn, routine_id).name
-    never_started = failure is None and ref.disposition == Disposition.CANCELLED.value
-    if ref.state != "settled" or not (failure in _RETRYABLE or never_started):
-        raise Conflict(
-            _("run {run} {why}").format(run=run_id, why=_why_not_retryable(ref, failure, name))
-        )
-    refuse_while_awaiting(conn, routine_id, name, "retry a run of")
+    _check_retryable(conn, ref, routine_id)
     conn.execute(  # forced: a person asked for this attempt, so a pause does not skip it;
         # unseen again: if the retry fails too, the tray counts it anew
         "UPDATE occurrences SET state = 'planned', disposition = NULL, reason = NULL, "
@@ -228,6 +215,42 @@ def retry(conn: apsw.Connection, run_id: str, now: datetime) -> RunRef:
     events.record(conn, now, EventKind.RETRY_SCHEDULED, routine_id=routine_id,
                   occurrence_id=ref.occurrence_id, by=operator_name(), manual=True)  # fmt: skip
     return RunRef(ref.run_id, ref.occurrence_id, "planned")
+
+
+def retry_refusal(conn: apsw.Connection, run_id: str) -> str | None:
+    """Why :func:`retry` would refuse this run now, in its words; None when it would not.
+    A window asks this before it offers Retry (it changes nothing)."""
+    ref, routine_id = _run(conn, run_id)
+    try:
+        _check_retryable(conn, ref, routine_id)
+    except Conflict as refusal:
+        return str(refusal)
+    return None
+
+
+def _check_retryable(conn: apsw.Connection, ref: RunRef, routine_id: str) -> None:
+    """Raises Conflict, saying why, unless a new attempt of this run may be planned."""
+    run_id, failure = ref.run_id, _last_failure(conn, ref.occurrence_id)
+    if ref.disposition == Disposition.RECOVERY_REQUIRED.value or failure is FailureClass.AMBIGUOUS:
+        raise Conflict(
+            _(
+                "run {run} may have run (outcome unknown): decide with 'coven reconcile {run}'"
+            ).format(run=run_id)
+        )
+    routine = routines.by_id(conn, routine_id)
+    name = routine.name
+    if routine.state is RoutineState.DELETED:  # planned again, it would only be skipped, and
+        raise Conflict(  # its failure overwritten by that skip
+            _("run {run} belongs to the deleted routine {name}: it never runs again").format(
+                run=run_id, name=name
+            )
+        )
+    never_started = failure is None and ref.disposition == Disposition.CANCELLED.value
+    if ref.state != "settled" or not (failure in _RETRYABLE or never_started):
+        raise Conflict(
+            _("run {run} {why}").format(run=run_id, why=_why_not_retryable(ref, failure, name))
+        )
+    refuse_while_awaiting(conn, routine_id, name, "retry a run of")
 
 
 #: Failure classes a person cannot retry either: what to tell them instead.

@@ -70,17 +70,23 @@ class Loaded:
     detail: RunDetail
     explained: Explained | None
     unexplained: str | None  # why the time-zone explanation could not be read
+    retryable: bool = False  # the engine would give it another attempt now
 
 
 def read(engine: Engine, identifier: str, now: datetime, locale: str) -> Loaded:
-    """The run and its time-zone explanation, in one call on the operator thread."""
+    """The run, whether it can be retried and its time-zone explanation, in one call on the
+    operator thread."""
     detail = run_detail(engine.store, identifier, now, locale)
     row = detail.row
+    retryable = (
+        row.outcome in RETRYABLE and row.run_id is not None
+        and queries.retry_refusal(engine.store, row.run_id) is None
+    )  # fmt: skip
     try:
         explained = read_explanation(engine, row.routine, row.occurrence_id, now, locale)
     except CovenError as error:  # a deleted routine, a coalesced window: the run still shows
-        return Loaded(detail, None, str(error))
-    return Loaded(detail, explained, None)
+        return Loaded(detail, None, str(error), retryable)
+    return Loaded(detail, explained, None, retryable)
 
 
 class RunDetailWindow(QWidget):
@@ -206,7 +212,9 @@ class RunDetailWindow(QWidget):
         self.sentence.setText(row.reason)
         self._show_facts(row)
         self.cancel_button.setVisible(row.outcome in CANCELLABLE and row.run_id is not None)
-        self.retry_button.setVisible(row.outcome in RETRYABLE and row.run_id is not None)
+        # Offered only where the engine would plan it: a run that no attempt could mend (an
+        # invalid routine) says so in its own sentence, and a button it refuses says nothing.
+        self.retry_button.setVisible(result.retryable)
         self.retry_button.setEnabled(True)
         self.output.show_output(detail.stdout, detail.stderr)
         self.command_tab.show_command(detail)

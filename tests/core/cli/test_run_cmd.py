@@ -279,6 +279,27 @@ def test_retry_of_a_succeeded_run_is_a_conflict(coven: Coven, on_engine_clock: E
     coven.refuses("retry", run_id, status=3, message=f"run {run_id} already ended (succeeded)")
 
 
+def test_retry_of_a_deleted_routines_run_is_refused_and_keeps_its_failure(
+    coven: Coven, on_engine_clock: Engine
+) -> None:
+    """Planned again, it would only be skipped ("the routine was deleted"), and that skip
+    would replace the failure on record: refused, saying why, and nothing changes."""
+    engine = on_engine_clock
+    engine.runtime.auto_exit = 1
+    engine.add("gone", "@yearly")
+    run_id = coven.json("run-now", "gone")["run_id"]
+    react(engine)
+    coven("routine", "delete", "gone")
+    coven.refuses("retry", run_id, status=3,
+                  message=f"run {run_id} belongs to the deleted routine gone: it never runs again")  # fmt: skip
+    react(engine)
+    assert [row[:2] for row in attempt_rows(engine, run_id)] == [(1, "action_failed")]
+    kept = engine.store.conn.execute(
+        "SELECT disposition FROM occurrences WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    assert kept == ("failed",)
+
+
 def test_retry_of_an_ambiguous_run_points_at_reconcile(
     coven: Coven, on_engine_clock: Engine, data_dir: Any
 ) -> None:

@@ -14,6 +14,8 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from coven_core.events import EventKind
+from coven_core.operator import Operator
+from coven_core.store.store import Store
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.run_detail import RunDetailWindow
 from tests.desktop.helpers import wait_for_event
@@ -169,17 +171,35 @@ def test_retry_gives_a_failed_run_another_attempt_through_the_engine(
     window.close()
 
 
-def test_a_retry_the_engine_refuses_is_said_in_the_window(
+def test_retry_is_not_offered_where_the_engine_would_refuse_it(
     desktop: Desktop, loop: qasync.QEventLoop
 ) -> None:
     """A command that does not exist fails as invalid: another attempt would fail the same
-    way, so the engine refuses, and the window says why instead of doing nothing."""
+    way. The run's sentence says so, and no Retry is offered to be refused."""
     desktop.locale = "en_US"
     occurrence = run_once(desktop, loop, "typo", "/no/such/program")
     window = open_detail(desktop, loop, occurrence)
+    assert window.chip.text() == "Failed" and not window.retry_button.isVisible()
+    assert "the routine itself is invalid" in window.sentence.text()
+    window.close()
+
+
+def test_a_retry_refused_meanwhile_is_said_in_the_window(
+    desktop: Desktop, loop: qasync.QEventLoop, failed: str
+) -> None:
+    """Offered, then refused: another process (the CLI, say) deleted the routine before the
+    click, and the window has not heard yet. The refusal is the engine's, said under the
+    header, and nothing else changes."""
+    window = open_detail(desktop, loop, failed)
     assert window.retry_button.isVisible()
-    window.retry_button.click()
+    cli = Store.open(desktop.data_dir, desktop.clock.now_utc())
+    try:
+        Operator(cli, desktop.clock, lambda _reason: None).delete_routine("backup")
+    finally:
+        cli.close()
+    window.retry_button.click()  # before the loop turns: the window still offers it
     quiet(loop, desktop, window)
-    assert window.refusal.isVisible() and "the routine itself is invalid" in window.refusal.text()
-    assert row_of(desktop, loop, occurrence).attempts == 1
+    assert window.refusal.isVisible()
+    assert "belongs to the deleted routine backup" in window.refusal.text()
+    assert row_of(desktop, loop, failed).outcome == "failed"  # its failure is kept
     window.close()

@@ -16,6 +16,7 @@ from PySide6.QtDBus import QDBusArgument, QDBusConnection, QDBusMessage, QDBusVa
 
 from coven_core.clock import VirtualClock
 from coven_desktop.osnotify import Notifier, start_notifiers
+from coven_desktop.osnotify.bus import ask_bus
 from tests.systembus.fixtures import LOGIND, LOGIND_PATH
 
 TIMEDATED = "org.freedesktop.timedate1"
@@ -110,7 +111,7 @@ class FakeSystem:
 
     def flush(self) -> None:
         """Return once the bus has routed every signal sent so far (one blocking round trip)."""
-        assert self.connection.interface().isServiceRegistered(LOGIND).isValid()
+        assert ask_bus(self.connection, "NameHasOwner", LOGIND) is not None  # see ask_bus
 
 
 class FakeServices(FakeSystem):

@@ -107,10 +107,11 @@ busy for the whole drain (passes of 3–4 ms, about two attempts each) while the
 the other core. On this machine's disk a file's creation came to take 0.4–0.9 ms (it was
 0.05 ms earlier the same day), and a start made two (the attempt's directory and its
 ``spec.json``) on the scheduler's thread: a pooled runner now makes the directory and gets
-the spec over its socket. Ten interleaved drains (``ours_drain`` alone, the commit before and
-after): medians 4.38 s against 3.59 s. Tried and not kept: recording a pass's starts in the
-next pass's first transaction when a wake was already waiting (one commit fewer per pass;
-70 % of the passes took it) measured nothing (medians 4.17 s against 4.49 s, four rounds).
+the spec over its socket. Interleaved drains (``ours_drain`` alone, the commit before and
+after), six pairs: medians 4.39 s against 3.60 s, faster in five. Tried and not kept:
+recording a pass's starts in the next pass's first transaction when a wake was already
+waiting (one commit fewer per pass; 70 % of the passes took it) measured nothing (medians
+4.17 s against 4.49 s, four rounds).
 
 Run: python3 benchmarks/bench_apscheduler.py [--quick] [--routines N] [--window S]
 """

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import os
 import signal
 import sys
@@ -169,7 +170,7 @@ class Runner:
 
     def _run(self) -> int:
         pid = os.getpid()
-        me = proc.start_of(pid)
+        me = _own_start(pid)
         started = record(
             "runner_started",
             runner_pid=pid,
@@ -340,6 +341,13 @@ class Runner:
 
     def _path(self, name: str) -> str:
         return os.path.join(self.directory, name)
+
+
+@functools.cache
+def _own_start(pid: int) -> proc.Start:
+    """This runner's start, read from ``/proc`` once per process: a pooled runner journals
+    it for every attempt, and it never changes (a fork is another pid, so another key)."""
+    return proc.start_of(pid)
 
 
 def _make_directory(directory: str) -> None:

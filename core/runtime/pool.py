@@ -95,10 +95,6 @@ class RunnerPool:
         for runner in runners:
             _shut(runner.channel)
 
-    def pids(self) -> list[int]:
-        with self._lock:
-            return [runner.pid for runner in self._runners]
-
     # -- in each runner's thread --------------------------------------------------------------
     def _follow(self, runner: PooledRunner) -> None:
         lines = _Lines(runner.channel)

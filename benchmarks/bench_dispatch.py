@@ -8,9 +8,9 @@ start lag: 100 routines due at the same instant with concurrency 4, on the real 
 
 floor:    the least work DESIGN §8, §9 require of one attempt, done inline in this
           process (no runner process, no Python start): the dispatch decision committed, the
-          journal and the output files created, the journal's first record and ``intent``
-          fsync'd with the directory before the spawn, ``subprocess.run`` with output to the
-          files, ``spawned`` fsync'd, the output files fsync'd (when not empty) before the
+          journal created, its first record and ``intent`` fsync'd with the directory before
+          the spawn, ``subprocess.run`` with its output through pipes, ``spawned`` fsync'd, a
+          file for each stream that said anything, fsync'd with its name, before the
           ``exited`` record, that record fsync'd, the settlement committed — two commits and
           four fsyncs for ``/bin/true``, as the runner does them, on the same disk and store
           settings (WAL, synchronous=FULL). ``bare / floor`` is the best ratio any design that
@@ -30,7 +30,6 @@ import sys
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import BinaryIO
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -107,24 +106,30 @@ def floor_attempt(conn, directory: Path, index: int, on_start=None) -> None:  # 
     attempt.mkdir()
     journal = os.open(attempt / "journal.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND)
     _append(journal, {"event": "runner_started", "runner_pid": os.getpid()}, sync=False)
-    with open(attempt / "stdout", "wb") as out, open(attempt / "stderr", "wb") as err:
-        _append(journal, {"event": "intent"})  # with the record before it
-        fsync_directory(attempt)  # the journal's and the outputs' names
-        if on_start is not None:
-            on_start()
-        code = subprocess.run(TRUE, stdout=out, stderr=err, check=False).returncode
-        _append(journal, {"event": "spawned", "pid": 0})
-        sync_outputs(out, err)
-    _append(journal, {"event": "exited", "exit_code": code})
+    _append(journal, {"event": "intent"})  # with the record before it
+    fsync_directory(attempt)  # the journal's name
+    if on_start is not None:
+        on_start()
+    done = subprocess.run(TRUE, capture_output=True, check=False)
+    _append(journal, {"event": "spawned", "pid": 0})
+    keep_outputs(attempt, {"stdout": done.stdout, "stderr": done.stderr})
+    _append(journal, {"event": "exited", "exit_code": done.returncode})
     os.close(journal)
-    _commit(conn, "UPDATE attempts SET state = 'settled', code = ? WHERE id = ?", (code, index))
+    _commit(conn, "UPDATE attempts SET state = 'settled', code = ? WHERE id = ?",
+            (done.returncode, index))  # fmt: skip
 
 
-def sync_outputs(*outputs: BinaryIO) -> None:
-    """Make the command's outputs durable before its exit is journaled."""
-    for output in outputs:
-        if os.fstat(output.fileno()).st_size:  # an empty one has nothing to sync
+def keep_outputs(directory: Path, outputs: dict[str, bytes]) -> None:
+    """Make the command's outputs durable before its exit is journaled: a file for each
+    stream that said anything (a command that prints nothing leaves none), and their names."""
+    kept = {name: data for name, data in outputs.items() if data}
+    for name, data in kept.items():
+        with open(directory / name, "wb") as output:
+            output.write(data)
+            output.flush()
             os.fsync(output.fileno())
+    if kept:
+        fsync_directory(directory)
 
 
 def runner_floor_attempt(conn, directory: Path, index: int, runner) -> float:  # type: ignore[no-untyped-def]

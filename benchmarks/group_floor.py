@@ -2,8 +2,8 @@
 
 Issue #24 names group commit first among the designs to measure: "several attempts' records
 made durable by one fsync". This floor does the same durable work per attempt as
-``bench_dispatch.floor`` — the decision committed, ``intent`` durable with the outputs' names
-before the command starts, ``spawned`` and ``exited`` durable (and the outputs, when not
+``bench_dispatch.floor`` — the decision committed, ``intent`` durable before the command
+starts, ``spawned`` and ``exited`` durable (and the outputs with their names, when not
 empty), the settlement committed — but every slot appends to **one** journal and writes to
 **one** store, and a record or a statement is durable once a flush that began after it was
 queued has ended. The slots waiting at the same moment share that flush (a leader does it,
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_dispatch import TRUE, floor_store, sync_outputs
+from benchmarks.bench_dispatch import TRUE, floor_store, keep_outputs
 from coven_core.runner.journal import fsync_directory
 
 
@@ -82,6 +82,7 @@ class GroupedFloor:
         self._store = floor_store(directory)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND
         self._journal = os.open(directory / "journal.jsonl", flags, 0o600)
+        fsync_directory(directory)  # its name, once for every attempt
         self._ids = itertools.count()  # next() on a count is atomic: the slots share it
         self._records = Group(self._append)
         self._statements = Group(self._commit)
@@ -91,14 +92,14 @@ class GroupedFloor:
         ``on_start()`` is called just before the command starts."""
         index = next(self._ids)
         self._statements.submit(("INSERT INTO attempts VALUES (?, 'dispatching', NULL)", (index,)))
-        name = self.directory / str(index)
-        with open(f"{name}.stdout", "wb") as out, open(f"{name}.stderr", "wb") as err:
-            self._records.submit({"attempt": index, "event": "intent"})  # and the names
-            if on_start is not None:
-                on_start()
-            code = subprocess.run(TRUE, stdout=out, stderr=err, check=False).returncode
-            self._records.submit({"attempt": index, "event": "spawned", "pid": 0})
-            sync_outputs(out, err)
+        self._records.submit({"attempt": index, "event": "intent"})
+        if on_start is not None:
+            on_start()
+        done = subprocess.run(TRUE, capture_output=True, check=False)
+        code = done.returncode
+        self._records.submit({"attempt": index, "event": "spawned", "pid": 0})
+        outputs = {f"{index}.stdout": done.stdout, f"{index}.stderr": done.stderr}
+        keep_outputs(self.directory, outputs)
         self._records.submit({"attempt": index, "event": "exited", "exit_code": code})
         self._statements.submit(
             ("UPDATE attempts SET state = 'settled', code = ? WHERE id = ?", (code, index))
@@ -111,8 +112,6 @@ class GroupedFloor:
     def _append(self, records: list[dict[str, object]]) -> None:
         os.write(self._journal, "".join(json.dumps(r) + "\n" for r in records).encode())
         os.fsync(self._journal)
-        if any(record["event"] == "intent" for record in records):
-            fsync_directory(self.directory)  # the outputs' names, before their commands start
 
     def _commit(self, statements: list[tuple[str, tuple[object, ...]]]) -> None:
         self._store.execute("BEGIN IMMEDIATE")

@@ -7,9 +7,10 @@ so leave out the one cost every design keeping §8 pays: a process per attempt. 
 it, as cheaply as a Python runner can be had: a tiny fork server (this interpreter, started
 as ours is, loading only what it needs) forks a child per attempt, which does the floor's
 runner work — the journal's first record and ``intent`` fsync'd with the directory, then
-``posix_spawn`` of the command with output to files, ``spawned`` and ``exited`` fsync'd (and
-the outputs, when not empty) — and exits. No spare is kept, no spec is read, no signal is
-handled, nothing is watched but the child's end: every cost here is one ours also has.
+``posix_spawn`` of the command with its output through pipes, ``spawned`` and ``exited``
+fsync'd (and a file for each stream that said anything, with its name) — and exits. No spare
+is kept, no spec is read, no signal is handled, nothing is watched but the child's end: every
+cost here is one ours also has.
 """
 
 from __future__ import annotations
@@ -41,20 +42,41 @@ def attempt(directory, argv):
     name = lambda file: os.path.join(directory, file)
     log = os.open(name("journal.jsonl"), FLAGS | os.O_EXCL | os.O_APPEND, 0o644)
     journal(log, {"event": "runner_started", "runner_pid": os.getpid()}, sync=False)
-    out, err = os.open(name("stdout"), FLAGS, 0o644), os.open(name("stderr"), FLAGS, 0o644)
     journal(log, {"event": "intent"})
+    sync_folder(directory)  # the journal's name
+    pipes = [os.pipe(), os.pipe()]
+    at = time.time()
+    actions = [(os.POSIX_SPAWN_DUP2, pipes[0][1], 1), (os.POSIX_SPAWN_DUP2, pipes[1][1], 2)]
+    pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions, setpgroup=0)
+    journal(log, {"event": "spawned", "pid": pid, "at": at})
+    for _, write in pipes:
+        os.close(write)
+    kept = [keep(name(stream), read) for stream, (read, _) in zip(("stdout", "stderr"), pipes)]
+    _, status = os.waitpid(pid, 0)
+    if any(kept):
+        sync_folder(directory)  # the outputs' names
+    journal(log, {"event": "exited", "status": status})
+    os.close(log)
+
+
+def keep(path, pipe):
+    # The pipe's bytes into a file made with the first of them, fsync'd; whether any came.
+    # (One pipe after the other: enough for a floor whose command prints little.)
+    out = None
+    while chunk := os.read(pipe, 65536):
+        out = out if out is not None else os.open(path, FLAGS, 0o600)
+        os.write(out, chunk)
+    os.close(pipe)
+    if out is not None:
+        os.fsync(out)
+        os.close(out)
+    return out is not None
+
+
+def sync_folder(directory):
     folder = os.open(directory, os.O_RDONLY)
     os.fsync(folder)
     os.close(folder)
-    at = time.time()
-    actions = [(os.POSIX_SPAWN_DUP2, out, 1), (os.POSIX_SPAWN_DUP2, err, 2)]
-    pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions, setpgroup=0)
-    journal(log, {"event": "spawned", "pid": pid, "at": at})
-    _, status = os.waitpid(pid, 0)
-    for fd in (out, err):
-        if os.fstat(fd).st_size:
-            os.fsync(fd)
-    journal(log, {"event": "exited", "status": status})
 
 
 def serve(connection, argv):

@@ -26,7 +26,6 @@ from types import FrameType
 
 from coven_core.runner import process as proc
 from coven_core.runner.journal import (
-    RUNTIME_UNAVAILABLE,
     VALIDATION,
     ExitRecord,
     append,
@@ -209,24 +208,19 @@ class Runner:
     def _attempt(self, spec: RunnerSpec) -> None:
         try:
             proc.check_cwd(spec)
-            outputs = self._open_outputs()
         except proc.SpawnError as error:
             self._spawn_failed(error)
             return
-        try:
-            self._start(spec, outputs)
-        finally:  # a pooled runner lives on: nothing of this attempt stays open in it
-            for fd in outputs:
-                os.close(fd)
+        self._start(spec)
 
-    def _start(self, spec: RunnerSpec, outputs: tuple[int, int]) -> None:
+    def _start(self, spec: RunnerSpec) -> None:
         self.wakeup.drain()
         if self.wakeup.stop_signal is not None:
             self._cancelled_before_start()
             return
         # From here on, the command may have started. The directory's fsync makes the
-        # journal's and the output files' names durable before it can run, so the exit
-        # record later needs none of its own.
+        # journal's name durable before it can run; the output files, made only when the
+        # command writes, are made durable before the exit record (OutputPumps.finish).
         self._journal("intent", names=True)
         try:
             command = proc.spawn(spec)
@@ -234,17 +228,23 @@ class Runner:
             self._spawn_failed(error)
             return
         try:
-            self._supervise(spec, command, outputs)
+            self._supervise(spec, command)
         except BaseException:
             proc.kill_group(command.pid)
             raise
         finally:
             command.close()
 
-    def _supervise(self, spec: RunnerSpec, command: proc.Command, outputs: tuple[int, int]) -> None:
-        pumps = proc.OutputPumps(
-            ((command.stdout, outputs[0]), (command.stderr, outputs[1])), spec.output_cap_bytes
-        )
+    def _supervise(self, spec: RunnerSpec, command: proc.Command) -> None:
+        streams = ((command.stdout, STDOUT_FILE), (command.stderr, STDERR_FILE))
+        pipes = [(pipe, self._path(name)) for pipe, name in streams]
+        pumps = proc.OutputPumps(pipes, spec.output_cap_bytes)
+        try:
+            self._follow(spec, command, pumps)
+        finally:  # a pooled runner lives on: nothing of this attempt stays open in it
+            pumps.close()
+
+    def _follow(self, spec: RunnerSpec, command: proc.Command, pumps: proc.OutputPumps) -> None:
         pumps.wake_on(self.wakeup.fd)
 
         def wait(timeout: float | None) -> None:  # copying output, until a signal or timeout
@@ -311,21 +311,6 @@ class Runner:
         self._journal("cancel_acknowledged", signal=self.wakeup.stop_signal)
         nothing = proc.Capture(0, False)
         self._exited(None, Ending.CANCELLED, True, nothing, nothing)
-
-    def _open_outputs(self) -> tuple[int, int]:
-        stdout = None
-        try:
-            stdout = self._create(STDOUT_FILE)
-            return stdout, self._create(STDERR_FILE)
-        except OSError as error:
-            if stdout is not None:
-                os.close(stdout)
-            message = f"cannot create output files: {error}"
-            raise proc.SpawnError(RUNTIME_UNAVAILABLE, message) from None
-
-    def _create(self, name: str) -> int:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-        return os.open(self._path(name), flags, 0o600)  # the command's output is private
 
     def _spawn_failed(self, error: proc.SpawnError) -> None:
         self._journal("spawn_failed", failure_class=error.failure_class, message=error.message)

@@ -23,7 +23,13 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from coven_core.runner.journal import REFUSED, RUNTIME_UNAVAILABLE, VALIDATION, write_all
+from coven_core.runner.journal import (
+    REFUSED,
+    RUNTIME_UNAVAILABLE,
+    VALIDATION,
+    fsync_directory,
+    write_all,
+)
 from coven_core.runner.spec import RunnerSpec
 
 if TYPE_CHECKING:
@@ -47,6 +53,7 @@ MARK_TOLERANCE = 0.005
 _EPOCH_FLOOR = 1e9
 
 _CHUNK = 64 * 1024
+_OUTPUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 _POLL_CEILING = 0.02
 # The command's own fault: retrying the same argv cannot help.
 _VALIDATION_ERRNOS = {errno.ENOENT, errno.ENOTDIR, errno.ENOEXEC, errno.E2BIG, errno.ELOOP}
@@ -233,13 +240,19 @@ class OutputPumps:
     """Copies each of the command's output pipes into its file up to ``cap`` bytes, and keeps
     draining (discarding) past it, so the command never blocks on a full pipe.
 
+    A file is made when its first byte arrives: a command that prints nothing leaves none,
+    and "no file" reads as "nothing written" everywhere. Two file creations before every
+    spawn were a runner's slowest step on a disk where making a file took ~0.8 ms
+    (bench_dispatch's "dispatch against that floor"); the names of those that were made
+    become durable in :meth:`finish`, before the exit is journaled.
+
     In the runner's own thread, inside its waits (:meth:`wait` instead of a sleep or a bare
     ``poll``): a thread per pipe cost each forked runner a tenth of its own CPU
     (bench_dispatch's row "dispatch against that floor")."""
 
-    def __init__(self, pipes: Sequence[tuple[int, int]], cap: int) -> None:
+    def __init__(self, pipes: Sequence[tuple[int, str]], cap: int) -> None:
         self._poll = select.poll()
-        self._pipes = {source: _Kept(target, cap) for source, target in pipes}
+        self._pipes = {source: _Kept(path, cap) for source, path in pipes}
         self._open = set(self._pipes)
         for source in self._pipes:
             self._poll.register(source, select.POLLIN)
@@ -261,20 +274,27 @@ class OutputPumps:
                 return
 
     def finish(self, deadline: float) -> list[Capture]:
-        """Copy until every pipe's end of file (or ``deadline``, monotonic), then fsync what
-        was kept. A pipe still open then (someone who left the group holds it) is truncated:
-        what arrives later is not part of the attempt's record."""
+        """Copy until every pipe's end of file (or ``deadline``, monotonic), then make what was
+        kept durable: each file, and the folder for their names. A pipe still open then
+        (someone who left the group holds it) is truncated: what arrives later is not part of
+        the attempt's record."""
         for fd in self._woken_by:
             self._poll.unregister(fd)
         self._woken_by.clear()
         while self._open and (left := deadline - time.monotonic()) > 0:
             self.wait(left)
-        captures = []
-        for source, kept in self._pipes.items():
-            if kept.written:  # nothing to sync in an empty one (its name: see Runner._journal)
-                os.fsync(kept.target)
-            captures.append(kept.capture(truncated=source in self._open))
-        return captures
+        kept = [output for output in self._pipes.values() if output.written]
+        for output in kept:
+            output.sync()
+        if kept:  # made after the intent's fsync of the folder: their names need one too
+            fsync_directory(os.path.dirname(kept[0].path))
+        return [output.capture(truncated=source in self._open)
+                for source, output in self._pipes.items()]  # fmt: skip
+
+    def close(self) -> None:
+        """Close the files made (a pooled runner lives on: nothing of an attempt stays)."""
+        for output in self._pipes.values():
+            output.close()
 
     def _copy(self, ready: list[tuple[int, int]]) -> bool:
         """Copy from the pipes that are ready; whether a wait should end: a wake-on
@@ -296,10 +316,11 @@ class OutputPumps:
 
 
 class _Kept:
-    """What one output file kept of its pipe."""
+    """What one output file kept of its pipe; the file is made with the first byte kept."""
 
-    def __init__(self, target: int, cap: int) -> None:
-        self.target, self._cap = target, cap
+    def __init__(self, path: str, cap: int) -> None:
+        self.path, self._cap = path, cap
+        self._target: int | None = None
         self._kept, self._truncated = 0, False
         self._error: str | None = None
 
@@ -310,7 +331,9 @@ class _Kept:
         if not chunk or self._error is not None:
             return
         try:
-            write_all(self.target, chunk)
+            if self._target is None:
+                self._target = os.open(self.path, _OUTPUT_FLAGS, 0o600)  # private, as the rest
+            write_all(self._target, chunk)
             self._kept += len(chunk)
         except OSError as error:  # e.g. a full disk: keep draining, record the loss
             self._error, self._truncated = str(error), True
@@ -318,6 +341,15 @@ class _Kept:
     @property
     def written(self) -> bool:
         return self._kept > 0
+
+    def sync(self) -> None:
+        if self._target is not None:
+            os.fsync(self._target)
+
+    def close(self) -> None:
+        if self._target is not None:
+            os.close(self._target)
+            self._target = None
 
     def capture(self, *, truncated: bool) -> Capture:
         return Capture(self._kept, self._truncated or truncated, self._error)

@@ -78,6 +78,7 @@ class OutputTail:
     path: str | None  # the whole file, for the GUI to open (or its folder)
     text: str  # at most DETAIL_TAIL_BYTES, the end of it
     truncated: bool
+    on_disk: bool = True  # False: the command wrote nothing (the runner then makes no file)
 
 
 @dataclass(frozen=True)
@@ -230,7 +231,7 @@ def _tail(directory: Path | None, name: str) -> OutputTail:
     try:
         size = path.stat().st_size
     except OSError:
-        return OutputTail(str(path), "", False)
+        return OutputTail(str(path), "", False, on_disk=False)
     return OutputTail(str(path), output_tail(directory, name, DETAIL_TAIL_BYTES),
                       size > DETAIL_TAIL_BYTES)  # fmt: skip
 

@@ -69,8 +69,8 @@ class Stream(QWidget):
         if self.text.toPlainText() != tail.text:
             self.text.setPlainText(tail.text)
             self.text.moveCursor(QTextCursor.MoveOperation.End)  # the end is where news is
-        for button in (self.open_file, self.open_folder):
-            button.setEnabled(tail.path is not None)
+        self.open_file.setEnabled(tail.path is not None and tail.on_disk)
+        self.open_folder.setEnabled(tail.path is not None)
 
     def _open(self, *, folder: bool) -> None:
         if self.path is None:

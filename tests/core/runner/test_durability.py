@@ -54,10 +54,10 @@ def durability_trace(tmp_path: Path, spec: RunnerSpec | str) -> list[str]:
 def test_the_intent_and_every_name_are_durable_before_the_spawn(tmp_path: Path) -> None:
     """A command with no output: the journal (its first record with the intent) and the
     directory are fsync'd before the spawn; then the spawn record and the exit record, and
-    nothing for the empty output files, whose names the directory's fsync already covered."""
+    nothing for the output files: a command that prints nothing has none."""
     assert durability_trace(tmp_path, command("/bin/true")) == [
         "fsync journal.jsonl",  # runner_started + intent, in one fsync
-        "fsync DIR",  # the names of the journal, stdout and stderr
+        "fsync DIR",  # the journal's name
         "spawn",
         "fsync journal.jsonl",  # spawned
         "fsync journal.jsonl",  # exited
@@ -72,8 +72,10 @@ def test_captured_output_is_durable_before_the_record_that_counts_it(tmp_path: P
         "fsync journal.jsonl",  # spawned
         "fsync stdout",
         "fsync stderr",
+        "fsync DIR",  # their names: the files were made when the command wrote
         "fsync journal.jsonl",  # exited, with both sizes
     ]
+    assert not (tmp_path / "attempt" / "stdout").stat().st_mode & 0o077  # private
 
 
 def test_a_spec_it_cannot_read_is_refused_durably_and_nothing_is_spawned(tmp_path: Path) -> None:

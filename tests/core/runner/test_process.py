@@ -98,18 +98,19 @@ def test_the_executable_is_searched_along_the_commands_own_path(tmp_path: Path) 
     assert raised.value.failure_class == "refused"
 
 
-def pump_through(data: bytes, cap: int, tmp_path: Path) -> tuple[proc.Capture, bytes]:
+def pump_through(data: bytes, cap: int, tmp_path: Path) -> tuple[proc.Capture, bytes | None]:
+    """What the pump kept of ``data``, and the file it made (None: it made none)."""
     read, write = os.pipe()
-    target = os.open(tmp_path / "out", os.O_WRONLY | os.O_CREAT, 0o644)
-    pumps = proc.OutputPumps([(read, target)], cap)
+    pumps = proc.OutputPumps([(read, str(tmp_path / "out"))], cap)
     writer = threading.Thread(target=lambda: (os.write(write, data), os.close(write)))
     writer.start()  # a pipe holds ~64 KiB: this only finishes if the pump keeps reading
     [capture] = pumps.finish(deadline=time.monotonic() + 30)
     writer.join(timeout=30)
     assert not writer.is_alive()
-    os.close(target)
+    pumps.close()
     os.close(read)
-    return capture, (tmp_path / "out").read_bytes()
+    out = tmp_path / "out"
+    return capture, out.read_bytes() if out.is_file() else None
 
 
 def test_output_beyond_the_cap_is_drained_and_discarded(tmp_path: Path) -> None:
@@ -122,6 +123,19 @@ def test_output_beyond_the_cap_is_drained_and_discarded(tmp_path: Path) -> None:
 def test_output_within_the_cap_is_kept_whole(tmp_path: Path) -> None:
     capture, kept = pump_through(b"hello\n", 6, tmp_path)
     assert (kept, capture) == (b"hello\n", proc.Capture(6, truncated=False))
+    assert stat.S_IMODE((tmp_path / "out").stat().st_mode) == 0o600  # the output is private
+
+
+def test_a_command_that_prints_nothing_leaves_no_file(tmp_path: Path) -> None:
+    capture, kept = pump_through(b"", 1024, tmp_path)
+    assert (kept, capture) == (None, proc.Capture(0, truncated=False))
+
+
+def test_an_output_file_that_cannot_be_made_is_a_recorded_loss(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()  # the file's name is taken: opening it for writing fails
+    capture, _ = pump_through(b"lost\n" * 100_000, 1024 * 1024, tmp_path)
+    assert capture.kept_bytes == 0 and capture.truncated
+    assert capture.error is not None and "directory" in capture.error.lower()
 
 
 def test_is_running_checks_the_start_mark_not_just_the_pid() -> None:

@@ -76,6 +76,18 @@ def test_the_output_can_be_searched_and_its_files_opened(
     window.close()
 
 
+def test_a_command_that_printed_nothing_has_no_file_to_open_but_its_folder(
+    desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    desktop.locale = "en_US"
+    window = open_detail(desktop, loop, run_once(desktop, loop, "silent", "/bin/true"))
+    for stream in (window.output.stdout, window.output.stderr):
+        assert stream.text.toPlainText() == ""
+        assert stream.text.placeholderText() == "Nothing was written."
+        assert not stream.open_file.isEnabled() and stream.open_folder.isEnabled()
+    window.close()
+
+
 def row_path(window: RunDetailWindow, stream: str) -> str:
     assert window.result is not None
     tail = getattr(window.result.detail, stream)

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import apsw
-import psutil
 
 from coven_core import events
 from coven_core.errors import Conflict, ValidationError
@@ -205,6 +204,8 @@ def _wait_done(process: LiveProcess, seconds: float) -> None:
 
 
 def _wait_gone(pid: int, seconds: float) -> bool:
+    import psutil  # here: only a stop needs it, and the tray's start should not (bench_idle)
+
     try:
         psutil.Process(pid).wait(timeout=seconds)
     except psutil.TimeoutExpired:

@@ -307,6 +307,7 @@ NOT_AT_TRAY_READY = (
     "coven_desktop.app_window",  # the windows: when first shown
     "coven_desktop.windows",
     "coven_core.operator",  # the operator API: at the first action
+    "psutil",  # only a stop waits on a process with it (operations.stopping)
 )
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import pytest
+
 from tests.system.conftest import Harness, wait_for
 
 
@@ -17,7 +19,10 @@ def test_the_daemon_runs_the_others_and_names_the_broken_one(
     good = harness.add("good", ("sh", "-c", f"echo ran > {marker}"))
     harness.query("UPDATE revisions SET timezone = 'Mars/Olympus' WHERE routine_id = ?", (bad,))
     daemon = harness.start_daemon()
-    assert wait_for(lambda: harness.disposition(good) == "succeeded"), "good never ran"
+    if not wait_for(lambda: harness.disposition(good) == "succeeded"):
+        daemon.send_signal(signal.SIGTERM)  # what it said is the evidence: it failed once in CI
+        _, said = daemon.communicate(timeout=30)
+        pytest.fail(f"good never ran; the daemon said:\n{said.decode(errors='replace')[-6000:]}")
     assert marker.read_text() == "ran\n"
     assert daemon.poll() is None, "the daemon stopped"
     daemon.send_signal(signal.SIGTERM)

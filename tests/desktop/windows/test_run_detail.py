@@ -10,7 +10,7 @@ import pytest
 import qasync
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QAbstractButton, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from coven_core.events import EventKind
@@ -215,3 +215,29 @@ def test_a_retry_refused_meanwhile_is_said_in_the_window(
     assert "belongs to the deleted routine backup" in window.refusal.text()
     assert row_of(desktop, loop, failed).outcome == "failed"  # its failure is kept
     window.close()
+
+
+@pytest.mark.parametrize("locale", ["en_US", "de_DE"])
+def test_a_running_runs_window_has_one_key_per_mnemonic(
+    desktop: Desktop, loop: qasync.QEventLoop, locale: str
+) -> None:
+    """Alt and a letter reach one control: the tabs, Cancel run and what else is shown."""
+    desktop.locale = locale
+    window = open_detail(desktop, loop, start(desktop, loop, "sleeper", *SLEEPS))
+    assert window.cancel_button.isVisible()
+    texts = [button.text() for button in window.findChildren(QAbstractButton)
+             if button.isVisible()]  # fmt: skip
+    texts += [window.tabs.tabText(n) for n in range(window.tabs.count())]
+    keys = [mnemonic(text) for text in texts if mnemonic(text)]
+    assert len(keys) >= 5 and sorted(keys) == sorted(set(keys)), texts
+    window.cancel_button.click()  # the run is not left behind
+    assert window.confirmation is not None
+    window.confirmation.button(QMessageBox.StandardButton.Yes).click()
+    wait_for_event(desktop, loop, lambda e: e.kind is EventKind.SETTLED)
+    window.close()
+
+
+def mnemonic(text: str) -> str:
+    """The letter after a single ``&`` (``&&`` is a literal ampersand), lower-cased."""
+    at = text.replace("&&", "").find("&")
+    return text.replace("&&", "")[at + 1].lower() if at >= 0 else ""

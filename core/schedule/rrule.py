@@ -15,28 +15,31 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import takewhile
 from math import gcd
-from typing import Final, Literal, NamedTuple
-
-from dateutil.rrule import (
-    DAILY,
-    HOURLY,
-    MINUTELY,
-    MONTHLY,
-    WEEKLY,
-    YEARLY,
-    rrule,
-    weekday,
-)
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 from coven_core.errors import ScheduleError
 from coven_core.notation.i18n import N_, _
 from coven_core.notation.limits import check_year
 from coven_core.schedule.cron import CronSchedule
 
+if TYPE_CHECKING:
+    from dateutil.rrule import rrule
+
 __all__ = ["RRuleSchedule", "RuleParts"]
 
 _Frequency = Literal[0, 1, 2, 3, 4, 5]
 
+# FREQ, coarsest first, as RFC 5545 orders it and as ``dateutil.rrule`` numbers it; the rule
+# is handed to dateutil by name (``_Expansion.rrule``). dateutil itself is imported when a
+# rule is first expanded by it: a store of cron schedules (and a monthly rule that is a set of
+# cron fields, ``_as_cron``) never loads it, and the tray starts smaller and sooner for that
+# (bench_idle's "RSS floor" and "launch floor" import the engine).
+YEARLY: Final = 0
+MONTHLY: Final = 1
+WEEKLY: Final = 2
+DAILY: Final = 3
+HOURLY: Final = 4
+MINUTELY: Final = 5
 _FREQUENCIES: Final[dict[str, _Frequency]] = {
     "MINUTELY": MINUTELY,
     "HOURLY": HOURLY,
@@ -45,6 +48,7 @@ _FREQUENCIES: Final[dict[str, _Frequency]] = {
     "MONTHLY": MONTHLY,
     "YEARLY": YEARLY,
 }
+_FREQUENCY_NAMES: Final = {number: name for name, number in _FREQUENCIES.items()}
 _WEEKDAYS: Final = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 _WEEKDAY_HINT: Final = N_("MO, TU, WE, TH, FR, SA or SU, with an ordinal like 1MO or -1FR")
 
@@ -127,6 +131,13 @@ class _Rule(NamedTuple):
         return ";".join(f"{name}={value}" for name, value in values.items() if value is not None)
 
 
+class _Weekday(NamedTuple):
+    """A BYDAY entry as dateutil's ``weekday``: 0 is Monday; ``n`` its ordinal, or None."""
+
+    weekday: int
+    n: int | None = None
+
+
 class _Expansion(NamedTuple):
     """The rule as dateutil arguments, with every default dateutil would take from DTSTART
     made explicit, so that the same set can be expanded from a later period start."""
@@ -137,7 +148,7 @@ class _Expansion(NamedTuple):
     wkst: int
     bymonth: tuple[int, ...] | None
     bymonthday: tuple[int, ...] | None
-    byweekday: tuple[weekday, ...] | None
+    byweekday: tuple[_Weekday, ...] | None
     byhour: tuple[int, ...] | None
     byminute: tuple[int, ...] | None
     bysetpos: tuple[int, ...] | None
@@ -146,15 +157,18 @@ class _Expansion(NamedTuple):
         # UNTIL is never passed: dateutil refuses a UTC UNTIL with a naive DTSTART, and a
         # naive UNTIL is applied by RRuleSchedule itself. WKST is always explicit because
         # dateutil's default follows the process-wide calendar.firstweekday().
-        return rrule(
-            self.freq,
+        from dateutil import rrule as dateutil  # here, not at import: see _FREQUENCIES
+
+        days = self.byweekday
+        return dateutil.rrule(
+            getattr(dateutil, _FREQUENCY_NAMES[self.freq]),
             dtstart=dtstart,
             interval=self.interval,
             wkst=self.wkst,
             count=self.count,
             bymonth=self.bymonth,
             bymonthday=self.bymonthday,
-            byweekday=self.byweekday,
+            byweekday=None if days is None else [dateutil.weekday(*day) for day in days],
             byhour=self.byhour,
             byminute=self.byminute,
             bysetpos=self.bysetpos,
@@ -572,7 +586,7 @@ def _expand(rule: _Rule, dtstart: datetime) -> _Expansion:
     freq = _FREQUENCIES[rule.freq]
     bymonth = rule.bymonth or None
     bymonthday = rule.bymonthday or None
-    byweekday = tuple(weekday(day, ordinal or None) for day, ordinal in rule.byday) or None
+    byweekday = tuple(_Weekday(day, ordinal or None) for day, ordinal in rule.byday) or None
     if bymonthday is None and byweekday is None:
         if freq == YEARLY:
             bymonth = bymonth or (dtstart.month,)
@@ -580,7 +594,7 @@ def _expand(rule: _Rule, dtstart: datetime) -> _Expansion:
         elif freq == MONTHLY:
             bymonthday = (dtstart.day,)
         elif freq == WEEKLY:
-            byweekday = (weekday(dtstart.weekday()),)
+            byweekday = (_Weekday(dtstart.weekday()),)
     return _Expansion(
         freq=freq,
         interval=rule.interval,

@@ -6,6 +6,8 @@ import calendar
 import copy
 import datetime as datetime_module
 import pickle
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 
@@ -645,3 +647,33 @@ def test_rules_on_the_cron_path_give_dateutils_times(
 )
 def test_rules_that_are_not_sets_of_cron_fields_stay_with_dateutil(rule: str) -> None:
     assert RRuleSchedule.parse(rule, datetime(2026, 1, 1))._cron is None
+
+
+_LOADS_DATEUTIL = """
+import sys
+from datetime import datetime
+from itertools import islice
+import coven_core.engine, coven_core.operator, coven_core.scheduling.scheduler
+from coven_core.schedule.rrule import RRuleSchedule
+
+def loaded():
+    return "dateutil.rrule" in sys.modules
+
+start = datetime(2025, 1, 1)
+seen = [loaded()]
+cron_like = RRuleSchedule.parse("FREQ=MONTHLY;BYMONTHDAY=1;BYHOUR=3;BYMINUTE=0", start)
+seen += [next(cron_like.wall_times_from(start)).isoformat(), loaded()]
+last_friday = RRuleSchedule.parse("FREQ=MONTHLY;BYDAY=-1FR;BYHOUR=3;BYMINUTE=0", start)
+seen += [next(last_friday.wall_times_from(start)).isoformat(), loaded()]
+print(seen)
+"""
+
+
+def test_dateutil_is_loaded_only_by_the_first_rule_that_needs_it() -> None:
+    """The engine imports no dateutil, a rule that is a set of cron fields never needs it,
+    and the first rule that does loads it (bench_idle: the tray's start is smaller for it)."""
+    done = subprocess.run([sys.executable, "-c", _LOADS_DATEUTIL], capture_output=True,
+                          text=True, timeout=60, check=True)  # fmt: skip
+    assert done.stdout.strip() == str(
+        [False, "2025-01-01T03:00:00", False, "2025-01-31T03:00:00", True]
+    )

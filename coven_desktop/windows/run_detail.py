@@ -257,7 +257,7 @@ class RunDetailWindow(QWidget):
             when=run_times.full(row.planned_utc, locale),
             zone=run_times.zone_name(viewer, row.planned_utc, locale),
         )
-        if row.zone != viewer:
+        if not run_times.same_clock(row.planned_utc, row.zone, viewer):
             planned += "\n" + _("{wall} by the routine's clock").format(wall=wall)
         return planned
 

@@ -90,6 +90,18 @@ def viewer_zone_key() -> str:
         return "UTC"
 
 
+def same_clock(at: datetime, zone: str, other: str) -> bool:
+    """Whether two zones' clocks read alike at ``at`` ("UTC" and "Etc/UTC", say, or Paris and
+    Berlin): then one of them says it all. Not when either is unknown."""
+    try:
+        return (
+            at.astimezone(queries.zone(zone)).utcoffset()
+            == at.astimezone(queries.zone(other)).utcoffset()
+        )
+    except CovenError:
+        return False
+
+
 def zone_name(key: str, at: datetime, locale: str) -> str:
     """ "Central European Summer Time" at ``at`` (the key itself for UTC and unknown keys)."""
     if key in ("UTC", "Etc/UTC"):

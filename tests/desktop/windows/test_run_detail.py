@@ -17,6 +17,7 @@ from coven_core.events import EventKind
 from coven_core.operator import Operator
 from coven_core.store.store import Store
 from coven_desktop.desktop import Desktop
+from coven_desktop.windows import run_times
 from coven_desktop.windows.run_detail import RunDetailWindow
 from tests.desktop.helpers import wait_for_event
 from tests.desktop.windows.running import open_detail, quiet, row_of, run_once, start
@@ -85,6 +86,20 @@ def test_a_command_that_printed_nothing_has_no_file_to_open_but_its_folder(
         assert stream.text.toPlainText() == ""
         assert stream.text.placeholderText() == "Nothing was written."
         assert not stream.open_file.isEnabled() and stream.open_folder.isEnabled()
+    window.close()
+
+
+@pytest.mark.parametrize(("viewer", "lines"), [("Etc/UTC", 1), ("America/New_York", 2)])
+def test_the_routines_own_clock_is_added_only_where_it_reads_otherwise(
+    desktop: Desktop, loop: qasync.QEventLoop, monkeypatch, viewer: str, lines: int
+) -> None:  # type: ignore[no-untyped-def]
+    """A routine in UTC seen on a host in Etc/UTC: one clock, said once."""
+    monkeypatch.setattr(run_times, "viewer_zone_key", lambda: viewer)
+    desktop.locale = "en_US"
+    window = open_detail(desktop, loop, run_once(desktop, loop, "utc", "/bin/true"))
+    planned = window.fields["planned"].text().splitlines()
+    assert len(planned) == lines, planned
+    assert planned[-1].endswith("(UTC) by the routine's clock") == (lines == 2)
     window.close()
 
 

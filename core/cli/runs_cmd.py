@@ -15,10 +15,10 @@ from typing import Any
 
 from coven_core.cli.arguments import add_store_options, count, opened_engine
 from coven_core.cli.output import print_json, print_table
-from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.i18n import N_, _, user_locale
 from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.utc import local_seconds, utc_text
-from coven_core.views.runs import RunDetail, RunRow, run_detail, runs
+from coven_core.views.runs import AttemptLine, RunDetail, RunRow, run_detail, runs
 
 DEFAULT_LIMIT = 20
 
@@ -40,16 +40,20 @@ def register(commands: Any) -> None:
 def run_list(args: argparse.Namespace) -> int:
     with opened_engine(args) as engine:
         rows = runs(engine.store, args.routine, args.limit, now=engine.clock.now_utc())
+    locale = user_locale()
     if args.json:
         print_json({"runs": [row.to_json() for row in rows]})
     elif not rows:
-        print(_("No runs yet.", user_locale()))
+        print(_("No runs yet.", locale))
     else:
-        print_table(_HEADERS, [_line(row) for row in rows])
+        print_table(_headers(locale), [_line(row) for row in rows])
     return 0
 
 
-_HEADERS = ["UTC", "Routine", "Outcome", "Run", "Duration", "Story"]
+def _headers(locale: str) -> list[str]:
+    """The Runs window's words, where it has them (its "What happened" is the story)."""
+    words = (N_("Routine"), N_("Outcome"), N_("Run"), N_("Duration"), N_("What happened"))
+    return ["UTC", *(_(word, locale) for word in words)]
 
 
 def _line(row: RunRow) -> list[str]:
@@ -68,27 +72,41 @@ def run_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def told(detail: RunDetail) -> list[str]:
-    """The run's page as lines of text."""
+def told(detail: RunDetail, locale: str | None = None) -> list[str]:
+    """The run's page as lines of text, in the user's words (outcomes and states stay the
+    engine's words, as every listing of the command line keeps them)."""
+    locale = locale or user_locale()
     row = detail.row
     local = local_seconds(row.planned_local) or "—"
-    lines = [f"{row.routine} · {row.run_id or row.occurrence_id} · {row.outcome}",
-             f"planned {utc_text(row.planned_utc)} ({local} {row.zone})",
-             row.reason, f"command: {detail.command}", f"in: {detail.cwd or '—'}"]  # fmt: skip
+    lines = [
+        f"{row.routine} · {row.run_id or row.occurrence_id} · {row.outcome}",
+        _("planned {utc} ({local} {zone})", locale).format(
+            utc=utc_text(row.planned_utc), local=local, zone=row.zone
+        ),
+        row.reason,
+        _("command: {command}", locale).format(command=detail.command),
+        _("in: {folder}", locale).format(folder=detail.cwd or "—"),
+    ]
     if detail.dst_note:
         lines.append(detail.dst_note)
-    lines += [f"attempt {a.number}: {a.state}, exit {_exit(a.exit_code, a.exit_signal)}"
-              f"{', ' + a.failure_class if a.failure_class else ''}"
-              for a in detail.attempts]  # fmt: skip
+    lines += [_attempt(attempt, locale) for attempt in detail.attempts]
     lines += [f"- {sentence}" for sentence in detail.decisions]
     for name, tail in (("stdout", detail.stdout), ("stderr", detail.stderr)):
         if tail.text:
-            lines += [f"--- {name} ({tail.path}){' (end only)' if tail.truncated else ''}",
-                      tail.text.rstrip("\n")]  # fmt: skip
+            end = _(" (end only)", locale) if tail.truncated else ""
+            lines += [f"--- {name} ({tail.path}){end}", tail.text.rstrip("\n")]
     return lines
 
 
-def _exit(code: int | None, signal: int | None) -> str:
+def _attempt(attempt: AttemptLine, locale: str) -> str:
+    line = _("attempt {number}: {state}, exit {exit}", locale).format(
+        number=attempt.number, state=attempt.state,
+        exit=_exit(attempt.exit_code, attempt.exit_signal, locale),
+    )  # fmt: skip
+    return f"{line}, {attempt.failure_class}" if attempt.failure_class else line
+
+
+def _exit(code: int | None, signal: int | None, locale: str) -> str:
     if signal is not None:
-        return f"signal {signal}"
+        return _("signal {number}", locale).format(number=signal)
     return "—" if code is None else str(code)

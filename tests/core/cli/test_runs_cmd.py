@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.core.cli.conftest import Coven
 from tests.core.conftest import T0, Engine, minutes
 
@@ -28,3 +30,25 @@ def test_runs_lists_newest_first_and_run_show_tells_one(coven: Coven, engine: En
 def test_run_show_names_an_unknown_run(coven: Coven, engine: Engine) -> None:
     status, out, err = coven("run", "show", "nope")
     assert status == 2 and out == "" and "no run or occurrence 'nope'" in err
+
+
+def test_runs_and_run_show_speak_the_users_language(
+    coven: Coven, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In German the headers and labels are German, as the Runs window's; the engine's
+    words for outcomes and states stay as every listing prints them."""
+    engine.add("sync", "1 12 * * *")
+    engine.runtime.auto_exit = 2
+    engine.run_until(T0 + minutes(6))
+    run_id = coven.json("runs", "sync")["runs"][0]["run_id"]
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    status, listed, _ = coven("runs", "sync")
+    assert status == 0
+    assert listed.splitlines()[0].split() == ["UTC", "Routine", "Ergebnis", "Ausführung",
+                                              "Dauer", "Was", "geschah"]  # fmt: skip
+    assert " failed " in listed.splitlines()[1]
+    status, shown, _ = coven("run", "show", run_id)
+    lines = shown.splitlines()
+    assert status == 0 and lines[1].startswith("geplant ")
+    assert "Befehl: /bin/true" in lines and "Verzeichnis: —" in lines
+    assert "Versuch 1: settled, Exit 2, action_failed" in lines

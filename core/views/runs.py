@@ -42,19 +42,24 @@ class RunRow:
     planned_utc: datetime
     zone: str
     planned_local: str | None  # the wall time in ``zone`` (ISO), when the moment has one
-    started_at: datetime | None
-    duration_seconds: float | None  # a live run: elapsed from its start to now
+    started_at: datetime | None  # its first attempt's start
+    # How long its commands ran: each attempt from its start to its end, summed (a retry a
+    # quarter of an hour later adds its own seconds, not the wait); a live run: how long its
+    # current attempt has run, up to now.
+    duration_seconds: float | None
     exit_code: int | None
     exit_signal: int | None
     attempts: int
     seen: bool  # a person opened it (only failures are counted until then)
     dst: str | None = None  # gap | fold: a time-zone rule decided this moment
+    running_since: datetime | None = None  # a live run: when its current attempt started
 
     def to_json(self) -> dict[str, Any]:
         fields = asdict(self)
         fields["planned_utc"] = utc_text(self.planned_utc)
         fields["planned_local"] = local_seconds(self.planned_local)
         fields["started_at"] = _evidence(self.started_at)
+        fields["running_since"] = _evidence(self.running_since)
         return fields
 
 
@@ -112,9 +117,10 @@ _ROWS = """
 SELECT o.id, o.run_id, r.name, o.kind, o.state, o.disposition, o.reason, o.scheduled_utc,
     o.zone, o.local_time, o.local_kind, o.window_count, o.cause, o.seen_at,
     (SELECT min(started_at) FROM attempts WHERE occurrence_id = o.id),
-    (SELECT max(exited_at) FROM attempts WHERE occurrence_id = o.id),
+    (SELECT sum(julianday(exited_at) - julianday(started_at)) * 86400.0 FROM attempts
+        WHERE occurrence_id = o.id),
     (SELECT count(*) FROM attempts WHERE occurrence_id = o.id),
-    a.exit_code, a.exit_signal, a.cancel_by, a.cancel_reason
+    a.exit_code, a.exit_signal, a.cancel_by, a.cancel_reason, a.started_at
 FROM occurrences o JOIN routines r ON r.id = o.routine_id
 LEFT JOIN attempts a ON a.occurrence_id = o.id
     AND a.number = (SELECT max(number) FROM attempts WHERE occurrence_id = o.id)
@@ -150,17 +156,19 @@ def runs(
 
 def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) -> RunRow:
     (oid, run_id, name, kind, state, disposition, reason, scheduled, zone, local, local_kind,
-     count, cause, seen_at, started, exited, attempts, code, signal, by, why) = row  # fmt: skip
-    start, end = maybe_instant_from(started), maybe_instant_from(exited)
+     count, cause, seen_at, started, ran, attempts, code, signal, by, why,
+     latest) = row  # fmt: skip
     live = disposition is None
-    stop = (now if live else end) or None
+    since = maybe_instant_from(latest) if live else None
+    if live:
+        ran = (now - since).total_seconds() if now and since else None
     told = Ending(disposition, reason, code, signal, by, why, cause, count)
     return RunRow(
         oid, run_id, name, kind, _LIVE.get(state, state) if live else disposition,
         _live_words(state, locale) if live else ending(told, locale),
         maybe_instant_from(scheduled) or _never(),
-        zone, local, start, (stop - start).total_seconds() if start and stop else None,
-        code, signal, attempts, seen_at is not None, _dst(local_kind, reason),
+        zone, local, maybe_instant_from(started), ran,
+        code, signal, attempts, seen_at is not None, _dst(local_kind, reason), since,
     )  # fmt: skip
 
 

@@ -265,8 +265,8 @@ class RunDetailWindow(QWidget):
         live = row.outcome in LIVE
         self._labels["duration"].setText(_("Elapsed") if live else _("Duration"))
         seconds = row.duration_seconds
-        if live and row.started_at is not None:
-            seconds = (self.desktop.clock.now_utc() - row.started_at).total_seconds()
+        if live and row.running_since is not None:
+            seconds = (self.desktop.clock.now_utc() - row.running_since).total_seconds()
         self.fields["duration"].setText(run_times.length(seconds, self.desktop.locale))
 
     # -- elapsed time and cancel ------------------------------------------------------------

@@ -149,9 +149,10 @@ class RunsModel(QAbstractTableModel):
         return cells[column]()
 
     def seconds(self, row: RunRow) -> float | None:
-        """How long it took; a live run: how long it has been going, up to now."""
-        if row.outcome in LIVE and row.started_at is not None and self._now is not None:
-            return (self._now - row.started_at).total_seconds()
+        """How long its commands ran; a live run: how long its current attempt has been going,
+        up to now."""
+        if row.outcome in LIVE and row.running_since is not None and self._now is not None:
+            return (self._now - row.running_since).total_seconds()
         return row.duration_seconds
 
     def _exit(self, row: RunRow) -> str:

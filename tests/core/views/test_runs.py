@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from coven_core.clock import WakeReason
 from coven_core.views.runs import DETAIL_TAIL_BYTES, run_detail, runs
 from tests.core.conftest import T0, Engine, minutes
@@ -19,6 +21,13 @@ def test_a_retried_failure_tells_each_attempt_and_each_retry(engine: Engine) -> 
     )  # fmt: skip
     assert row.seen is False and row.dst is None
     detail = run_detail(engine.store, row.run_id or "")
+    # Its duration is its commands' time, each attempt's summed; the retries' waits are not.
+    ran = [(a.exited_at - a.started_at).total_seconds() for a in detail.attempts
+           if a.started_at and a.exited_at]  # fmt: skip
+    first, last = detail.attempts[0].started_at, detail.attempts[-1].exited_at
+    assert first and last and len(ran) == 3 and row.running_since is None
+    assert row.duration_seconds == pytest.approx(sum(ran), abs=0.01)
+    assert (last - first).total_seconds() > 20  # the old figure: first start to last end
     assert [a.number for a in detail.attempts] == [1, 2, 3]
     assert detail.command == "/bin/true"
     retried = [d for d in detail.decisions if d.startswith("Failed (action_failed); retried at")]
@@ -32,6 +41,7 @@ def test_a_running_run_shows_its_elapsed_time(engine: Engine) -> None:
     engine.run_until(T0 + minutes(2))
     (row,) = runs(engine.store, now=T0 + minutes(5))
     assert (row.outcome, row.reason, row.duration_seconds) == ("running", "Running", 240.0)
+    assert row.running_since == row.started_at
 
 
 def test_a_cancel_by_a_person_names_them_and_their_reason(engine: Engine) -> None:
@@ -110,3 +120,17 @@ def test_the_sentences_follow_the_locale_asked_for(engine: Engine) -> None:
     retried = next(i for i, line in enumerate(english) if "retried at" in line)
     assert " AM " in english[retried].replace("\u202f", " ")  # 12-hour in en_US…
     assert "AM" not in german[retried]  # …24-hour in German
+
+
+def test_a_retry_that_runs_counts_its_own_time_not_the_first_attempts(engine: Engine) -> None:
+    engine.add("backup", "1 12 * * *", retries=1, quarantine_after=9)
+    engine.runtime.auto_exit = 1
+    engine.run_until(T0 + timedelta(minutes=1, seconds=1))  # the first attempt failed
+    engine.runtime.auto_exit = None
+    engine.run_until(T0 + minutes(10))  # its retry runs on
+    (row,) = runs(engine.store, now=T0 + minutes(12))
+    first, second = run_detail(engine.store, row.occurrence_id).attempts
+    assert row.outcome == "running" and second.started_at and first.started_at
+    assert second.started_at > first.started_at and row.started_at == first.started_at
+    assert row.running_since == second.started_at
+    assert row.duration_seconds == (T0 + minutes(12) - second.started_at).total_seconds()

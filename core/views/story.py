@@ -188,7 +188,7 @@ class _Known(dict[str, Any]):
 _STEPS = {
     "planned": N_("Planned"),
     "claimed": N_("Claimed to run"),
-    "started": N_("Started (pid {pid})"),
+    "started": N_("Started (runner pid {pid})"),  # a pooled runner serves many attempts
     "manual_run": N_("Started by hand by {by}"),
     "adopted": N_("Adopted the still-running command after a restart"),
     "cancel_requested": N_("Cancel requested by {by}"),

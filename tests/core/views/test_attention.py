@@ -68,7 +68,7 @@ def test_what_coven_tried_is_told_in_sentences(engine: Engine) -> None:
     assert item is not None
     assert item.tried_words[:3] == [
         "Claimed to run",
-        "Started (pid 4242)",
+        "Started (runner pid 4242)",
         item.tried_words[2],
     ]
     assert item.tried_words[2].startswith("Failed (action_failed); retried at ")

@@ -109,7 +109,7 @@ def test_the_evidence_is_shown(page: Page, awaiting: Awaiting, qtmodeltester) ->
     assert not live.bold and live.colour == page.tones.colour(Tone.WARNING).name()
     assert "copying 1 of 3" in evidence.output.toPlainText()
     tried = [evidence.tried_model.row(n).cells[0] for n in range(evidence.tried_model.rowCount())]
-    assert tried[1:3] == ["Claimed to run", f"Started (pid {tried[2][13:-1]})"]
+    assert tried[1:3] == ["Claimed to run", f"Started (runner pid {tried[2][20:-1]})"]
     assert tried[0].startswith("Started by hand by ") and tried[3].startswith("Needs your decision")
     assert not any("{" in line for line in tried)  # sentences, not JSON
     assert "ambiguous" in evidence.attempt_details.text()

@@ -242,9 +242,9 @@ class OutputPumps:
 
     A file is made when its first byte arrives: a command that prints nothing leaves none,
     and "no file" reads as "nothing written" everywhere. Two file creations before every
-    spawn were a runner's slowest step on a disk where making a file took ~0.8 ms
-    (bench_dispatch's "dispatch against that floor"); the names of those that were made
-    become durable in :meth:`finish`, before the exit is journaled.
+    spawn were a runner's slowest step on a slow disk (bench_apscheduler's notes, "Output
+    files made with their first byte"); the names of those that were made become durable in
+    :meth:`finish`, before the exit is journaled.
 
     In the runner's own thread, inside its waits (:meth:`wait` instead of a sleep or a bare
     ``poll``): a thread per pipe cost each forked runner a tenth of its own CPU

@@ -8,14 +8,14 @@ from typing import Any
 
 _FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
-# The instants a process wrote or read lately, both ways. A pass writes its own instant once
-# per row it touches and reads the same few (a routine's horizon, the lease's terms) every
-# time, so most conversions are repeats. Only UTC instants are remembered: two datetimes in
-# one zone compare equal on their wall times alone, so 02:30 in an autumn fold would find the
-# text of the other 02:30, an hour away.
+# The texts of the instants a process wrote lately. A pass writes its own instant once per row
+# it touches and the same few others (a routine's horizon, the lease's terms) every time, so
+# most conversions are repeats. Only UTC instants are remembered: two datetimes in one zone
+# compare equal on their wall times alone, so 02:30 in an autumn fold would find the text of
+# the other 02:30, an hour away. Reading needs no such memory: ``fromisoformat`` is cheaper
+# than the lookup that would save it.
 _TEXTS: dict[datetime, str] = {}
-_INSTANTS: dict[str, datetime] = {}
-_KEEP = 512  # entries each; then the cache starts again (a bound, not an LRU)
+_KEEP = 512  # entries; then the memory starts again (a bound, not an LRU)
 
 
 def instant_text(instant: datetime) -> str:
@@ -44,33 +44,20 @@ def _instant_text(instant: datetime) -> str:
 def instant_from(text: str) -> datetime:
     """The instant ``instant_text`` wrote; anything else is a ValueError naming the format.
 
-    Text of exactly that shape is read by ``fromisoformat`` (it reads the trailing ``Z`` as UTC):
-    ``strptime`` costs several times more (bench_bookkeeping's row "CPU (user + system) per
-    occurrence")."""
-    instant = _INSTANTS.get(text)
-    if instant is None:
-        if _stored_shape(text):
-            instant = datetime.fromisoformat(text)
-        else:
-            instant = datetime.strptime(text, _FORMAT).replace(tzinfo=UTC)
-        _remember(_INSTANTS, text, instant)
-    return instant
+    Text of exactly that shape (its separators in place, checked in one slice) is read by
+    ``fromisoformat``, which reads the trailing ``Z`` as UTC and accepts no other layout of
+    this length with these separators: ``strptime`` costs many times more (bench_bookkeeping's
+    row "CPU (user + system) per occurrence"), and a thousand routines read at once (the
+    Routines page, bench_routines_page's "its reload") are a thousand different instants."""
+    if len(text) == 27 and text[26] == "Z" and text[4:20:3] == "--T::.":
+        return datetime.fromisoformat(text)
+    return datetime.strptime(text, _FORMAT).replace(tzinfo=UTC)
 
 
 def _remember(cache: dict[Any, Any], key: object, value: object) -> None:
     if len(cache) >= _KEEP:
         cache.clear()  # another thread may be reading: it only misses
     cache[key] = value
-
-
-def _stored_shape(text: str) -> bool:
-    """``YYYY-MM-DDTHH:MM:SS.ffffffZ``: the separators in place (the digits are checked by
-    ``fromisoformat``, which accepts no other layout of this length with these separators)."""
-    return (
-        len(text) == 27
-        and text[26] == "Z"
-        and text[4] + text[7] + text[10] + text[13] + text[16] + text[19] == "--T::."
-    )
 
 
 def maybe_instant_from(text: str | None) -> datetime | None:

@@ -33,6 +33,8 @@ def test_an_instant_is_read_back_exactly_in_utc(instant: datetime) -> None:
         "2026-01-01T00:01:00Z",
         "2026-01-01T00:01:00.00000aZ",
         "2026-13-01T00:01:00.000000Z",
+        "2026-W01-4T00:01:00.000000Z",  # a week date, which fromisoformat itself reads
+        "\N{ARABIC-INDIC DIGIT TWO}026-01-01T00:01:00.000000Z",  # a digit, but not ASCII
         "",
     ],
 )
@@ -80,4 +82,4 @@ def test_the_remembered_instants_stay_bounded() -> None:
     start = datetime(2026, 1, 1, tzinfo=UTC)
     for minute in range(3 * codec._KEEP):
         instant_from(instant_text(start + timedelta(minutes=minute)))
-    assert len(codec._TEXTS) <= codec._KEEP and len(codec._INSTANTS) <= codec._KEEP
+    assert len(codec._TEXTS) <= codec._KEEP

@@ -124,7 +124,13 @@ before and after), six pairs: medians 3.14 s against 2.60 s, faster in five.
 Tried and not kept: the scheduler's second commit of a pass (the starts' record) without
 waiting for the disk (``synchronous=NORMAL``: a lost record reads as a crash just after the
 start, which recovery settles from the journal). Six interleaved pairs: medians 3.45 s
-without it against 3.50 s with it: nothing measured.
+without it against 3.50 s with it; eight more after the change above: 2.47 s against 2.39 s,
+the version without it faster in six. Nothing measured. Nor did journaling ``spawned``
+without its own fsync (a crash of the runner keeps it in the page cache; a power cut ends the
+command too): eight interleaved pairs, 2.54 s with the fsync against 2.66 s without. The
+drain is mostly CPU now (the scheduler's thread ~1.1 ms an attempt, ~0.7 ms of it SQLite's
+statements; a pooled runner ~1.4 ms and ``/bin/true`` ~0.6 ms, by thread and process CPU
+time), so an fsync less per pass or per attempt does not show.
 
 Run: python3 benchmarks/bench_apscheduler.py [--quick] [--routines N] [--window S]
 """

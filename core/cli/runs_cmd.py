@@ -11,10 +11,12 @@ run seen: that is the app's, when a person opens it.
 from __future__ import annotations
 
 import argparse
+from datetime import timedelta
 from typing import Any
 
 from coven_core.cli.arguments import add_store_options, count, opened_engine
 from coven_core.cli.output import print_json, print_table
+from coven_core.notation.durations import format_duration
 from coven_core.notation.i18n import N_, _, user_locale
 from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.utc import local_seconds, utc_text
@@ -57,9 +59,14 @@ def _headers(locale: str) -> list[str]:
 
 
 def _line(row: RunRow) -> list[str]:
-    took = "" if row.duration_seconds is None else f"{row.duration_seconds:.0f}s"
+    # In the notation the command line reads durations in (--timeout 2h): 1h2m5s, not 3725s.
+    took = "" if row.duration_seconds is None else format_duration(_whole(row.duration_seconds))
     return [utc_text(row.planned_utc), row.routine, row.outcome, row.run_id or "", took,
             row.reason]  # fmt: skip
+
+
+def _whole(seconds: float) -> timedelta:
+    return timedelta(seconds=round(seconds))
 
 
 def run_show(args: argparse.Namespace) -> int:

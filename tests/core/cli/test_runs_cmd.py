@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from datetime import timedelta
+
 import pytest
 
 from tests.core.cli.conftest import Coven
@@ -52,3 +55,17 @@ def test_runs_and_run_show_speak_the_users_language(
     assert status == 0 and lines[1].startswith("geplant ")
     assert "Befehl: /bin/true" in lines and "Verzeichnis: —" in lines
     assert "Versuch 1: settled, Exit 2, action_failed" in lines
+
+
+def test_runs_tells_a_long_run_in_the_command_lines_own_notation(
+    coven: Coven, engine: Engine
+) -> None:
+    engine.add("sync", "1 12 * * *")
+    engine.runtime.auto_exit = None
+    engine.run_until(T0 + minutes(2))
+    (launch,) = engine.runtime.launches
+    engine.clock.advance(timedelta(hours=1, minutes=2, seconds=5))
+    engine.runtime.finish(launch, 0)
+    engine.run_until(T0 + minutes(70))
+    status, listed, _ = coven("runs", "sync")
+    assert status == 0 and re.search(r" 1h\dm\d+s ", listed.splitlines()[1]), listed

@@ -54,6 +54,12 @@ class RunRow:
     dst: str | None = None  # gap | fold: a time-zone rule decided this moment
     running_since: datetime | None = None  # a live run: when its current attempt started
 
+    def seconds_at(self, now: datetime | None) -> float | None:
+        """``duration_seconds``, a live run's taken up to ``now`` (a window that ticks)."""
+        if self.running_since is None or now is None:
+            return self.duration_seconds
+        return (now - self.running_since).total_seconds()
+
     def to_json(self) -> dict[str, Any]:
         fields = asdict(self)
         fields["planned_utc"] = utc_text(self.planned_utc)

@@ -264,9 +264,7 @@ class RunDetailWindow(QWidget):
     def _show_duration(self, row: RunRow) -> None:
         live = row.outcome in LIVE
         self._labels["duration"].setText(_("Elapsed") if live else _("Duration"))
-        seconds = row.duration_seconds
-        if live and row.running_since is not None:
-            seconds = (self.desktop.clock.now_utc() - row.running_since).total_seconds()
+        seconds = row.seconds_at(self.desktop.clock.now_utc())
         self.fields["duration"].setText(run_times.length(seconds, self.desktop.locale))
 
     # -- elapsed time and cancel ------------------------------------------------------------

@@ -141,19 +141,12 @@ class RunsModel(QAbstractTableModel):
                 row.planned_utc, row.planned_local, row.dst, row.zone, locale, self._now
             ),
             Column.STARTED: lambda: run_times.clock(row.started_at, locale, row.planned_utc),
-            Column.DURATION: lambda: run_times.length(self.seconds(row), locale),
+            Column.DURATION: lambda: run_times.length(row.seconds_at(self._now), locale),
             Column.EXIT: lambda: self._exit(row),
             Column.ATTEMPTS: lambda: str(row.attempts) if row.attempts else "—",
             Column.WHY: lambda: row.reason,
         }
         return cells[column]()
-
-    def seconds(self, row: RunRow) -> float | None:
-        """How long its commands ran; a live run: how long its current attempt has been going,
-        up to now."""
-        if row.outcome in LIVE and row.running_since is not None and self._now is not None:
-            return (self._now - row.running_since).total_seconds()
-        return row.duration_seconds
 
     def _exit(self, row: RunRow) -> str:
         if row.outcome in LIVE:

@@ -24,8 +24,9 @@ from coven_core.notation.durations import (
     parse_limit,
     parse_timeout,
 )
-from coven_core.notation.i18n import _
+from coven_core.notation.i18n import _, ngettext
 from coven_core.operations.definitions import validated
+from coven_core.operations.readiness import missing, shell_syntax
 from coven_core.operations.routine_names import check_name
 from coven_core.schedule.exclusions import dates_text, normalised, parse_date
 from coven_core.schedule.timetable import Timetable
@@ -104,11 +105,13 @@ class Problem:
 
 @dataclass(frozen=True)
 class DraftCheck:
-    """What the form shows: the problems (none: it can be saved) and the preview."""
+    """What the form shows: the problems (none: it can be saved), the preview, and what
+    the command will meet that a person may not mean (it can be saved all the same)."""
 
     problems: tuple[Problem, ...]
     spec: RevisionSpec | None  # when there are no problems
     preview: Preview | None  # when the schedule and zone are valid
+    warnings: tuple[str, ...] = ()  # about the command: shell syntax, a program not there
 
     def message(self, field: Field) -> str | None:
         return next((p.message for p in self.problems if p.field == field), None)
@@ -153,7 +156,7 @@ def check(
     ready = table is not None and zone is not None
     shown = preview(table, now, None, count, dates) if ready else None
     if found.problems:
-        return DraftCheck(tuple(found.problems), None, shown)
+        return DraftCheck(tuple(found.problems), None, shown, _warnings(draft, None))
     policies = {
         "except_dates": dates, "shadow": draft.shadow, "max_runtime_per_day": runtime,
         "max_runs_per_day": draft.max_runs_per_day or None, "cooldown": rest,
@@ -165,7 +168,23 @@ def check(
     }  # fmt: skip
     spec = replace(_spec(draft, argv, grace, timeout), **policies)
     checked = found.read("form", lambda: validated(draft.name, spec))
-    return DraftCheck(tuple(found.problems), checked, shown)
+    return DraftCheck(tuple(found.problems), checked, shown, _warnings(draft, checked))
+
+
+def _warnings(draft: RoutineDraft, spec: RevisionSpec | None) -> tuple[str, ...]:
+    """What the command will meet (``readiness``): shell syntax it runs without a shell
+    for, and — once the form is valid — a program or folder that is not there now."""
+    said = []
+    if not draft.shell and (found := shell_syntax(draft.command)):
+        said.append(ngettext(
+            "{found} means something only to a shell: without one, the program gets it as "
+            "typed (tick 'run through a shell' if it is meant for one)",
+            "{found} mean something only to a shell: without one, the program gets them as "
+            "typed (tick 'run through a shell' if they are meant for one)", len(found),
+        ).format(found=" ".join(found)))  # fmt: skip
+    absent = missing(spec) if spec is not None else []
+    said += [_("{missing}; its runs fail until it exists").format(missing=m) for m in absent]
+    return tuple(said)
 
 
 def _argv(draft: RoutineDraft) -> tuple[str, ...]:

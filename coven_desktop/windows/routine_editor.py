@@ -11,10 +11,12 @@ lost.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+import platformdirs
 import shiboken6
 from babel.dates import format_datetime
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -58,8 +60,8 @@ from coven_core.queries import (
     format_offset,
 )
 from coven_desktop.tasks import Tasks
-from coven_desktop.windows.common import error_label
-from coven_desktop.windows.tones import Tones
+from coven_desktop.windows.common import error_label, show_error
+from coven_desktop.windows.tones import Tone, Tones
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -74,6 +76,14 @@ KindRole = Qt.ItemDataRole.UserRole + 1
 
 #: The preview shows at least this many moments however many fields are open.
 PREVIEW_ROWS = 6
+
+
+def example_command() -> str:
+    """``rsync -a ~/Documents /mnt/backup`` with the folder written out (the person's own
+    documents folder, in their language): a command runs without a shell unless asked,
+    so nothing would expand ``~``."""
+    documents = platformdirs.user_documents_dir()
+    return shlex.join(["rsync", "-a", documents, "/mnt/backup"])
 
 
 class RoutineEditor(QGroupBox):
@@ -150,7 +160,7 @@ class RoutineEditor(QGroupBox):
         self.schedule.setPlaceholderText(_("30 2 * * *, every 15m, rrule:FREQ=…, once …"))
         self.zone = self._zone_box()
         self.command = QLineEdit(self)
-        self.command.setPlaceholderText(_("/usr/bin/rsync -a ~/docs /mnt/backup"))
+        self.command.setPlaceholderText(example_command())
         self.shell = QCheckBox(_("Run through a shell (/bin/sh -c)"), self)
         # Short choices, the how in each one's tooltip: the combo fits its pane (issue #22).
         self.misfire = self._choices(
@@ -295,6 +305,13 @@ class RoutineEditor(QGroupBox):
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(widget)
         column.addWidget(self._error_label(key))
+        if key == "command":  # what the command will meet: said, not refused
+            self.command_warnings = QLabel(self)
+            self.command_warnings.setObjectName("warnings:command")
+            self.command_warnings.setWordWrap(True)
+            self.tones.text(self.command_warnings, Tone.WARNING)
+            self.command_warnings.hide()
+            column.addWidget(self.command_warnings)
         return box
 
     def _error_label(self, key: str) -> QLabel:
@@ -516,6 +533,8 @@ class RoutineEditor(QGroupBox):
             shown = key == "form" or self.show_all or key in self.touched
             label.setText(message or "")
             label.setVisible(bool(message) and shown)
+        said = self.show_all or "command" in self.touched
+        show_error(self.command_warnings, "\n".join(result.warnings) if said else None)
         if any(result.message(key) for key in _POLICY_FIELDS):
             self._show_policies(True)  # a problem is never folded away
         self.preview.clear()

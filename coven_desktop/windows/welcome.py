@@ -7,9 +7,7 @@ says where Coven keeps its data, and that the folder is private (DESIGN §13).
 
 from __future__ import annotations
 
-import shlex
 from datetime import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from babel.dates import format_time
@@ -19,6 +17,7 @@ from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 from coven_core.queries import _
 from coven_desktop.windows.import_dialog import ImportDialog
+from coven_desktop.windows.routine_editor import example_command
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -27,13 +26,6 @@ if TYPE_CHECKING:
 EXAMPLE_NAME = "backup"
 EXAMPLE_SCHEDULE = "30 2 * * *"
 EXAMPLE_TIME = time(2, 30)
-
-
-def example_command(home: Path | None = None) -> str:
-    """``rsync -a ~/Documents /mnt/backup`` with the home folder written out: a routine's
-    command runs without a shell unless asked, so nothing would expand ``~``."""
-    documents = (home or Path.home()) / "Documents"
-    return shlex.join(["rsync", "-a", str(documents), "/mnt/backup"])
 
 
 class Page(QWidget):

@@ -133,3 +133,24 @@ def test_an_edit_keeps_what_the_form_does_not_show() -> None:
     assert (edited.env, edited.cwd, edited.zone_source) == (stored.env, "/srv", "local: TZ")
     moved = edit_to(check(DRAFT, NOW).spec)(stored)  # type: ignore[arg-type]
     assert (moved.timezone, moved.zone_source) == ("America/New_York", "explicit")
+
+
+def test_shell_syntax_without_a_shell_is_said_and_the_draft_still_saves() -> None:
+    typed = replace(DRAFT, command="/bin/sh ~/backup.sh && /bin/true")
+    checked = check(typed, NOW)
+    assert checked.problems == () and checked.spec is not None  # said, not refused
+    assert checked.spec.argv == ("/bin/sh", "~/backup.sh", "&&", "/bin/true")
+    assert checked.warnings == (
+        "~ && mean something only to a shell: without one, the program gets them as typed "
+        "(tick 'run through a shell' if they are meant for one)",
+    )
+    assert check(replace(typed, shell=True), NOW).warnings == ()
+
+
+def test_a_program_not_there_now_is_said_once_the_form_is_valid() -> None:
+    typed = replace(DRAFT, command="no-such-program-here --now")
+    assert check(typed, NOW).warnings == (
+        "the command 'no-such-program-here' is not found on PATH now; its runs fail until it "
+        "exists",
+    )
+    assert check(replace(typed, name=""), NOW).warnings == ()  # first the problem

@@ -417,6 +417,27 @@ def test_saving_adds_the_routine_through_the_engine(desktop, qtbot, loop, page) 
     assert page.selected() is not None and page.selected().name == "backup"
 
 
+def test_shell_syntax_is_said_under_the_command_and_saving_keeps_it_as_typed(
+    desktop, qtbot, loop, page
+) -> None:  # type: ignore[no-untyped-def]
+    page.open_editor()
+    assert "~" not in page.editor.command.placeholderText()  # the example needs no shell
+    fill(qtbot, loop, page, "notes", "/bin/cp -r ~/Notes /mnt/backup")
+    type_schedule(qtbot, loop, page, "30 2 * * *")
+    said = page.editor.command_warnings
+    assert said.isVisible() and said.text().startswith("~ means something only to a shell")
+    drive(loop, page, lambda: page.editor.shell.setChecked(True),
+          signal=page.editor.previewUpdated)  # fmt: skip
+    assert not said.isVisible()
+    drive(loop, page, lambda: page.editor.shell.setChecked(False),
+          signal=page.editor.previewUpdated)  # fmt: skip
+    assert said.isVisible()
+    press(qtbot, loop, page, page.editor.save_button)  # said, not refused
+    drive(loop, page)
+    spec = engine(desktop, loop, lambda e: show(e.store, "notes").revision.spec)
+    assert spec.argv == ("/bin/cp", "-r", "~/Notes", "/mnt/backup") and not spec.shell
+
+
 def test_a_refusal_is_shown_inline_and_nothing_typed_is_lost(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     add(desktop, loop, "backup", "@daily", "UTC")
     page.open_editor()

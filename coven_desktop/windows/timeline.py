@@ -14,13 +14,12 @@ the operator thread; the GUI thread only paints.
 from __future__ import annotations
 
 import asyncio
-import html
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from babel.dates import format_datetime
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QHideEvent, QPalette, QShowEvent
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -37,8 +36,8 @@ from coven_core.queries import MAX_RANGE, Timeline, _, timeline
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.explanation import open_explanation
 from coven_desktop.windows.timeline_canvas import ZOOM_STEP, TimelineCanvas, default_view
-from coven_desktop.windows.timeline_colours import TimelineColours, timeline_colours
 from coven_desktop.windows.timeline_geometry import LaneGeometry
+from coven_desktop.windows.timeline_legend import Legend
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -177,62 +176,3 @@ class Page(QWidget):
             window = main.run_windows[occurrence_id]
         self.inspectorOpened.emit(window)
         return window
-
-
-class Legend(QLabel):
-    """What each colour means, in the order a person meets them; the entries wrap onto more
-    lines rather than widen the window (issue #22)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWordWrap(True)
-        self.setTextFormat(Qt.TextFormat.RichText)
-        self._show()
-        self.setAccessibleName(_("Legend"))
-
-    def _show(self) -> None:
-        """The entries in the palette's colours: the timeline's own (timeline_colours)."""
-        colours = timeline_colours(self.palette())
-        behind = self.palette().color(QPalette.ColorRole.Window)
-        entries = [_entry(_opaque(c, behind), text) for c, text in self._entries(colours)]
-        self.setText(" &nbsp; ".join(entries))  # a break may fall only between entries
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.PaletteChange:
-            self._show()
-        super().changeEvent(event)
-
-    def _entries(self, colours: TimelineColours) -> list[tuple[QColor, str]]:
-        mark, band = colours.marks, colours.bands
-        return [
-            (mark["succeeded"], _("Succeeded")), (mark["failed"], _("Failed")),
-            (mark["cancelled"], _("Cancelled")), (mark["timed_out"], _("Timed out")),
-            (mark["skipped"], _("Skipped")),
-            (mark["recovery_required"], _("Recovery required")),
-            (mark["reconciled"], _("Reconciled")), (mark["in_progress"], _("Running")),
-            (mark["shadowed"], _("Trial: decided, not started")),
-            (mark["planned"], _("Planned")),
-            (mark["planned_skipped"], _("Will be skipped (time does not exist)")),
-            (colours.window, _("Missed or paused window (×count)")),
-            (band["asleep"], _("Computer asleep")),
-            (band["app_not_running"], _("Coven not running")),
-            (colours.transition, _("Daylight-saving change")), (colours.now, _("Now")),
-        ]  # fmt: skip
-
-
-def _opaque(colour: QColor, behind: QColor) -> QColor:
-    """A translucent colour as it shows over ``behind`` (rich text has no alpha)."""
-    alpha = colour.alphaF()
-
-    def mix(over: float, under: float) -> float:
-        return alpha * over + (1 - alpha) * under
-
-    return QColor.fromRgbF(mix(colour.redF(), behind.redF()),
-                           mix(colour.greenF(), behind.greenF()),
-                           mix(colour.blueF(), behind.blueF()))  # fmt: skip
-
-
-def _entry(colour: QColor, text: str) -> str:
-    """A swatch and its words, kept on one line."""
-    swatch = f'<span style="color: {colour.name()}; font-size: large;">&#9632;</span>'
-    return f"{swatch}&nbsp;{html.escape(text).replace(' ', '&nbsp;')}"

@@ -4,6 +4,7 @@ and the grid can be seen, and a palette change repaints the marks in the new col
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC
 
 import pytest
@@ -19,6 +20,7 @@ from coven_desktop.windows.timeline_colours import (
     VISIBLE_CONTRAST,
     timeline_colours,
 )
+from coven_desktop.windows.timeline_legend import Legend, legend_frame
 from coven_desktop.windows.tones import contrast
 
 
@@ -70,3 +72,34 @@ def test_a_palette_change_repaints_in_the_new_colours(qtbot: QtBot) -> None:
     canvas.setPalette(dark_palette())
     assert canvas.colours.marks["failed"] != light
     assert canvas.colours.marks["failed"] == timeline_colours(dark_palette()).marks["failed"]
+
+
+@pytest.mark.parametrize("name", PALETTES)
+def test_the_legends_swatches_are_framed_apart_from_the_window(name: str, qtbot: QtBot) -> None:
+    """A band's tint is only just visible over a lane; in the legend, over the window, its
+    swatch could not be seen in either palette before it had a frame."""
+    palette = PALETTES[name]()
+    legend = Legend()
+    qtbot.addWidget(legend)
+    legend.setPalette(palette)
+    legend.resize(900, legend.heightForWidth(900))
+    window, frame = palette.color(QPalette.ColorRole.Window), legend_frame(palette)
+    assert contrast(frame, window) >= GRAPHIC_CONTRAST
+    image = legend.grab().toImage()
+    pixels = Counter(image.pixel(x, y) for x in range(image.width()) for y in range(image.height()))
+    side = legend.fontMetrics().ascent()
+    assert len(legend.entries) == 16 and pixels[frame.rgb()] >= 16 * 4 * (side - 1)
+    asleep = timeline_colours(palette).bands["asleep"]
+    assert pixels[asleep.rgb()] >= (side - 2) ** 2  # the band's own tint, inside its frame
+
+
+def test_the_legend_wraps_between_entries_never_inside_one(qtbot: QtBot) -> None:
+    legend = Legend()
+    qtbot.addWidget(legend)
+    one_line = legend.places(10_000)
+    assert {place.y() for place in one_line} == {0}
+    at_600 = {place.y() for place in legend.places(600)}
+    narrowest = legend.minimumSizeHint().width()  # the widest entry's
+    at_narrowest = {place.y() for place in legend.places(narrowest)}
+    assert 1 < len(at_600) < len(at_narrowest) < len(legend.entries)
+    assert legend.heightForWidth(narrowest) > legend.heightForWidth(600)

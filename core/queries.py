@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.notation.i18n import ngettext as ngettext
     from coven_core.notation.i18n import use_locale as use_locale
     from coven_core.notation.i18n import user_locale as user_locale
+    from coven_core.notation.quantities import duration_text as duration_text
     from coven_core.notation.reasons import failure_text as failure_text
     from coven_core.notation.sizes import size_text as size_text
     from coven_core.operations.drafts import DraftCheck as DraftCheck
@@ -124,6 +125,7 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
     "coven_core.moving.sources": ("users_crontab",),
     "coven_core.notation.i18n": ("_", "N_", "ngettext", "use_locale", "user_locale"),
     "coven_core.notation.reasons": ("failure_text",),
+    "coven_core.notation.quantities": ("duration_text",),
     "coven_core.notation.sizes": ("size_text",),
     "coven_core.operations.drafts": ("DraftCheck", "RoutineDraft"),
     "coven_core.schedule.timetable": ("ScheduleKind",),

@@ -11,8 +11,8 @@ from babel.numbers import format_decimal
 
 from coven_core.cli.arguments import add_store_options, opened_engine
 from coven_core.cli.output import print_fields, print_json, print_table
-from coven_core.cli.quantities import duration_text, size_text
 from coven_core.notation.i18n import _, user_locale
+from coven_core.notation.quantities import duration_text, size_text
 from coven_core.notation.utc import utc_text
 from coven_core.views.status import Lags, Status, status
 

@@ -73,21 +73,6 @@ def parse_instant(text: str) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-def duration(seconds: float | None, locale: str) -> str:
-    """ "3 minutes" / "3 Minuten"; a dash when there is nothing to measure."""
-    if seconds is None:
-        return "—"
-    if abs(seconds) < 1:
-        return format_timedelta(
-            timedelta(seconds=seconds),
-            threshold=1,
-            granularity="second",
-            format="short",
-            locale=locale,
-        )
-    return format_timedelta(timedelta(seconds=seconds), locale=locale)
-
-
 def span(seconds: float, locale: str, parts: int = 2) -> str:
     """An exact length in its two largest units: "2 days 8 hours", "1 minute 35 seconds"."""
     remaining, words = round(abs(seconds)), list[str]()

@@ -50,7 +50,6 @@ from coven_desktop.windows.common import (
     LivePage,
     Row,
     RowsModel,
-    duration,
     moment,
     named,
     span,
@@ -257,10 +256,10 @@ class Page(LivePage):
             "p99 {p99} ({samples} starts in the last hour)",
             lags.start_lag_samples,
         ).format(
-            oldest=duration(lags.oldest_eligible_age, locale),
-            planning=duration(lags.planning_lag, locale),
-            p50=duration(lags.start_lag_p50, locale),
-            p99=duration(lags.start_lag_p99, locale),
+            oldest=queries.duration_text(lags.oldest_eligible_age, locale),
+            planning=queries.duration_text(lags.planning_lag, locale),
+            p50=queries.duration_text(lags.start_lag_p50, locale),
+            p99=queries.duration_text(lags.start_lag_p99, locale),
             samples=lags.start_lag_samples,
         )
 

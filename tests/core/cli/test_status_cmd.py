@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coven_core.cli.quantities import duration_text, size_text
+from coven_core.notation.quantities import duration_text, size_text
 from tests.core.cli.conftest import Coven, invoke
 from tests.core.conftest import T0, Engine, minutes
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import qasync
 from PySide6.QtCore import Qt, QUrl
@@ -10,6 +12,8 @@ from pytestqt.qtbot import QtBot
 
 from coven_core.operations.host import record_zone_change
 from coven_core.system import logfile
+from coven_core.views.diagnostics import diagnostics
+from coven_core.views.status import Lags
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.diagnostics import Page
 from tests.desktop.helpers import add
@@ -99,3 +103,22 @@ def test_the_log_tab_shows_recent_lines_and_opens_the_file(
     monkeypatch.setattr(QDesktopServices, "openUrl", opened.append)
     qtbot.mouseClick(page.log_button, Qt.MouseButton.LeftButton)
     assert opened == [QUrl.fromLocalFile(str(path))]
+
+
+@pytest.mark.parametrize(
+    ("locale", "said"),
+    [
+        ("en_US", "start p50 30 milliseconds, p99 84 milliseconds (8 starts"),
+        ("de_DE", "Start p50 30 Millisekunden, p99 84 Millisekunden (8 Starts"),
+    ],
+)
+def test_a_start_lag_under_a_second_reads_in_milliseconds(
+    page: Page, desktop: Desktop, loop: qasync.QEventLoop, locale: str, said: str
+) -> None:
+    """As ``coven status`` says it: 30 ms read as "1 second" here, a start late by a second."""
+    desktop.locale = locale
+    now = desktop.clock.now_utc()
+    found = loop.run_until_complete(desktop.service.call(lambda e: diagnostics(e.store, now)))
+    lags = Lags(None, None, 0.030477, 0.083671, 8)
+    page.show_diagnostics(replace(found, status=found.status._replace(lags=lags)))
+    assert said in page.values["lags"].text()

@@ -361,14 +361,13 @@ class Page(LivePage):
         return done.result if done.ok else None
 
     def edit(self) -> None:
-        """Open the routine in the Routines window's editor (when that window has one)."""
+        """Open the routine, as stored, in the Routines window's editor."""
         if self.shown is None:
             return
-        name = self.shown.name
         page = self.desktop.window.show_page("routines")
-        open_editor = getattr(page, "open_editor", None)
-        if callable(open_editor):
-            open_editor(name=name)
+        edit_routine = getattr(page, "edit_routine", None)  # None: no engine, no page
+        if callable(edit_routine):
+            edit_routine(self.shown.name)
 
     def _say(self, said: Said | None, text: str = "") -> None:
         self.said = said

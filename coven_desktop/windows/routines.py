@@ -286,6 +286,19 @@ class Page(QWidget):
         """A new routine, optionally prefilled (the welcome page's "Add your first routine")."""
         self.editor.open_for_add(name, schedule, command)
 
+    def edit_routine(self, name: str) -> None:
+        """Open ``name`` in the editor, its row chosen: another page's Edit (Quarantine)."""
+        self._tasks.spawn(self._edit_routine(name))
+
+    async def _edit_routine(self, name: str) -> None:
+        await self.reload()  # a first opening has no rows yet
+        if not self.select(name):
+            self.filter.clear()  # a filter hid it
+            if not self.select(name):
+                self.notice.say(_("There is no routine named {name} now.").format(name=name))
+                return
+        self.edit_selected()
+
     def edit_selected(self) -> None:
         row = self.selected()
         if row is None:

@@ -121,17 +121,30 @@ def test_a_refusal_is_shown_inline(
     assert page.routine_model.rowCount() == 0  # and it shows what is true now
 
 
-def test_edit_opens_the_routines_window_and_its_editor(
+def test_edit_opens_the_routine_as_stored_in_the_routines_editor(
     page: Page, desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot
 ) -> None:
-    opened: list[str] = []
-    routines = desktop.window.show_page("routines")
-    routines.open_editor = lambda name, **_: opened.append(name)  # type: ignore[union-attr]
-    desktop.window.show_page("quarantine")
+    """It opened a new routine's form with only the name filled in, so saving it was refused
+    as a duplicate and nothing of the stored routine could be mended there."""
+    stored = loop.run_until_complete(
+        desktop.service.call(lambda e: show(e.store, "fetch-mail").revision.spec)
+    )
     qtbot.mouseClick(page.edit_button, Qt.MouseButton.LeftButton)
-    loop.run_until_complete(desktop.window.settle())
+    routines = desktop.window.pages["routines"]
+    loop.run_until_complete(routines.settle())
     assert desktop.window.stack.currentWidget() is routines
-    assert opened == ["fetch-mail"]
+    editor = routines.editor
+    assert editor.isVisible() and editor.editing is not None
+    assert editor.editing.routine.name == "fetch-mail"
+    assert (editor.name.text(), editor.schedule.text()) == ("fetch-mail", stored.schedule)
+    assert routines.selected().name == "fetch-mail"
+    editor.schedule.setText("*/30 * * * *")  # mend it here, then release it there
+    qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+    loop.run_until_complete(routines.settle())
+    edited = loop.run_until_complete(
+        desktop.service.call(lambda e: show(e.store, "fetch-mail").revision.spec)
+    )
+    assert edited.schedule == "*/30 * * * *" and edited.argv == stored.argv
 
 
 def test_it_fits_1000_by_700_without_scrolling_sideways(

@@ -643,6 +643,22 @@ def test_the_filter_keeps_routines_whose_name_or_state_holds_the_text(
     assert shown_names(page) == []
 
 
+def test_another_pages_edit_opens_a_routine_the_filter_hid_or_says_it_is_gone(
+    page: Page, desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    for name in ("backup", "sync"):
+        add(desktop, loop, name, "@daily", "UTC")
+    drive(loop, page, page.reload)
+    page.filter.setText("sync")
+    drive(loop, page, lambda: page.edit_routine("backup"))
+    assert page.filter.text() == "" and page.selected().name == "backup"  # type: ignore[union-attr]
+    assert page.editor.isVisible() and page.editor.editing.routine.name == "backup"
+    page.editor.close_editor()
+    drive(loop, page, lambda: page.edit_routine("gone"))
+    assert not page.editor.isVisible()
+    assert page.notice.isVisible() and "no routine named gone" in page.notice.text()
+
+
 def test_columns_sort_by_what_they_mean(
     page: Page, desktop: Desktop, loop: qasync.QEventLoop
 ) -> None:

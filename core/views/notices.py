@@ -18,6 +18,7 @@ import apsw
 
 from coven_core.events import Event, EventKind
 from coven_core.notation.i18n import N_, _, ngettext
+from coven_core.notation.reasons import reason_text
 from coven_core.scheduling import overrun
 from coven_core.store.codec import maybe_instant_from
 from coven_core.store.store import Store
@@ -94,7 +95,8 @@ def _settled(
         (event.occurrence_id,),
     ).fetchone()
     run_id, code, signal, directory, cancel_reason = row or (None, None, None, None, None)
-    body = _body(code, signal, directory, cancel_reason or event.data.get("reason"), locale)
+    why = cancel_reason or _said(event.data.get("reason"), locale)  # a person's words as typed
+    body = _body(code, signal, directory, why, locale)
     return Notice(kind, _(title, locale).format(routine=routine), body, routine, run_id, event.seq)
 
 
@@ -112,6 +114,11 @@ def _body(
     return f"{status}: {line}" if line else status
 
 
+def _said(written: object, locale: str | None) -> str:
+    """What the engine wrote down in English (the event keeps it), in the reader's words."""
+    return reason_text(str(written), locale) if written else ""
+
+
 def last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1][:200] if lines else ""
@@ -122,12 +129,12 @@ def _other(event: Event, routine: str, locale: str | None) -> Notice | None:
     run_id = data.get("run_id")
     if event.kind is EventKind.QUARANTINED:
         title = _("{routine} quarantined", locale).format(routine=routine)
-        return Notice(
-            NoticeKind.QUARANTINED, title, str(data.get("reason", "")), routine, None, seq
-        )
+        body = _said(data.get("reason"), locale)
+        return Notice(NoticeKind.QUARANTINED, title, body, routine, None, seq)
     if event.kind is EventKind.ROUTINE_BROKEN:
         title = _("{routine} is broken", locale).format(routine=routine)
-        return Notice(NoticeKind.BROKEN, title, str(data.get("reason", "")), routine, None, seq)
+        body = _said(data.get("reason"), locale)
+        return Notice(NoticeKind.BROKEN, title, body, routine, None, seq)
     if event.kind is EventKind.OVERRUN:
         title = _("{routine} is taking much longer than usual", locale).format(routine=routine)
         body = overrun.describe(data.get("running_seconds"), data.get("usual_seconds"),
@@ -135,7 +142,8 @@ def _other(event: Event, routine: str, locale: str | None) -> Notice | None:
         return Notice(NoticeKind.OVERRUN, title, body, routine, run_id, seq)
     if event.kind is EventKind.STOPPED:
         title = _("{routine}: run stopped", locale).format(routine=routine)
-        return Notice(NoticeKind.STOPPED, title, str(data.get("result", "")), routine, run_id, seq)
+        body = _said(data.get("result"), locale)
+        return Notice(NoticeKind.STOPPED, title, body, routine, run_id, seq)
     return None
 
 

@@ -7,8 +7,10 @@ from datetime import timedelta
 from coven_core import events
 from coven_core.clock import WakeReason
 from coven_core.events import EventKind
+from coven_core.notation.reasons import reason_text
+from coven_core.scheduling.lease import LEASE_TTL
 from coven_core.views.notices import Notice, NoticeKind, notice, throttle, wake_summary
-from tests.core.conftest import T0, Engine, minutes
+from tests.core.conftest import T0, Engine, make_engine, minutes
 
 
 def all_events(engine: Engine, after: int = 0) -> list[events.Event]:
@@ -83,3 +85,32 @@ def test_after_a_sleep_one_summary_says_what_was_missed_and_when_the_latest_ran(
     assert summary.text == (
         "While asleep: 35 moments of backup missed; the latest ran at 3:02\u202fPM"
     )
+
+
+def test_what_the_engine_wrote_down_reads_in_the_notices_language(tmp_path, clock) -> None:  # type: ignore[no-untyped-def]
+    """Seen on X: a German title over the engine's English reason ("ambiguous: the runner is
+    gone …"), one notification in two languages."""
+    old = make_engine(tmp_path / "d", clock)
+    old.runtime.auto_exit = None
+    old.add("backup", "@hourly")
+    old.run_until(T0 + minutes(1))
+    clock.advance(LEASE_TTL + timedelta(seconds=1))
+    new = make_engine(tmp_path / "d", clock)
+    new.run_until(clock.now_utc())
+    (waiting,) = [e for e in all_events(new) if e.data.get("disposition") == "recovery_required"]
+    english, german = (notice(new.store, waiting, locale) for locale in ("en_US", "de_DE"))
+    assert english is not None and german is not None
+    assert english.body.startswith("ambiguous: the scheduler stopped")
+    assert german.title == "backup braucht Ihre Entscheidung"
+    assert german.body == reason_text(english.body, "de_DE") != english.body
+    assert "not retried" not in german.body
+
+
+def test_a_quarantines_reason_reads_in_the_notices_language(engine: Engine) -> None:
+    engine.add("sync", "1 12 * * *", quarantine_after=1)
+    engine.runtime.auto_exit = 1
+    engine.run_until(T0 + minutes(2))
+    (held,) = [e for e in all_events(engine) if e.kind is EventKind.QUARANTINED]
+    german = notice(engine.store, held, "de_DE")
+    assert german is not None and german.body == reason_text(held.data["reason"], "de_DE")
+    assert german.body != held.data["reason"]

@@ -17,7 +17,7 @@ until the person picks the next case.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -482,11 +482,27 @@ class Page(LivePage):
 
     # -- the live process: stop it, or look again -------------------------------------------
     def stop(self) -> None:
+        """Asked first, as Cancel is: it ends a command that may still be doing its work."""
         item = self.shown
-        if item is not None and item.run_id is not None:
-            self.stop_button.setEnabled(False)
-            self._say(_("Stopping it: asked to end, then forced after its stop grace…"))
-            self.spawn(self._stop(item.run_id, self.reason.text().strip() or None))
+        if item is None or item.run_id is None:
+            return
+        run_id, reason = item.run_id, self.reason.text().strip() or None
+        when = moment_text(item.scheduled_utc, self.locale_name, seconds=False)
+        self._ask(
+            _("Stop the command"),
+            _("Stop the command of the run of {routine} planned for {when}?").format(
+                routine=item.routine, when=when
+            ),
+            _("Coven asks it to end, then ends it after its stop grace. This decides nothing: "
+              "once it has ended, you say what happened."),
+            _("Stop the command"),
+            lambda: self._stop_now(run_id, reason),
+        )  # fmt: skip
+
+    def _stop_now(self, run_id: str, reason: str | None) -> None:
+        self.stop_button.setEnabled(False)
+        self._say(_("Stopping it: asked to end, then forced after its stop grace…"))
+        self.spawn(self._stop(run_id, reason))
 
     async def _stop(self, run_id: str, reason: str | None) -> None:
         done = await act(self.desktop, lambda engine: engine.operator.stop(run_id, reason))
@@ -552,26 +568,30 @@ class Page(LivePage):
 
     def _confirm(self, item: Item, outcome: Outcome, reason: str, verified: bool) -> None:
         """Ask, without blocking: the decision is sent only if the person says yes."""
+        detail = _("Your reason: “{reason}”").format(reason=reason)
+        self._ask(
+            _("Confirm your decision"), self._question(item, outcome),
+            self._consequence(outcome) + "\n\n" + detail, self._verb(outcome),
+            lambda: self.spawn(self._reconcile(item, outcome, reason, verified)),
+        )  # fmt: skip
+
+    def _ask(
+        self, title: str, question: str, detail: str, verb: str, then: Callable[[], object]
+    ) -> None:
+        """A question that does not block; ``then()`` only on ``verb``, never on Enter."""
         if self.confirmation is not None:
             self.confirmation.deleteLater()
         box = QMessageBox(self)
-        box.setTextFormat(Qt.TextFormat.PlainText)  # the reason is the person's own text
+        box.setTextFormat(Qt.TextFormat.PlainText)  # a reason is the person's own text
         box.setIcon(QMessageBox.Icon.Question)
-        box.setWindowTitle(_("Confirm your decision"))
-        box.setText(self._question(item, outcome))
-        box.setInformativeText(
-            self._consequence(outcome) + "\n\n" + _("Your reason: “{reason}”").format(reason=reason)
-        )
-        yes = box.addButton(self._verb(outcome), QMessageBox.ButtonRole.AcceptRole)
+        box.setWindowTitle(title)
+        box.setText(question)
+        box.setInformativeText(detail)
+        yes = box.addButton(verb, QMessageBox.ButtonRole.AcceptRole)
         no = box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(no)  # an irreversible step is never one Enter away
         box.setEscapeButton(no)
-        box.finished.connect(
-            lambda _result: (
-                box.clickedButton() is yes
-                and self.spawn(self._reconcile(item, outcome, reason, verified))
-            )
-        )
+        box.finished.connect(lambda _result: box.clickedButton() is yes and then())
         self.confirmation = box
         box.open()
 

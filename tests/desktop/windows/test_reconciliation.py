@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import psutil
 import pytest
 import qasync
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
@@ -87,6 +88,7 @@ def decide(
 def stop(qtbot: QtBot, loop: qasync.QEventLoop, page: Page) -> None:
     assert page.live_banner.isVisible()
     click(qtbot, loop, page, page.stop_button)
+    answer(qtbot, loop, page, yes=True)
     assert not page.live_banner.isVisible()
 
 
@@ -151,6 +153,22 @@ def test_a_live_command_is_shown_in_amber_and_blocks_every_decision(
     click(qtbot, loop, page, page.retry_button)  # disabled: nothing happens
     assert page.confirmation is None
     assert occurrence(desktop, loop, awaiting.run_id)["disposition"] == "recovery_required"
+
+
+def test_stop_the_command_asks_first_and_keeping_it_leaves_it_running(
+    page: Page, desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot, awaiting: Awaiting
+) -> None:
+    """It ended a live command at one click; Cancel asked first, and so does this now."""
+    click(qtbot, loop, page, page.stop_button)
+    box = page.confirmation
+    assert box is not None and "Stop the command of the run of" in box.text()
+    assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
+    answer(qtbot, loop, page, yes=False)
+    assert page.live_banner.isVisible() and page.stop_button.isEnabled()
+    assert psutil.pid_exists(awaiting.command_pid)
+    assert occurrence(desktop, loop, awaiting.run_id)["disposition"] == "recovery_required"
+    stop(qtbot, loop, page)
+    assert "Stopped: " in page.stop_result.text()
 
 
 def test_a_retry_is_allowed_after_stop_the_command(
@@ -280,7 +298,7 @@ def test_an_empty_reason_shows_an_error_and_changes_nothing(
     click(qtbot, loop, page, page.succeeded_button)
     assert page.decision_error.isVisible()
     assert "Give a reason" in page.decision_error.text()
-    assert page.confirmation is None
+    assert page.confirmation is None or not page.confirmation.isVisible()  # stop's, answered
     assert occurrence(desktop, loop, awaiting.run_id)["disposition"] == "recovery_required"
     assert not page.banner.isVisible()
 

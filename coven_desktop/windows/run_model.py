@@ -9,10 +9,14 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QFont
 
 from coven_core.queries import RunRow, _
 from coven_desktop.windows import run_times
 from coven_desktop.windows.chips import ChipRole
+
+#: The outcomes a run is counted for until opened (``operations.seen.UNSEEN_FAILURE``).
+UNSEEN_OUTCOMES = frozenset({"failed", "timed_out"})
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -66,6 +70,8 @@ class RunsModel(QAbstractTableModel):
         self.rows: list[RunRow] = []
         self._now: datetime | None = None
         self._words = OutcomeWords(self)
+        self._unseen_font = QFont()  # a failure nobody has opened: what the tray counts
+        self._unseen_font.setBold(True)
         self._headers = {
             Column.OUTCOME: _("Outcome"), Column.ROUTINE: _("Routine"),
             Column.PLANNED: _("Planned"), Column.STARTED: _("Started"),
@@ -129,6 +135,8 @@ class RunsModel(QAbstractTableModel):
             return row.outcome
         if role == Qt.ItemDataRole.TextAlignmentRole and column is Column.ATTEMPTS:
             return int(Qt.AlignmentFlag.AlignCenter)
+        if role == Qt.ItemDataRole.FontRole and unseen(row):
+            return self._unseen_font
         return None
 
     # -- cells ------------------------------------------------------------------------------
@@ -168,3 +176,8 @@ class RunsModel(QAbstractTableModel):
         if column in (Column.WHY, Column.ROUTINE, Column.OUTCOME):
             return row.reason
         return None
+
+
+def unseen(row: RunRow) -> bool:
+    """A failure nobody has opened yet (``operations.seen``): the tray counts it."""
+    return not row.seen and row.outcome in UNSEEN_OUTCOMES

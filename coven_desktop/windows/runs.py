@@ -28,7 +28,7 @@ from coven_core.queries import RunRow, _, ngettext, runs
 from coven_desktop.windows import run_times
 from coven_desktop.windows.cancelling import ask_to_cancel
 from coven_desktop.windows.chips import ChipDelegate
-from coven_desktop.windows.common import LivePage, error_label, show_error
+from coven_desktop.windows.common import LivePage, act, error_label, show_error
 from coven_desktop.windows.fitting import FittingTable
 from coven_desktop.windows.run_model import CANCELLABLE, Column, RunsModel
 from coven_desktop.windows.ticking import Ticker
@@ -120,8 +120,15 @@ class Page(LivePage):
         self.count = QLabel(self)
         self.more_button = QPushButton(_("Show &older runs"), self)
         self.more_button.clicked.connect(lambda: self.spawn(self.load_more()))
+        self.seen_button = QPushButton(_("Mark all as &seen"), self)
+        self.seen_button.setToolTip(_(
+            "The failed runs in bold have not been opened yet, and the tray counts them. "
+            "This stops counting them; nothing else changes."
+        ))  # fmt: skip
+        self.seen_button.clicked.connect(lambda: self.spawn(self.mark_all_seen()))
         footer.addWidget(self.count)
         footer.addStretch(1)
+        footer.addWidget(self.seen_button)
         footer.addWidget(self.more_button)
         return footer
 
@@ -262,7 +269,15 @@ class Page(LivePage):
         self.table.selectionModel().setCurrentIndex(self.model.index(number, 0), flags)
         return True
 
+    async def mark_all_seen(self) -> None:
+        """Every failure counts as opened ("mark all as read"): the tray stops counting them."""
+        done = await act(self.desktop, lambda engine: engine.operator.mark_all_seen())
+        show_error(self.error, done.refusal)
+        await self.reload()
+
     def _update_buttons(self) -> None:
+        overview = self.desktop.overview
+        self.seen_button.setEnabled(overview is not None and overview.counts.failed_unseen > 0)
         row = self.selected()
         self.open_button.setEnabled(row is not None)
         self.cancel_button.setEnabled(

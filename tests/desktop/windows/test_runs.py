@@ -144,6 +144,30 @@ def test_opening_a_row_opens_its_detail(
     window.close()
 
 
+def test_unseen_failures_are_bold_and_mark_all_as_seen_stops_the_tray_counting_them(
+    desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot
+) -> None:
+    """The engine had mark_all_seen and nothing offered it: fifty failures after a week
+    away meant fifty windows to open before the tray stopped saying "error"."""
+    two_runs(desktop, loop)
+    desktop.clock.advance(timedelta(minutes=1))  # type: ignore[attr-defined]
+    run_once(desktop, loop, "sync-notes", *FAILS)
+    page = shown(desktop, loop)
+    model = page.model
+    bold = [model.data(model.index(n, Column.ROUTINE), Qt.ItemDataRole.FontRole)
+            for n in range(model.rowCount())]  # fmt: skip
+    assert [font is not None and font.bold() for font in bold] == [True, True, False]
+    assert desktop.overview is not None and desktop.overview.counts.failed_unseen == 2
+    assert page.seen_button.isEnabled()
+    qtbot.mouseClick(page.seen_button, Qt.MouseButton.LeftButton)
+    settle(loop, desktop, page)
+    assert desktop.overview.counts.failed_unseen == 0  # the tray's count, from the engine
+    assert [model.data(model.index(n, Column.ROUTINE), Qt.ItemDataRole.FontRole)
+            for n in range(model.rowCount())] == [None, None, None]  # fmt: skip
+    assert not page.seen_button.isEnabled()
+    assert cells(page, Column.OUTCOME) == ["Failed", "Failed", "Succeeded"]  # nothing else
+
+
 @pytest.mark.parametrize("locale", ["en_US", "de_DE"])
 def test_the_pages_fit_a_1000_by_700_window(
     seeded_desktop: Desktop, loop: qasync.QEventLoop, locale: str

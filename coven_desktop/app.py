@@ -13,7 +13,9 @@ import traceback
 from collections.abc import Sequence
 
 import qasync
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from coven_core.cli.argparse_words import in_our_words
 from coven_core.engine import (
@@ -35,6 +37,10 @@ __all__ = ["APP_NAME", "main"]
 
 log = logging.getLogger(__name__)
 
+#: Qt platforms with no screen: nobody could read a window there (tests, smoke tests).
+_NO_SCREEN = ("offscreen", "minimal")
+_REFUSALS: list[QMessageBox] = []
+
 
 def _arguments(argv: Sequence[str]) -> argparse.Namespace:
     with in_our_words():  # its help and refusals in the reader's language, as `coven`'s
@@ -55,7 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         data_dir = prepare_data_dir(resolve_data_dir(args.data_dir))
     except CovenError as error:
-        print(f"coven-desktop: {error}", file=sys.stderr)
+        if (box := refuse(str(error))) is not None:
+            box.exec()  # before any loop runs: a plain modal one
         return 2
     app = QApplication(sys.argv[:1])
     app.setApplicationName(APP_NAME)
@@ -92,8 +99,7 @@ async def _start(desktop: Desktop, *, quit_after_ready: bool) -> None:
         await desktop.start()
     except CovenError as error:
         log.error("coven-desktop could not start: %s", error)
-        print(f"coven-desktop: {error}", file=sys.stderr)
-        QApplication.exit(2)
+        _exit_when_read(refuse(str(error)), 2)
         return
     except Exception:
         log.exception("coven-desktop could not start")
@@ -103,6 +109,38 @@ async def _start(desktop: Desktop, *, quit_after_ready: bool) -> None:
     if quit_after_ready:
         print(json.dumps(readiness(desktop)), flush=True)
         desktop.quit()
+
+
+def refuse(message: str) -> QMessageBox | None:
+    """Say why the app cannot start: on stderr, and in a window where there is a screen to
+    show one on (returned, open) — started from a menu or at login, nobody reads stderr,
+    and the app would just not be there."""
+    print(f"coven-desktop: {message}", file=sys.stderr, flush=True)  # first: Qt may need a display
+    QApplication.instance() or QApplication(sys.argv[:1])
+    if QGuiApplication.platformName() in _NO_SCREEN:
+        return None
+    box = refusal_box(message)
+    box.open()
+    return box
+
+
+def _exit_when_read(box: QMessageBox | None, code: int) -> None:
+    """Quit with ``code`` once the refusal is closed (at once without one). Not ``exec()``:
+    a nested loop inside a qasync task would run other tasks re-entrantly."""
+    if box is None:
+        QApplication.exit(code)
+        return
+    _REFUSALS.append(box)  # kept alive until the app quits
+    box.finished.connect(lambda _result: QApplication.exit(code))
+
+
+def refusal_box(message: str) -> QMessageBox:
+    box = QMessageBox(QMessageBox.Icon.Critical, APP_NAME, _("Coven could not start."),
+                      QMessageBox.StandardButton.Close)  # fmt: skip
+    box.setInformativeText(message)
+    box.button(QMessageBox.StandardButton.Close).setText(_("Close"))  # Qt's words come later
+    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)  # a command to copy
+    return box
 
 
 def readiness(desktop: Desktop) -> dict[str, object]:

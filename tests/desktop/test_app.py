@@ -11,10 +11,11 @@ from pathlib import Path
 
 import apsw
 import pytest
+from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from coven_core.engine import open_engine
-from coven_desktop import APP_NAME
+from coven_desktop import APP_NAME, app
 from coven_desktop.app import _arguments
 from coven_desktop.app_window import MainWindow
 from tests.system.conftest import wait_for
@@ -164,3 +165,31 @@ def test_a_store_it_cannot_open_is_named_on_stderr_and_left_as_it_was(tmp_path: 
     store = apsw.Connection(str(data / "coven.db"))
     assert store.execute("PRAGMA user_version").fetchone() == (newer,)
     store.close()
+
+
+def test_a_refused_start_is_said_in_a_window_where_there_is_a_screen(
+    monkeypatch: pytest.MonkeyPatch, qtbot: QtBot, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Started from the menu or at login, a refusal on stderr alone meant an app that was
+    simply not there. Offscreen has no screen, so the test lets it count as one."""
+    monkeypatch.setattr(app, "_NO_SCREEN", ())
+    told = "/home/me/data has permissions 0755; … Run: chmod 700 /home/me/data"
+    box = app.refuse(told)
+    assert box is not None
+    qtbot.addWidget(box)
+    assert box.isVisible() and box.text() == "Coven could not start."
+    assert box.informativeText() == told
+    assert capsys.readouterr().err == f"coven-desktop: {told}\n"  # stderr still says it
+    exits: list[int] = []
+    monkeypatch.setattr(app.QApplication, "exit", staticmethod(exits.append))
+    app._exit_when_read(box, 2)
+    assert exits == []  # not before it is read
+    box.button(QMessageBox.StandardButton.Close).click()
+    assert exits == [2] and not box.isVisible()
+
+
+def test_with_no_screen_a_refusal_is_only_said_on_stderr(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert app.refuse("the store is locked") is None  # offscreen: nobody could read a window
+    assert capsys.readouterr().err == "coven-desktop: the store is locked\n"

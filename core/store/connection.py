@@ -17,6 +17,7 @@ from pathlib import Path
 
 import apsw
 
+from coven_core.notation.i18n import N_, _
 from coven_core.store import wal
 from coven_core.store.errors import (
     ForeignFileError,
@@ -33,7 +34,7 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 _FILE_MODE = 0o600
 _COMPANION_SUFFIXES = ("-wal", "-shm")
-_MOVE_AWAY = "nothing was changed. Move it away or choose another --data-dir."
+_MOVE_AWAY = N_("nothing was changed. Move it away or choose another --data-dir.")
 
 
 def open_connection(
@@ -78,8 +79,9 @@ def foreign_database_check(conn: apsw.Connection, application_id: int) -> None:
         if found == 0 and not _has_schema(conn):
             return
     raise ForeignFileError(
-        f"{conn.filename} is another application's SQLite database "
-        f"(application_id {found:#x}); {_MOVE_AWAY}"
+        _("{path} is another application's SQLite database (application_id {id}); {then}").format(
+            path=conn.filename, id=f"{found:#x}", then=_(_MOVE_AWAY)
+        )
     )
 
 
@@ -146,13 +148,24 @@ def _refuse_non_sqlite_file(path: Path) -> None:
     except FileNotFoundError:
         return
     except IsADirectoryError as exc:
-        raise ForeignFileError(f"{path} is a directory, not a Coven store; {_MOVE_AWAY}") from exc
+        raise ForeignFileError(
+            _("{path} is a directory, not a Coven store; {then}").format(
+                path=path, then=_(_MOVE_AWAY)
+            )
+        ) from exc
     except OSError as exc:
         raise StoreEnvironmentError(
-            f"{path}: the store file cannot be read ({exc.strerror or exc})", "cantopen"
+            _("{path}: the store file cannot be read ({reason})").format(
+                path=path, reason=exc.strerror or exc
+            ),
+            "cantopen",
         ) from exc
     if header and header != SQLITE_HEADER:
-        raise ForeignFileError(f"{path} is not a Coven store (not a SQLite database); {_MOVE_AWAY}")
+        raise ForeignFileError(
+            _("{path} is not a Coven store (not a SQLite database); {then}").format(
+                path=path, then=_(_MOVE_AWAY)
+            )
+        )
 
 
 @contextlib.contextmanager
@@ -177,10 +190,10 @@ def _create_private_file(path: Path) -> bool:
         return False
     except OSError as exc:
         raise StoreEnvironmentError(
-            f"{path}: the store file cannot be created ({exc.strerror or exc}). "
-            "Choose a writable directory with --data-dir.",
+            _("{path}: the store file cannot be created ({reason}). Choose a writable "
+              "directory with --data-dir.").format(path=path, reason=exc.strerror or exc),
             "cantopen",
-        ) from exc
+        ) from exc  # fmt: skip
     os.close(descriptor)
     return True
 
@@ -236,11 +249,11 @@ def _enable_wal(conn: apsw.Connection, path: Path) -> None:
     mode = str(conn.pragma("journal_mode", "wal")).lower()
     if mode != "wal":
         raise StoreEnvironmentError(
-            f"{path}: the store could not be switched to write-ahead logging (SQLite kept "
-            f"journal mode {mode!r}); the filesystem may not support shared memory. "
-            "Use a local directory with --data-dir.",
+            _("{path}: the store could not be switched to write-ahead logging (SQLite kept "
+              "journal mode {mode}); the filesystem may not support shared memory. Use a "
+              "local directory with --data-dir.").format(path=path, mode=repr(mode)),
             "cantopen",
-        )
+        )  # fmt: skip
 
 
 def _make_private(path: Path) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 
 import platformdirs
 
+from coven_core.notation.i18n import _
 from coven_core.store.errors import StoreLocationError
 
 DATA_DIR_ENV = "COVEN_DATA_DIR"
@@ -56,7 +57,7 @@ def resolve_data_dir(
     if explicit is not None:
         chosen = os.fspath(explicit)
         if not chosen:
-            raise StoreLocationError("--data-dir is empty; give the path of a directory.")
+            raise StoreLocationError(_("--data-dir is empty; give the path of a directory."))
     else:
         chosen = environ.get(DATA_DIR_ENV, "")
     if not chosen:
@@ -69,14 +70,17 @@ def _checked_length(path: Path) -> Path:
     for part in path.parts:
         if len(os.fsencode(part)) > NAME_MAX:
             raise StoreLocationError(
-                f"the data directory has a name of {len(os.fsencode(part))} bytes "
-                f"({part[:32]}…); a file name can be at most {NAME_MAX} bytes. "
-                "Choose another --data-dir."
+                _(
+                    "the data directory has a name of {size} bytes ({start}…); a file name can be "
+                    "at most {most} bytes. Choose another --data-dir."
+                ).format(size=len(os.fsencode(part)), start=part[:32], most=NAME_MAX)
             )
     if len(os.fsencode(path)) > LONGEST_DATA_DIR:
         raise StoreLocationError(
-            f"the data directory's path is {len(os.fsencode(path))} bytes long; SQLite needs "
-            f"it to be at most {LONGEST_DATA_DIR}. Choose another --data-dir."
+            _(
+                "the data directory's path is {size} bytes long; SQLite needs it to be at most "
+                "{most}. Choose another --data-dir."
+            ).format(size=len(os.fsencode(path)), most=LONGEST_DATA_DIR)
         )
     return path
 
@@ -92,12 +96,14 @@ def prepare_data_dir(
     path = path.absolute()
     if path.is_symlink():
         real = os.path.realpath(path)
-        raise _symlink_error(path, hint="Point --data-dir at the real directory", target=real)
+        raise _symlink_error(path, hint=_("Point --data-dir at the real directory"), target=real)
     _refuse_network_filesystem(path, mount_table)
     _create_private_dir(path)
     if not path.is_dir():
         raise StoreLocationError(
-            f"{path} is not a directory; point --data-dir at a directory for the store."
+            _("{path} is not a directory; point --data-dir at a directory for the store.").format(
+                path=path
+            )
         )
     _refuse_unsafe_owner_or_mode(path, os.stat(path), "700", uid)
     return path
@@ -112,14 +118,16 @@ def check_store_file(path: Path, *, uid: int | None = None) -> None:
     for candidate in _store_files(path):
         if candidate.is_symlink():
             real_dir = os.path.dirname(os.path.realpath(candidate))
-            hint = "Point --data-dir at the directory that holds the real file"
+            hint = _("Point --data-dir at the directory that holds the real file")
             raise _symlink_error(candidate, hint=hint, target=real_dir)
         if not candidate.exists():
             continue
         info = os.stat(candidate)
         if not stat.S_ISREG(info.st_mode):
             raise StoreLocationError(
-                f"{candidate} is not a regular file; move it away or choose another --data-dir."
+                _(
+                    "{path} is not a regular file; move it away or choose another --data-dir."
+                ).format(path=candidate)
             )
         _refuse_unsafe_owner_or_mode(candidate, info, "600", uid)
 
@@ -146,16 +154,19 @@ def _store_files(path: Path) -> Iterator[Path]:
 
 def _symlink_error(path: Path, *, hint: str, target: str) -> StoreLocationError:
     return StoreLocationError(
-        f"{path} is a symbolic link; Coven refuses a store reached through a link. {hint}: {target}"
-    )
+        _("{path} is a symbolic link; Coven refuses a store reached through a link. {hint}: "
+          "{target}").format(path=path, hint=hint, target=target)
+    )  # fmt: skip
 
 
 def _refuse_network_filesystem(path: Path, mount_table: Path | None) -> None:
     fstype = filesystem_type(path, mount_table)
     if fstype is not None and fstype in NETWORK_FILESYSTEMS:
         raise StoreLocationError(
-            f"{path} is on a network filesystem ({fstype}); SQLite locking is not reliable "
-            "there. Use a local directory with --data-dir."
+            _(
+                "{path} is on a network filesystem ({fstype}); SQLite locking is not reliable "
+                "there. Use a local directory with --data-dir."
+            ).format(path=path, fstype=fstype)
         )
 
 
@@ -171,8 +182,10 @@ def _create_private_dir(path: Path) -> None:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise StoreLocationError(
-            f"cannot create the data directory {path}: {reason}. "
-            "Choose a writable directory with --data-dir."
+            _(
+                "cannot create the data directory {path}: {reason}. Choose a writable directory "
+                "with --data-dir."
+            ).format(path=path, reason=reason)
         ) from exc
 
 
@@ -184,15 +197,17 @@ def _refuse_unsafe_owner_or_mode(
     owner = os.geteuid() if uid is None else uid
     if info.st_uid != owner:
         raise StoreLocationError(
-            f"{path} is owned by user id {info.st_uid}, not by you (user id {owner}); Coven "
-            "only keeps its store where you own it. Use a directory of your own with --data-dir."
+            _(
+                "{path} is owned by user id {owner}, not by you (user id {you}); Coven only keeps "
+                "its store where you own it. Use a directory of your own with --data-dir."
+            ).format(path=path, owner=info.st_uid, you=owner)
         )
     mode = stat.S_IMODE(info.st_mode)
     if mode & _PRIVATE_BITS:
-        raise StoreLocationError(
-            f"{path} has permissions {mode:04o}; Coven keeps its store private to you. "
-            f"Run: chmod {private_mode} {shlex.quote(str(path))}"
-        )
+        command = f"chmod {private_mode} {shlex.quote(str(path))}"
+        said = _("{path} has permissions {mode}; Coven keeps its store private to you. Run: "
+                 "{command}")  # fmt: skip
+        raise StoreLocationError(said.format(path=path, mode=f"{mode:04o}", command=command))
 
 
 def _default_mount_table() -> Path | None:

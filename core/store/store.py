@@ -14,6 +14,7 @@ from pathlib import Path
 
 import apsw
 
+from coven_core.notation.i18n import _
 from coven_core.store.codec import instant_text
 from coven_core.store.connection import (
     foreign_database_check,
@@ -66,9 +67,9 @@ class Store:
         """
         if not create and not os.path.lexists(data_dir / STORE_FILE):
             raise NoStoreError(
-                f"no Coven store in {data_dir} yet: add a routine with coven routine add, "
-                "or pass --data-dir"
-            )
+                _("no Coven store in {path} yet: add a routine with coven routine add, or "
+                  "pass --data-dir").format(path=data_dir)
+            )  # fmt: skip
         data_dir = prepare_data_dir(data_dir)
         path = data_dir / STORE_FILE
         if path.exists():
@@ -113,11 +114,9 @@ def _refuse_empty_file(path: Path) -> None:
     within its first milliseconds (or something else) leaves it empty."""
     wal = path.with_name(path.name + "-wal")
     if path.stat().st_size == 0 and not (wal.exists() and wal.stat().st_size > 0):
-        raise ForeignFileError(
-            f"{path} is empty: it is not a Coven store (damaged?). Nothing was changed. "
-            f"To start over, move it away: mv {shlex.quote(str(path))} "
-            f"{shlex.quote(str(path) + '.empty')}"
-        )
+        said = _("{path} is empty: it is not a Coven store (damaged?). Nothing was changed. To "
+                 "start over, move it away: {command}")  # fmt: skip
+        raise ForeignFileError(said.format(path=path, command=_moved(path, ".empty")))
 
 
 def _user_version(conn: apsw.Connection) -> int:
@@ -129,9 +128,11 @@ def _migrate(conn: apsw.Connection, path: Path, now: datetime) -> None:
         found = _user_version(conn)
     if found >> 16 > CURRENT.major:
         raise SchemaTooNewError(
-            f"{path} was written by a newer Coven (schema {_version_text(found)}; this version "
-            f"knows {_version_text(CURRENT.user_version)}). Nothing was changed: upgrade Coven."
-        )
+            _("{path} was written by a newer Coven (schema {found}; this version knows "
+              "{known}). Nothing was changed: upgrade Coven.").format(
+                path=path, found=_version_text(found), known=_version_text(CURRENT.user_version)
+            )
+        )  # fmt: skip
     _refuse_lowered_version(conn, path, found)
     pending = [migration for migration in MIGRATIONS if migration.user_version > found]
     for migration in pending:
@@ -161,11 +162,18 @@ def _refuse_lowered_version(conn: apsw.Connection, path: Path, found: int) -> No
     ahead = [m.name for m in MIGRATIONS if m.user_version > found and m.name in recorded]
     if ahead:
         raise ForeignFileError(
-            f"{path} is damaged or not Coven's: its schema version {_version_text(found)} is "
-            f"older than the migrations it records (up to {ahead[-1]}). Nothing was changed. "
-            f"To start over, move it away: mv {shlex.quote(str(path))} "
-            f"{shlex.quote(str(path) + '.damaged')}"
-        )
+            _("{path} is damaged or not Coven's: its schema version {found} is older than "
+              "the migrations it records (up to {last}). Nothing was changed. To start over, "
+              "move it away: {command}").format(
+                path=path, found=_version_text(found), last=ahead[-1],
+                command=_moved(path, ".damaged"),
+            )
+        )  # fmt: skip
+
+
+def _moved(path: Path, suffix: str) -> str:
+    """The command that moves a file Coven will not open out of its way."""
+    return f"mv {shlex.quote(str(path))} {shlex.quote(str(path) + suffix)}"
 
 
 def _recorded_migrations(conn: apsw.Connection) -> set[str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from coven_core.notation.i18n import use_locale
 from coven_core.store.errors import StoreLocationError
 from coven_core.store.location import (
     check_store_file,
@@ -122,6 +123,21 @@ def test_dangling_symlink_is_refused_and_nothing_created(tmp_path: Path) -> None
     with pytest.raises(StoreLocationError, match="symbolic link"):
         prepare_data_dir(tmp_path / "link")
     assert not (tmp_path / "missing").exists()
+
+
+@posix_only
+def test_a_refusal_is_said_in_the_readers_language(tmp_path: Path) -> None:
+    """A German desktop said "Coven konnte nicht starten." over an English reason."""
+    data = tmp_path / "data"
+    data.mkdir()
+    os.chmod(data, 0o755)
+    use_locale("de_DE")  # the app's choice (conftest chooses none again)
+    with pytest.raises(StoreLocationError) as info:
+        prepare_data_dir(data)
+    assert str(info.value) == (
+        f"{data} hat die Berechtigungen 0755; Coven hält seinen Datenspeicher nur für Sie "
+        f"zugänglich. Führen Sie aus: chmod 700 {data}"
+    )
 
 
 @posix_only

@@ -1,7 +1,8 @@
 """Routine names for imported jobs: derived from the command, unique, editable later.
 
 The rule: the basename of the command's first word, then the basename of its first argument
-that is not an option (``-x``) and has no shell syntax (``<>|&;$``), joined by ``-``;
+that is not an option (``-x``), has no shell syntax (``<>|&;$``) and is not where a
+redirection sends the output (``>> /var/log/backup.log``), joined by ``-``;
 lowercased, every run of characters other than a–z and 0–9 becomes one ``-``, trimmed to 40
 characters. A name used
 earlier in the same import gets ``-2``, ``-3`` … in file order. A launchd job keeps its
@@ -19,6 +20,8 @@ from collections.abc import Iterable
 _MAX = 40
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 _SHELL_SYNTAX = frozenset("<>|&;$")
+#: A redirection written apart from its target: ``>``, ``>>``, ``2>``, ``<``, ``&>`` …
+_REDIRECTION = re.compile(r"\d*(>>?|<)&?|&>>?")
 
 
 def slug_of_command(command: str) -> str:
@@ -27,9 +30,21 @@ def slug_of_command(command: str) -> str:
         words = shlex.split(command, comments=False)
     except ValueError:
         words = command.split()
-    meaningful = [w for w in words if not w.startswith("-") and not _SHELL_SYNTAX & set(w)]
-    parts = [os.path.basename(w.rstrip("/")) or w for w in meaningful[:2]]
+    parts = [os.path.basename(w.rstrip("/")) or w for w in _meaningful(words)[:2]]
     return _slug("-".join(parts)) or "routine"
+
+
+def _meaningful(words: list[str]) -> list[str]:
+    """The words that say what the command does: no option, no shell syntax, no file a
+    redirection names (``cmd >> log``: the log is not what the job is)."""
+    found: list[str] = []
+    targets = iter(words)
+    for word in targets:
+        if _REDIRECTION.fullmatch(word):
+            next(targets, None)  # its target
+        elif not word.startswith("-") and not _SHELL_SYNTAX & set(word):
+            found.append(word)
+    return found
 
 
 def _slug(text: str) -> str:

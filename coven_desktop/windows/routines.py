@@ -200,6 +200,7 @@ class Page(QWidget):
         """The Import window (cron, systemd, launchd), non-modal; one at a time."""
         if self.importer is None:
             self.importer = ImportDialog(self.desktop, self)
+            self.importer.imported.connect(self._show_imported)
         self.importer.show()
         self.importer.raise_()
         return self.importer
@@ -380,6 +381,14 @@ class Page(QWidget):
 
     # -- news -------------------------------------------------------------------------------
     def _on_saved(self, name: str) -> None:
+        self.show_routine(name)
+
+    def _show_imported(self, names: list[str]) -> None:
+        if names:
+            self.show_routine(names[0])
+
+    def show_routine(self, name: str) -> None:
+        """Choose ``name`` once the rows have been read again (a new one is in them then)."""
         self._tasks.spawn(self._show_saved(name))
 
     async def _show_saved(self, name: str) -> None:

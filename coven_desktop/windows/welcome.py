@@ -98,9 +98,18 @@ class Page(QWidget):
         """The Import window, non-modal; one at a time."""
         if self.importer is None:
             self.importer = ImportDialog(self.desktop, self)
+            self.importer.imported.connect(self._show_imported)
         self.importer.show()
         self.importer.raise_()
         return self.importer
+
+    def _show_imported(self, names: list[str]) -> None:
+        """The routines are there now: the window goes where they are, the first one chosen
+        (the Import window stays open, with what it created)."""
+        page = self.desktop.window.show_page("routines")
+        show_routine = getattr(page, "show_routine", None)
+        if show_routine is not None and names:
+            show_routine(names[0])
 
     async def reload(self) -> None:
         pass  # nothing on this page changes with the store

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -657,6 +658,23 @@ def test_another_pages_edit_opens_a_routine_the_filter_hid_or_says_it_is_gone(
     drive(loop, page, lambda: page.edit_routine("gone"))
     assert not page.editor.isVisible()
     assert page.notice.isVisible() and "no routine named gone" in page.notice.text()
+
+
+def test_routines_imported_from_here_are_chosen_once_created(
+    page: Page, desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot
+) -> None:
+    importer = page.open_import()
+    importer.source.setCurrentIndex(importer.source.findText("A systemd timer"))
+    importer.path.setText(
+        str(Path(__file__).parents[2] / "core" / "moving" / "data" / "backup.timer")
+    )
+    importer.path.editingFinished.emit()
+    loop.run_until_complete(importer.settle())
+    qtbot.mouseClick(importer.create_button, Qt.MouseButton.LeftButton)
+    loop.run_until_complete(importer.settle())
+    drive(loop, page)
+    assert page.selected() is not None and page.selected().name == "backup"  # type: ignore[union-attr]
+    importer.close()
 
 
 def test_columns_sort_by_what_they_mean(

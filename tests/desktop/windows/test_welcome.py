@@ -19,6 +19,8 @@ from coven_desktop.desktop import Desktop
 from coven_desktop.windows import welcome
 from tests.desktop.conftest import T0
 
+CRONTABS = Path(__file__).parent.parent.parent / "core" / "moving" / "data"
+
 
 def _welcome(desktop: Desktop) -> welcome.Page:
     page = desktop.window.pages["welcome"]
@@ -123,3 +125,27 @@ def test_routines_from_elsewhere_are_one_click_away(desktop: Desktop, qtbot: QtB
     assert page.importer is not None and page.importer.isVisible()
     assert not page.importer.isModal()
     page.importer.close()
+
+
+def test_after_an_import_the_window_shows_the_routines_it_created(
+    desktop: Desktop, qtbot: QtBot, loop: qasync.QEventLoop
+) -> None:
+    """Seen on X: four routines imported from the welcome, and the window still said
+    "Add your first routine" behind the Import window."""
+    page = _welcome(desktop)
+    qtbot.mouseClick(page.import_them, Qt.MouseButton.LeftButton)
+    importer = page.importer
+    assert importer is not None
+    importer.source.setCurrentIndex(importer.source.findText("A crontab file"))
+    importer.path.setText(str(CRONTABS / "crontab"))
+    importer.path.editingFinished.emit()
+    loop.run_until_complete(importer.settle())
+    created = [routine.name for routine in importer.plan.routines]  # type: ignore[union-attr]
+    qtbot.mouseClick(importer.create_button, Qt.MouseButton.LeftButton)
+    loop.run_until_complete(importer.settle())
+    routines = desktop.window.pages["routines"]
+    loop.run_until_complete(routines.settle())
+    assert desktop.window.stack.currentWidget() is routines
+    assert routines.selected().name == created[0]
+    assert importer.isVisible()  # it still says what it created
+    importer.close()

@@ -4,9 +4,7 @@ with what does not carry over and every DST difference of the coming year (DESIG
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
-from datetime import UTC, timedelta
-from functools import partial
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +16,10 @@ from coven_core.cli.arguments import (
 )
 from coven_core.cli.output import print_json, print_lines
 from coven_core.clock import SystemClock
-from coven_core.engine import Engine
-from coven_core.errors import ValidationError
-from coven_core.model import RoutineState
 from coven_core.moving.dst_differences import Scheduler
-from coven_core.moving.export import Renderer, Routine, export
+from coven_core.moving.export import export, renderer, stored_routines
 from coven_core.notation.i18n import N_, _
 from coven_core.notation.timearg import parse_instant
-from coven_core.operations import settings
-from coven_core.queries import RoutineView, list_routines
 
 
 def register(commands: Any) -> None:
@@ -60,49 +53,12 @@ def run(args: argparse.Namespace) -> int:
     start = parse_instant(args.start, UTC, "--from") if args.start else SystemClock().now_utc()
     target = Scheduler(args.target)
     with opened_engine(args) as engine:
-        routines = list(_routines(engine, args.routines))
+        routines = stored_routines(engine.store, args.routines)
     with in_english_for_json(args):
-        result = export(target, routines, _renderer(args), start)
+        result = export(target, routines, renderer(target, getattr(args, "image", None)), start)
     result.write(args.out)
     if args.json:
         print_json(result.to_json())
     else:
         print_lines(result.lines(args.out))
     return 0
-
-
-def _renderer(args: argparse.Namespace) -> Renderer:
-    if args.target == "systemd":
-        from coven_core.moving.systemd_units import render_systemd
-
-        return render_systemd
-    from coven_core.moving.kubernetes import render_kubernetes
-
-    return partial(render_kubernetes, image=args.image)
-
-
-def _routines(engine: Engine, names: list[str]) -> Iterator[Routine]:
-    views = {view.routine.name: view for view in list_routines(engine.store)}
-    unknown = [name for name in names if name not in views]
-    if unknown:
-        raise ValidationError(
-            _("no routine named {names}").format(names=", ".join(map(repr, unknown)))
-        )
-    with engine.store.read() as conn:
-        stored = {value.name: value.value for value in settings.current(conn)}
-    default = settings.default_timeout(stored.get(settings.DEFAULT_TIMEOUT))
-    for name in names or sorted(views):
-        yield _routine(views[name], default)
-
-
-def _routine(view: RoutineView, default: timedelta) -> Routine:
-    if view.revision is None:
-        raise ValidationError(
-            _("routine {name!r} cannot be read: {why}").format(
-                name=view.routine.name, why=view.broken
-            )
-        )
-    spec = view.revision.spec
-    paused = view.routine.state is not RoutineState.ACTIVE
-    timeout = default if spec.timeout is None else spec.timeout
-    return Routine(view.routine.name, spec, view.revision.anchor, paused, timeout)

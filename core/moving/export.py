@@ -7,18 +7,24 @@ nothing, so no routine is ever approximated silently.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coven_core.errors import ValidationError
-from coven_core.model import OverlapPolicy, RevisionSpec
+from coven_core.model import OverlapPolicy, RevisionSpec, RoutineState
 from coven_core.moving.dst_differences import DstDifference, Scheduler, differences
 from coven_core.moving.plan import notes_lines
 from coven_core.notation.i18n import N_, _, ngettext
+from coven_core.operations import settings
+from coven_core.queries import RoutineView, list_routines
 from coven_core.schedule.timetable import Timetable
+
+if TYPE_CHECKING:
+    from coven_core.store.store import Store
 
 #: What Coven keeps that neither systemd nor Kubernetes has, for every routine.
 NEVER_CARRIED = (
@@ -93,6 +99,14 @@ class Export:
         return lines
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A routine the target has no form for, and why."""
+
+    name: str
+    why: str
+
+
 Renderer = Callable[[Routine], Rendered]
 
 
@@ -100,22 +114,81 @@ def export(
     target: Scheduler, routines: Iterable[Routine], render: Renderer, start: datetime
 ) -> Export:
     """Every routine rendered, or ValidationError naming each one that cannot be."""
-    done: list[Exported] = []
-    refused: list[str] = []
-    for routine in routines:
-        try:
-            rendered = render(routine)
-        except ValidationError as error:
-            refused.append(f"{routine.name!r} ({error})")
-            continue
-        table = Timetable.build(routine.spec.schedule, routine.spec.timezone, routine.anchor)
-        found = differences(table, target, start, start + timedelta(days=365))
-        done.append(Exported(routine.name, rendered, found))
+    each = export_each(target, routines, render, start)
+    refused = [f"{one.name!r} ({one.why})" for one in each if isinstance(one, Refused)]
     if refused:
         raise ValidationError(
             _("cannot export {refused}; nothing was written").format(refused="; ".join(refused))
         )
-    return Export(target, tuple(done))
+    return Export(target, tuple(one for one in each if isinstance(one, Exported)))
+
+
+def export_each(
+    target: Scheduler, routines: Iterable[Routine], render: Renderer, start: datetime
+) -> list[Exported | Refused]:
+    """Each routine on its own: what exporting it writes, with the year's DST differences
+    from ``start``, or why the target cannot express it (the app's dry run, routine by
+    routine; :func:`export` is all or nothing)."""
+    found: list[Exported | Refused] = []
+    for routine in routines:
+        try:
+            rendered = render(routine)
+        except ValidationError as error:
+            found.append(Refused(routine.name, str(error)))
+            continue
+        table = Timetable.build(routine.spec.schedule, routine.spec.timezone, routine.anchor)
+        year = differences(table, target, start, start + timedelta(days=365))
+        found.append(Exported(routine.name, rendered, year))
+    return found
+
+
+def renderer(target: Scheduler, image: str | None = None) -> Renderer:
+    """How ``target``'s files are made (Kubernetes needs the image that has the commands)."""
+    if target is Scheduler.SYSTEMD:
+        from coven_core.moving.systemd_units import render_systemd
+
+        return render_systemd
+    if target is Scheduler.KUBERNETES and image:
+        from coven_core.moving.kubernetes import render_kubernetes
+
+        return partial(render_kubernetes, image=image)
+    raise ValidationError(
+        _("export to {target} needs the image that has the routines' commands").format(
+            target=target.value
+        )
+        if target is Scheduler.KUBERNETES
+        else _("Coven exports to systemd and Kubernetes, not to {target}").format(
+            target=target.value
+        )
+    )
+
+
+def stored_routines(store: Store, names: Sequence[str] = ()) -> list[Routine]:
+    """``names`` as stored (every routine when none), each as an export needs it: a routine
+    that cannot be read, or a name that is no routine, is refused by name."""
+    views = {view.routine.name: view for view in list_routines(store)}
+    unknown = [name for name in names if name not in views]
+    if unknown:
+        raise ValidationError(
+            _("no routine named {names}").format(names=", ".join(map(repr, unknown)))
+        )
+    with store.read() as conn:
+        stored = {value.name: value.value for value in settings.current(conn)}
+    default = settings.default_timeout(stored.get(settings.DEFAULT_TIMEOUT))
+    return [_routine(views[name], default) for name in names or sorted(views)]
+
+
+def _routine(view: RoutineView, default: timedelta) -> Routine:
+    if view.revision is None:
+        raise ValidationError(
+            _("routine {name!r} cannot be read: {why}").format(
+                name=view.routine.name, why=view.broken
+            )
+        )
+    spec = view.revision.spec
+    paused = view.routine.state is not RoutineState.ACTIVE
+    timeout = default if spec.timeout is None else spec.timeout
+    return Routine(view.routine.name, spec, view.revision.anchor, paused, timeout)
 
 
 def common_notes(routine: Routine) -> list[str]:

@@ -17,10 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox,
-    QDialog,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -29,16 +26,14 @@ from PySide6.QtWidgets import (
     QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
 from coven_core import queries
 from coven_core.errors import CovenError
 from coven_core.queries import ForeignScheduler, ImportPlan, PlannedRoutine, _, ngettext
-from coven_desktop.tasks import Tasks
-from coven_desktop.windows.common import act, error_label, show_error
-from coven_desktop.windows.tones import Tones
+from coven_desktop.windows.common import act, show_error
+from coven_desktop.windows.moving_dialog import MovingDialog, add_notes, moving_notes
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -53,17 +48,12 @@ class Source:
     file_filter: str | None  # None: this user's crontab, read with crontab -l
 
 
-class ImportDialog(QDialog):
+class ImportDialog(MovingDialog):
     imported = Signal(list)  # the names of the routines created
 
     def __init__(self, desktop: Desktop, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.desktop = desktop
+        super().__init__(desktop, _("Import routines"), parent)
         self.plan: ImportPlan | None = None
-        self._tasks = Tasks()
-        self.setWindowTitle(_("Import routines"))
-        self.setModal(False)
-        self.resize(860, 560)
         self.sources = [
             Source(_("My crontab"), ForeignScheduler.CRON, None),
             Source(_("A crontab file"), ForeignScheduler.CRON, _("All files (*)")),
@@ -72,36 +62,20 @@ class ImportDialog(QDialog):
             Source(_("A launchd job"), ForeignScheduler.LAUNCHD,
                    _("launchd jobs (*.plist)")),
         ]  # fmt: skip
-        layout = QVBoxLayout(self)
-        layout.addLayout(self._form())
-        self.summary = QLabel(self)
-        self.summary.setWordWrap(True)
-        layout.addWidget(self.summary)
-        self.error = error_label(self, Tones(self))
-        layout.addWidget(self.error)
-        self.tree = self._tree()
-        layout.addWidget(self.tree, 1)
-        layout.addLayout(self._buttons())
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.close)
+        self._lay_out(self._form(), self._tree(), self._buttons())
         self._source_changed()
 
     # -- building ---------------------------------------------------------------------------
     def _form(self) -> QFormLayout:
         form = QFormLayout()
-        self.source = QComboBox(self)
-        self.source.addItems([source.label for source in self.sources])
-        self.source.setAccessibleName(_("Import from"))
-        self.source.currentIndexChanged.connect(self._source_changed)
+        labels = [source.label for source in self.sources]
+        self.source = self._choices(labels, _("Import from"), self._source_changed)
         form.addRow(_("Import from:"), self.source)
         self.path = QLineEdit(self)
         self.path.setAccessibleName(_("File"))
         self.path.setPlaceholderText(_("The file to import"))
         self.path.editingFinished.connect(self.read)
-        self.choose = QPushButton(_("Choose…"), self)
-        self.choose.clicked.connect(self._choose_file)
-        row = QHBoxLayout()
-        row.addWidget(self.path, 1)
-        row.addWidget(self.choose)
+        row, self.choose = self._with_chooser(self.path, self._choose_file)
         self.file_label = QLabel(_("File:"), self)
         form.addRow(self.file_label, row)
         self.zone = QLineEdit("local", self)
@@ -126,17 +100,10 @@ class ImportDialog(QDialog):
         return tree
 
     def _buttons(self) -> QHBoxLayout:
-        row = QHBoxLayout()
-        row.addStretch(1)
         self.create_button = QPushButton(_("Create"), self)
         self.create_button.setEnabled(False)
-        self.create_button.setDefault(True)
         self.create_button.clicked.connect(self.apply)
-        close = QPushButton(_("Close"), self)
-        close.clicked.connect(self.close)
-        row.addWidget(self.create_button)
-        row.addWidget(close)
-        return row
+        return self._button_row(self.create_button)
 
     # -- choosing the source ----------------------------------------------------------------
     @property
@@ -205,13 +172,6 @@ class ImportDialog(QDialog):
         self._span_notes()
         self.tree.expandAll()
 
-    def _span_notes(self) -> None:
-        """A note reads across every column (spanning works once an item is in the tree)."""
-        for index in range(self.tree.topLevelItemCount()):
-            item = self.tree.topLevelItem(index)
-            for child in range(item.childCount() if item is not None else 0):
-                item.child(child).setFirstColumnSpanned(True)  # type: ignore[union-attr]
-
     def _summary(self, plan: ImportPlan) -> str:
         differing = sum(1 for routine in plan.routines if routine.differences)
         count, refused = len(plan.routines), len(plan.not_imported)
@@ -239,13 +199,7 @@ class ImportDialog(QDialog):
         item = QTreeWidgetItem([routine.name, schedule, command, routine.source])
         item.setToolTip(2, command)
         item.setData(0, Qt.ItemDataRole.UserRole, routine.name)
-        notes = [_("Not carried over: {note}").format(note=n) for n in routine.notes]
-        notes += [_("Daylight saving: {what}").format(what=d.sentence)
-                  for d in routine.differences]  # fmt: skip
-        for note in notes:
-            child = QTreeWidgetItem([note])
-            child.setToolTip(0, note)
-            item.addChild(child)
+        add_notes(item, moving_notes(routine.notes, routine.differences))
         return item
 
     def _refused_item(self, plan: ImportPlan) -> QTreeWidgetItem:
@@ -289,7 +243,3 @@ class ImportDialog(QDialog):
             item = self.tree.topLevelItem(index)
             if item is not None and item.data(0, Qt.ItemDataRole.UserRole):
                 item.setText(0, _("{name} (created)").format(name=item.text(0)))
-
-    async def settle(self) -> None:
-        """Wait for the reads and the import in flight (tests)."""
-        await self._tasks.settle()

@@ -36,6 +36,7 @@ from coven_core.queries import _
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.cancelling import ask_to_cancel
 from coven_desktop.windows.chips import ChipDelegate
+from coven_desktop.windows.export_dialog import ExportDialog
 from coven_desktop.windows.fitting import FittingTable
 from coven_desktop.windows.import_dialog import ImportDialog
 from coven_desktop.windows.notice import Notice
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 #: The widest a column of the list starts (pixels); a person can still drag it wider.
 WIDEST_COLUMN = 280
 #: The toolbar's less frequent actions, under "More" (each is in the rows' context menu too).
-IN_MORE = frozenset({"runs", "delete", "explain", "make_live", "import"})
+IN_MORE = frozenset({"runs", "delete", "explain", "make_live", "import", "export"})
 #: The columns that give way, first the first, when the window cannot hold them all.
 GIVE_WAY = (Column.STATE, Column.SCHEDULE, Column.LAST_RESULT, Column.NEXT_RUN)
 #: The columns dropped, first the first, when even that leaves too little (beside the
@@ -66,6 +67,7 @@ class Page(QWidget):
         self.model = RoutinesModel(desktop.locale, self)
         self.confirmation: QMessageBox | None = None
         self.importer: ImportDialog | None = None
+        self.exporter: ExportDialog | None = None
         self._tasks = Tasks()
         self._reloading = False
         self._stale = False
@@ -173,6 +175,7 @@ class Page(QWidget):
             ("explain", _("Explain…"), self.explain_selected),
             ("make_live", _("Make it live"), self.make_selected_live),
             ("import", _("Import…"), self.open_import),
+            ("export", _("Export…"), self.open_export),
         ]
         shortcuts = {
             "edit": QKeySequence(Qt.Key.Key_Return),
@@ -204,6 +207,16 @@ class Page(QWidget):
         self.importer.show()
         self.importer.raise_()
         return self.importer
+
+    def open_export(self) -> ExportDialog:
+        """The Export window (systemd, Kubernetes), non-modal; one at a time, read anew."""
+        if self.exporter is None:
+            self.exporter = ExportDialog(self.desktop, self)
+        else:
+            self.exporter.read()  # the routines may have changed since it was last open
+        self.exporter.show()
+        self.exporter.raise_()
+        return self.exporter
 
     def _picked(self) -> None:
         """Another row: a notice about the last one is stale. A reload that keeps the row

@@ -821,6 +821,7 @@ def test_the_toolbar_fits_at_the_default_width_with_the_rest_under_more(page: Pa
         "explain",
         "make_live",
         "import",
+        "export",
     }
 
 

@@ -22,6 +22,7 @@ from coven_core.notation.i18n import N_, _, ngettext
 from coven_core.operations import settings
 from coven_core.queries import RoutineView, list_routines
 from coven_core.schedule.timetable import Timetable
+from coven_core.views.policies import policy_fields
 
 if TYPE_CHECKING:
     from coven_core.store.store import Store
@@ -186,17 +187,24 @@ def _routine(view: RoutineView, default: timedelta) -> Routine:
             )
         )
     spec = view.revision.spec
-    paused = view.routine.state is not RoutineState.ACTIVE
+    paused = view.routine.state is not RoutineState.ACTIVE or spec.shadow  # a trial never runs
     timeout = default if spec.timeout is None else spec.timeout
     return Routine(view.routine.name, spec, view.revision.anchor, paused, timeout)
 
 
 def common_notes(routine: Routine) -> list[str]:
-    """What does not carry over from the routine's own settings, to either target."""
+    """What does not carry over from the routine's own settings, to either target: its
+    retries and overlap, and every policy of DESIGN §14 it sets, as ``routine show`` says it
+    (a trial is exported paused: the other system would start the command)."""
     spec = routine.spec
-    notes = []
+    notes = [
+        _("{policy}: {what}").format(policy=label, what=value)
+        for label, value in policy_fields(spec, None)
+    ]
     if spec.retries:
-        notes.append(_("retries {count} with Coven's backoff").format(count=spec.retries))
+        notes.append(ngettext("{count} retry with Coven's backoff",
+                              "{count} retries with Coven's backoff",
+                              spec.retries).format(count=spec.retries))  # fmt: skip
     if spec.idempotent:
         notes.append(_("idempotent (re-running an ambiguous attempt)"))
     if spec.overlap is OverlapPolicy.QUEUE_ONE:

@@ -41,8 +41,9 @@ def _seconds(delta: timedelta | None) -> float | None:
     return None if delta is None else delta.total_seconds()
 
 
-def policy_fields(spec: RevisionSpec, locale: str) -> list[tuple[str, str]]:
-    """The policies a revision sets, as (label, value) rows; none when it sets none."""
+def policy_fields(spec: RevisionSpec, locale: str | None) -> list[tuple[str, str]]:
+    """The policies a revision sets, as (label, value) rows; none when it sets none (None:
+    the locale messages are made in now)."""
     fields = []
     if spec.shadow:
         fields.append((_("Trial", locale), _("shadow: decided as if live, never started", locale)))
@@ -71,7 +72,7 @@ def policy_fields(spec: RevisionSpec, locale: str) -> list[tuple[str, str]]:
     return fields
 
 
-def _conditions_text(spec: RevisionSpec, locale: str) -> str:
+def _conditions_text(spec: RevisionSpec, locale: str | None) -> str:
     parts = []
     if spec.on_ac_power:
         parts.append(_("on AC power", locale))
@@ -93,7 +94,7 @@ def after_only(spec: RevisionSpec, locale: str | None) -> str | None:
     return text.format(routine=spec.after)
 
 
-def _budget_text(spec: RevisionSpec, locale: str) -> str:
+def _budget_text(spec: RevisionSpec, locale: str | None) -> str:
     parts = []
     if spec.max_runs_per_day is not None:
         runs = spec.max_runs_per_day

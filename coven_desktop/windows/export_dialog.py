@@ -208,10 +208,9 @@ class ExportDialog(MovingDialog):
                 "{n} routine cannot be exported to this target: see below.",
                 "{n} routines cannot be exported to this target: see below.", refused,
             ).format(n=refused))  # fmt: skip
-        never = "; ".join(_(line) for line in queries.NEVER_CARRIED)
-        parts.append(_("Never carried over: {what}.").format(what=never))
         parts.append(_("Nothing is written until you choose Export."))
-        return " ".join(parts)
+        never = "; ".join(_(line) for line in queries.NEVER_CARRIED)
+        return " ".join(parts) + "\n" + _("Never carried over: {what}.").format(what=never)
 
     # -- writing ------------------------------------------------------------------------------
     def apply(self) -> asyncio.Future[None]:

@@ -15,7 +15,7 @@ import hashlib
 import json
 import shlex
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +27,9 @@ from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import one
 from coven_core.store.store import Store
 from coven_core.views import story
+from coven_core.views.overview import CANCEL_PATIENCE
 
 OUTPUT_TAIL_BYTES = 4096
-#: A cancel not acknowledged within this (beyond the routine's stop grace) is "stuck".
-CANCEL_PATIENCE = timedelta(minutes=2)
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,6 @@ from coven_core.notation.reasons import reason_text
 from coven_core.scheduling import overrun
 from coven_core.store.codec import maybe_instant_from
 from coven_core.store.store import Store
-from coven_core.views.attention import output_tail
-from coven_core.views.runs import latest_ran
-from coven_core.views.story import clock_time
 
 #: At most this many notices per window; the rest fold into one.
 BURST, WINDOW = 3, timedelta(seconds=60)
@@ -110,6 +107,10 @@ def _body(
         status = _("exit {code}", locale).format(code=code)
     else:
         return str(why or "")
+    # Imported here: the tray needs this module (NoticeKind) before it is ready, and no
+    # run's output until one has ended (bench_idle: launch to tray ready, idle RSS).
+    from coven_core.views.attention import output_tail
+
     line = last_line(output_tail(Path(directory) if directory else None, "stderr"))
     return f"{status}: {line}" if line else status
 
@@ -232,6 +233,9 @@ def _missed_part(
             locale,
         )  # fmt: skip
         text = many.format(count=count, routine=name)
+    from coven_core.views.runs import latest_ran  # a wake's summary, as the output above
+    from coven_core.views.story import clock_time
+
     window_first = maybe_instant_from(first)
     ran = latest_ran(conn, routine_id, window_first) if window_first else None
     if ran is None:

@@ -20,11 +20,14 @@ from coven_core.scheduling import lease, routines
 from coven_core.store.codec import instant_from, instant_text, maybe_instant_from
 from coven_core.store.query import scalar
 from coven_core.store.store import Store
-from coven_core.views.attention import CANCEL_PATIENCE
 from coven_core.views.glance import scheduling_paused
 
 #: A leader whose last pass failed within this long puts the tray in the error state.
 RECENT_ERROR = timedelta(minutes=15)
+#: A cancel not acknowledged within this (beyond the routine's stop grace) is "stuck". Here,
+#: not with the attention view that also asks it: the tray reads it before it is ready, and
+#: the evidence's code only when a person looks (bench_idle: launch to tray ready).
+CANCEL_PATIENCE = timedelta(minutes=2)
 
 
 class TrayState(enum.StrEnum):

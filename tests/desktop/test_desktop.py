@@ -308,6 +308,8 @@ NOT_AT_TRAY_READY = (
     "coven_desktop.windows",
     "coven_core.operator",  # the operator API: at the first action
     "psutil",  # only a stop waits on a process with it (operations.stopping)
+    "coven_core.views.attention",  # a run's evidence: when a person looks, or a notice tells
+    "coven_core.views.runs",
 )
 
 

@@ -34,8 +34,6 @@ from coven_core.store.query import scalar
 from coven_core.store.store import Store
 from coven_core.tz.binding import BoundTime as BoundTime
 from coven_core.views.glance import scheduling_paused
-from coven_core.views.preview import Preview as Preview
-from coven_core.views.preview import preview
 
 if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type checker
     from coven_core.integrity.audit import AuditEntry as AuditEntry
@@ -100,6 +98,7 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.views.overview import TrayState as TrayState
     from coven_core.views.overview import overview as overview
     from coven_core.views.policies import after_only as after_only
+    from coven_core.views.preview import Preview as Preview
     from coven_core.views.quarantined import Failure as Failure
     from coven_core.views.quarantined import Quarantined as Quarantined
     from coven_core.views.quarantined import quarantined as quarantined
@@ -139,6 +138,7 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
     "coven_core.notation.quantities": ("duration_text",),
     "coven_core.notation.sizes": ("size_text",),
     "coven_core.operations.drafts": ("DraftCheck", "RoutineDraft"),
+    "coven_core.views.preview": ("Preview",),
     "coven_core.schedule.timetable": ("ScheduleKind",),
     "coven_core.schedule.words": ("describe_timetable",),
     "coven_core.tz.binding": ("LocalTimeKind",),
@@ -423,6 +423,8 @@ def explain(store: Store, name: str, now: datetime, count: int = 10) -> Explanat
     with store.read() as conn:
         paused_all = scheduling_paused(conn)
         view = routine_view(conn, routines.by_name(conn, name), paused_all)
+    from coven_core.views.preview import preview  # the tray never explains: not at its start
+
     start = max(now, view.routine.planned_through)
     revision = usable(view)
     upcoming = preview(routines.timetable(revision), start, None, count, revision.spec.except_dates)

@@ -310,6 +310,7 @@ NOT_AT_TRAY_READY = (
     "psutil",  # only a stop waits on a process with it (operations.stopping)
     "coven_core.views.attention",  # a run's evidence: when a person looks, or a notice tells
     "coven_core.views.runs",
+    "coven_core.views.preview",  # a schedule's next moments: the editor's, explain's
 )
 
 

@@ -135,8 +135,8 @@ class RunsModel(QAbstractTableModel):
             return row.outcome
         if role == Qt.ItemDataRole.TextAlignmentRole and column is Column.ATTEMPTS:
             return int(Qt.AlignmentFlag.AlignCenter)
-        if role == Qt.ItemDataRole.FontRole and unseen(row):
-            return self._unseen_font
+        if role == Qt.ItemDataRole.FontRole and column is Column.WHY and unseen(row):
+            return self._unseen_font  # only here: bolder times would widen the fitted columns
         return None
 
     # -- cells ------------------------------------------------------------------------------

@@ -154,16 +154,20 @@ def test_unseen_failures_are_bold_and_mark_all_as_seen_stops_the_tray_counting_t
     run_once(desktop, loop, "sync-notes", *FAILS)
     page = shown(desktop, loop)
     model = page.model
-    bold = [model.data(model.index(n, Column.ROUTINE), Qt.ItemDataRole.FontRole)
+    bold = [model.data(model.index(n, Column.WHY), Qt.ItemDataRole.FontRole)
             for n in range(model.rowCount())]  # fmt: skip
     assert [font is not None and font.bold() for font in bold] == [True, True, False]
     assert desktop.overview is not None and desktop.overview.counts.failed_unseen == 2
     assert page.seen_button.isEnabled()
+    fitted = [page.table.columnWidth(column) for column in Column]
     qtbot.mouseClick(page.seen_button, Qt.MouseButton.LeftButton)
     settle(loop, desktop, page)
     assert desktop.overview.counts.failed_unseen == 0  # the tray's count, from the engine
-    assert [model.data(model.index(n, Column.ROUTINE), Qt.ItemDataRole.FontRole)
+    assert [model.data(model.index(n, Column.WHY), Qt.ItemDataRole.FontRole)
             for n in range(model.rowCount())] == [None, None, None]  # fmt: skip
+    # Only the last column is bold: bolder times and names widened their fitted columns and
+    # squeezed the routine's name to "sync-…" (seen in the German demo picture).
+    assert [page.table.columnWidth(column) for column in Column] == fitted
     assert not page.seen_button.isEnabled()
     assert cells(page, Column.OUTCOME) == ["Failed", "Failed", "Succeeded"]  # nothing else
 

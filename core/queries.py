@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.moving.export import export as export
     from coven_core.moving.export import export_each as export_each
     from coven_core.moving.export import renderer as renderer
+    from coven_core.moving.export import stored_each as stored_each
     from coven_core.moving.export import stored_routines as stored_routines
     from coven_core.moving.plan import ImportPlan as ImportPlan
     from coven_core.moving.plan import PlannedRoutine as PlannedRoutine
@@ -129,6 +130,7 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
     "coven_core.moving.dst_differences": ("ForeignScheduler",),
     "coven_core.moving.export": (
         "NEVER_CARRIED", "Exported", "Refused", "export", "export_each", "renderer",
+        "stored_each",
         "stored_routines",
     ),
     "coven_core.moving.plan": ("ImportPlan", "PlannedRoutine", "import_preview"),

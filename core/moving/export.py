@@ -125,19 +125,22 @@ def export(
 
 
 def export_each(
-    target: Scheduler, routines: Iterable[Routine], render: Renderer, start: datetime
+    target: Scheduler, routines: Iterable[Routine | Refused], render: Renderer, start: datetime
 ) -> list[Exported | Refused]:
     """Each routine on its own: what exporting it writes, with the year's DST differences
     from ``start``, or why the target cannot express it (the app's dry run, routine by
-    routine; :func:`export` is all or nothing)."""
+    routine; :func:`export` is all or nothing). A routine already refused stays so."""
     found: list[Exported | Refused] = []
     for routine in routines:
-        try:
+        if isinstance(routine, Refused):
+            found.append(routine)
+            continue
+        try:  # a zone the tz database lost, say, is refused by name like a schedule
             rendered = render(routine)
+            table = Timetable.build(routine.spec.schedule, routine.spec.timezone, routine.anchor)
         except ValidationError as error:
             found.append(Refused(routine.name, str(error)))
             continue
-        table = Timetable.build(routine.spec.schedule, routine.spec.timezone, routine.anchor)
         year = differences(table, target, start, start + timedelta(days=365))
         found.append(Exported(routine.name, rendered, year))
     return found
@@ -167,6 +170,16 @@ def renderer(target: Scheduler, image: str | None = None) -> Renderer:
 def stored_routines(store: Store, names: Sequence[str] = ()) -> list[Routine]:
     """``names`` as stored (every routine when none), each as an export needs it: a routine
     that cannot be read, or a name that is no routine, is refused by name."""
+    each = stored_each(store, names)
+    for one in each:
+        if isinstance(one, Refused):
+            raise ValidationError(one.why)
+    return [one for one in each if isinstance(one, Routine)]
+
+
+def stored_each(store: Store, names: Sequence[str] = ()) -> list[Routine | Refused]:
+    """As :func:`stored_routines`, but a routine that cannot be read is one :class:`Refused`
+    among the rest (the app's window: one broken routine leaves the others exportable)."""
     views = {view.routine.name: view for view in list_routines(store)}
     unknown = [name for name in names if name not in views]
     if unknown:
@@ -179,17 +192,15 @@ def stored_routines(store: Store, names: Sequence[str] = ()) -> list[Routine]:
     return [_routine(views[name], default) for name in names or sorted(views)]
 
 
-def _routine(view: RoutineView, default: timedelta) -> Routine:
-    if view.revision is None:
-        raise ValidationError(
-            _("routine {name!r} cannot be read: {why}").format(
-                name=view.routine.name, why=view.broken
-            )
-        )
-    spec = view.revision.spec
+def _routine(view: RoutineView, default: timedelta) -> Routine | Refused:
+    name, revision = view.routine.name, view.revision
+    if revision is None:
+        why = _("routine {name!r} cannot be read: {why}").format(name=name, why=view.broken)
+        return Refused(name, why)
+    spec = revision.spec
     paused = view.routine.state is not RoutineState.ACTIVE or spec.shadow  # a trial never runs
     timeout = default if spec.timeout is None else spec.timeout
-    return Routine(view.routine.name, spec, view.revision.anchor, paused, timeout)
+    return Routine(name, spec, revision.anchor, paused, timeout)
 
 
 def common_notes(routine: Routine) -> list[str]:

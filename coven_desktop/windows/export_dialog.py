@@ -82,7 +82,8 @@ class ExportDialog(MovingDialog):
         self.image.editingFinished.connect(self.read)
         self.image_label = QLabel(_("Image:"), self)
         form.addRow(self.image_label, self.image)
-        self.folder = QLineEdit(str(Path(platformdirs.user_documents_dir()) / "coven-export"))
+        documents = Path(platformdirs.user_documents_dir())
+        self.folder = QLineEdit(str(documents / "coven-export"), self)
         self.folder.setAccessibleName(_("Folder"))
         self.folder.textChanged.connect(lambda _text: self._update_button())
         form.addRow(_("Into the folder:"), self._with_chooser(self.folder, self._choose_folder)[0])
@@ -145,7 +146,7 @@ class ExportDialog(MovingDialog):
         start = self.desktop.clock.now_utc()
 
         def dry_run(engine: Engine) -> list[Exported | Refused]:
-            routines = queries.stored_routines(engine.store)
+            routines = queries.stored_each(engine.store)  # a broken one among the rest
             render = queries.renderer(target.scheduler, image or None)
             return queries.export_each(target.scheduler, routines, render, start)
 

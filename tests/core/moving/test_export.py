@@ -6,9 +6,19 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+import pytest
+
+from coven_core.errors import ValidationError
 from coven_core.model import RevisionSpec
 from coven_core.moving.dst_differences import Scheduler
-from coven_core.moving.export import export_each, renderer, stored_routines
+from coven_core.moving.export import (
+    Refused,
+    Routine,
+    export_each,
+    renderer,
+    stored_each,
+    stored_routines,
+)
 from tests.core.conftest import T0, Engine
 
 POLICIES = {
@@ -49,3 +59,16 @@ def test_a_trial_goes_out_paused(engine: Engine) -> None:
     (one,) = export_each(Scheduler.KUBERNETES, [routine], renderer(Scheduler.KUBERNETES, "x"), T0)
     assert '"suspend": true' in next(iter(one.rendered.files.values()))  # type: ignore[union-attr]
     assert "Trial: shadow: decided as if live, never started" in one.rendered.notes  # type: ignore[union-attr]
+
+
+def test_a_routine_that_cannot_be_read_is_refused_by_name_and_the_rest_stay(
+    engine: Engine,
+) -> None:
+    engine.add("backup", "30 2 * * *")
+    rid = engine.add("sync", "*/15 * * * *")
+    engine.store.conn.execute("UPDATE revisions SET argv = 'not json' WHERE routine_id = ?", (rid,))
+    backup, sync = stored_each(engine.store)
+    assert isinstance(backup, Routine) and isinstance(sync, Refused)
+    assert sync.why.startswith("routine 'sync' cannot be read: ")
+    with pytest.raises(ValidationError, match="routine 'sync' cannot be read"):
+        stored_routines(engine.store)  # coven export: all or nothing

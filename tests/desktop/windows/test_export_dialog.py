@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from coven_core.model import RevisionSpec
+from coven_core.scheduling import routines
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.export_dialog import ExportDialog
 
@@ -125,3 +126,34 @@ def test_kubernetes_asks_for_the_image_first_then_writes_cronjobs(
     assert doc["kind"] == "CronJob" and doc["spec"]["timeZone"] == "Europe/Berlin"
     container = doc["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == "registry.example.com/tools:1.4"
+
+
+def test_a_broken_routine_is_left_out_and_the_others_still_go(
+    desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """A routine whose zone the tz database does not know refused the whole dry run; the
+    window shows it among the rest, with why, as a routine the target cannot express."""
+    add(desktop, loop, "backup", "30 2 * * *")
+    add(desktop, loop, "sync", "*/15 * * * *")
+
+    def corrupt(engine) -> None:  # type: ignore[no-untyped-def]
+        engine.store.conn.execute(
+            "UPDATE revisions SET timezone = 'Mars/Olympus' "
+            "WHERE routine_id = (SELECT id FROM routines WHERE name = 'sync')"
+        )
+        routines.timetable.cache_clear()
+
+    loop.run_until_complete(desktop.service.call(corrupt))
+    dialog = ExportDialog(desktop)
+    qtbot.addWidget(dialog)
+    dialog.folder.setText(str(tmp_path / "out"))
+    loop.run_until_complete(dialog.settle())
+    shown = rows(dialog)
+    assert not dialog.error.text()
+    assert shown["backup"][:2] == (True, True) and shown["sync"][:2] == (False, False)
+    (why,) = shown["sync"][2]
+    assert "Mars/Olympus" in why
+    export(dialog, loop, qtbot)
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == [
+        "coven-backup.service", "coven-backup.timer",
+    ]  # fmt: skip

@@ -282,6 +282,14 @@ def output_tail(directory: Path | None, name: str, limit: int = OUTPUT_TAIL_BYTE
         return ""
 
 
+def last_error_line(directory: Path | None) -> str:
+    """The last line an attempt wrote to ``stderr`` that says anything (200 characters at
+    most): what a failure said last, beside its exit, in notices and the list of runs."""
+    lines = [line.strip() for line in output_tail(directory, "stderr").splitlines()]
+    said = [line for line in lines if line]
+    return said[-1][:200] if said else ""
+
+
 def _tried(conn: apsw.Connection, occurrence_id: str) -> list[str]:
     rows = conn.execute(
         "SELECT at, kind, data FROM events WHERE occurrence_id = ? ORDER BY seq",

@@ -109,20 +109,15 @@ def _body(
         return str(why or "")
     # Imported here: the tray needs this module (NoticeKind) before it is ready, and no
     # run's output until one has ended (bench_idle: launch to tray ready, idle RSS).
-    from coven_core.views.attention import output_tail
+    from coven_core.views.attention import last_error_line
 
-    line = last_line(output_tail(Path(directory) if directory else None, "stderr"))
+    line = last_error_line(Path(directory) if directory else None)
     return f"{status}: {line}" if line else status
 
 
 def _said(written: object, locale: str | None) -> str:
     """What the engine wrote down in English (the event keeps it), in the reader's words."""
     return reason_text(str(written), locale) if written else ""
-
-
-def last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""
 
 
 def _other(event: Event, routine: str, locale: str | None) -> Notice | None:

@@ -22,7 +22,7 @@ from coven_core.scheduling import routines
 from coven_core.store.codec import instant_text, maybe_instant_from
 from coven_core.store.query import one
 from coven_core.store.store import Store
-from coven_core.views.attention import command_line, output_tail
+from coven_core.views.attention import command_line, last_error_line, output_tail
 from coven_core.views.story import Ending, clock_time, ending, step_sentence, steps
 
 #: How much of each captured stream a run's detail carries (the files keep the rest).
@@ -126,7 +126,7 @@ SELECT o.id, o.run_id, r.name, o.kind, o.state, o.disposition, o.reason, o.sched
     (SELECT sum(julianday(exited_at) - julianday(started_at)) * 86400.0 FROM attempts
         WHERE occurrence_id = o.id),
     (SELECT count(*) FROM attempts WHERE occurrence_id = o.id),
-    a.exit_code, a.exit_signal, a.cancel_by, a.cancel_reason, a.started_at
+    a.exit_code, a.exit_signal, a.cancel_by, a.cancel_reason, a.started_at, a.attempt_dir
 FROM occurrences o JOIN routines r ON r.id = o.routine_id
 LEFT JOIN attempts a ON a.occurrence_id = o.id
     AND a.number = (SELECT max(number) FROM attempts WHERE occurrence_id = o.id)
@@ -163,7 +163,7 @@ def runs(
 def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) -> RunRow:
     (oid, run_id, name, kind, state, disposition, reason, scheduled, zone, local, local_kind,
      count, cause, seen_at, started, ran, attempts, code, signal, by, why,
-     latest) = row  # fmt: skip
+     latest, directory) = row  # fmt: skip
     live = disposition is None
     since = maybe_instant_from(latest) if live else None
     if live:
@@ -171,12 +171,25 @@ def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) 
     told = Ending(disposition, reason, code, signal, by, why, cause, count)
     return RunRow(
         oid, run_id, name, kind, _LIVE.get(state, state) if live else disposition,
-        _live_words(state, locale) if live else ending(told, locale),
+        _live_words(state, locale) if live else _ended(told, directory, locale),
         maybe_instant_from(scheduled) or _never(),
         zone, local, maybe_instant_from(started), ran,
         code, signal, attempts, seen_at is not None, _dst(local_kind, reason), since,
     )  # fmt: skip
 
+
+def _ended(told: Ending, directory: str | None, locale: str | None) -> str:
+    """How it ended; a failure with what its command said last on stderr, the first thing a
+    person wants to know of it ("Failed with exit 3: disk full")."""
+    said = ending(told, locale)
+    if told.disposition not in _SAYS_WHY or not directory:
+        return said
+    line = last_error_line(Path(directory))
+    return _("{ending}: {line}", locale).format(ending=said, line=line) if line else said
+
+
+#: The endings whose command's last word on stderr is worth the list's space.
+_SAYS_WHY = frozenset({"failed", "timed_out"})
 
 _LIVE_WORDS = {"planned": N_("Waiting to run"), "claimed": N_("Starting"), "running": N_("Running")}
 

@@ -136,3 +136,23 @@ def test_a_retry_that_runs_counts_its_own_time_not_the_first_attempts(engine: En
     assert second.started_at > first.started_at and row.started_at == first.started_at
     assert row.running_since == second.started_at
     assert row.duration_seconds == (T0 + minutes(12) - second.started_at).total_seconds()
+
+
+def test_a_failure_says_its_commands_last_word_on_stderr_and_a_silent_one_only_its_exit(
+    engine: Engine, tmp_path
+) -> None:
+    engine.add("backup", "1 12 * * *")
+    engine.add("sync", "2 12 * * *")
+    engine.runtime.auto_exit = 1
+    engine.run_until(T0 + minutes(3))
+    (tmp_path / "stderr").write_text("sending files\nrsync: connection refused\n\n")
+    engine.store.conn.execute(
+        "UPDATE attempts SET attempt_dir = ? WHERE occurrence_id IN (SELECT o.id FROM "
+        "occurrences o JOIN routines r ON r.id = o.routine_id WHERE r.name = 'backup')",
+        (str(tmp_path),),
+    )
+    said = {row.routine: row.reason for row in runs(engine.store)}
+    assert said == {"backup": "Failed with exit 1: rsync: connection refused",
+                    "sync": "Failed with exit 1"}  # fmt: skip
+    german = {row.routine: row.reason for row in runs(engine.store, locale="de_DE")}
+    assert german["backup"] == "Fehlgeschlagen mit Exit-Code 1: rsync: connection refused"

@@ -42,7 +42,7 @@ def test_a_real_commands_output_exit_and_command_are_shown(
     window = open_detail(desktop, loop, failed)
     assert window.isWindow() and window.isVisible() and not window.isModal()
     assert window.routine.text() == "backup" and window.chip.text() == "Failed"
-    assert window.sentence.text() == "Failed with exit 3"
+    assert window.sentence.text() == "Failed with exit 3: rsync: connection refused"
     assert window.fields["exit"].text() == "3"
     assert window.output.stdout.text.toPlainText() == "copying 3 files\n"
     assert window.output.stderr.text.toPlainText() == "rsync: connection refused\n"

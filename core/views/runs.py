@@ -53,6 +53,7 @@ class RunRow:
     seen: bool  # a person opened it (only failures are counted until then)
     dst: str | None = None  # gap | fold: a time-zone rule decided this moment
     running_since: datetime | None = None  # a live run: when its current attempt started
+    last_error: str | None = None  # a failure: the last line its command wrote on stderr
 
     def seconds_at(self, now: datetime | None) -> float | None:
         """``duration_seconds``, a live run's taken up to ``now`` (a window that ticks)."""
@@ -169,22 +170,21 @@ def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) 
     if live:
         ran = (now - since).total_seconds() if now and since else None
     told = Ending(disposition, reason, code, signal, by, why, cause, count)
+    said = last_error_line(Path(directory)) if disposition in _SAYS_WHY and directory else ""
     return RunRow(
         oid, run_id, name, kind, _LIVE.get(state, state) if live else disposition,
-        _live_words(state, locale) if live else _ended(told, directory, locale),
+        _live_words(state, locale) if live else _ended(told, said, locale),
         maybe_instant_from(scheduled) or _never(),
         zone, local, maybe_instant_from(started), ran,
         code, signal, attempts, seen_at is not None, _dst(local_kind, reason), since,
+        said or None,
     )  # fmt: skip
 
 
-def _ended(told: Ending, directory: str | None, locale: str | None) -> str:
+def _ended(told: Ending, line: str, locale: str | None) -> str:
     """How it ended; a failure with what its command said last on stderr, the first thing a
     person wants to know of it ("Failed with exit 3: disk full")."""
     said = ending(told, locale)
-    if told.disposition not in _SAYS_WHY or not directory:
-        return said
-    line = last_error_line(Path(directory))
     return _("{ending}: {line}", locale).format(ending=said, line=line) if line else said
 
 

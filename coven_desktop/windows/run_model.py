@@ -152,7 +152,9 @@ class RunsModel(QAbstractTableModel):
             Column.DURATION: lambda: run_times.length(row.seconds_at(self._now), locale),
             Column.EXIT: lambda: self._exit(row),
             Column.ATTEMPTS: lambda: str(row.attempts) if row.attempts else "—",
-            Column.WHY: lambda: row.reason,
+            # a failure's own words: its chip and exit already say it failed (the whole
+            # sentence is the tooltip), and the column is the one that gives way
+            Column.WHY: lambda: row.last_error or row.reason,
         }
         return cells[column]()
 

@@ -151,8 +151,9 @@ def test_a_failure_says_its_commands_last_word_on_stderr_and_a_silent_one_only_i
         "occurrences o JOIN routines r ON r.id = o.routine_id WHERE r.name = 'backup')",
         (str(tmp_path),),
     )
-    said = {row.routine: row.reason for row in runs(engine.store)}
-    assert said == {"backup": "Failed with exit 1: rsync: connection refused",
-                    "sync": "Failed with exit 1"}  # fmt: skip
+    said = {row.routine: (row.reason, row.last_error) for row in runs(engine.store)}
+    assert said == {"backup": ("Failed with exit 1: rsync: connection refused",
+                               "rsync: connection refused"),
+                    "sync": ("Failed with exit 1", None)}  # fmt: skip
     german = {row.routine: row.reason for row in runs(engine.store, locale="de_DE")}
     assert german["backup"] == "Fehlgeschlagen mit Exit-Code 1: rsync: connection refused"

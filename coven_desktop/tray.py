@@ -150,7 +150,12 @@ class Tray(QObject):
         text = queries.tooltip(overview, now, locale)
         if overview.standby:
             text = _("Standby: another Coven process is scheduling · {state}").format(state=text)
-        self._info(text).setObjectName("headline")
+        page = _page_of(overview)
+        if page is None:
+            self._info(text).setObjectName("headline")
+            return
+        # It names something to look at ("2 failed"): a click goes where that is.
+        self._action(text, lambda: self.pageRequested.emit(page)).setObjectName("headline")
 
     def _info(self, text: str) -> QAction:
         action = self.menu.addAction(text)
@@ -320,3 +325,15 @@ class Tray(QObject):
         """Close the question still open (its run's menu is gone): nothing is cancelled."""
         if self.confirmation is not None:
             self.confirmation.reject()  # finished → _answered
+
+
+def _page_of(overview: Overview) -> str | None:
+    """Where the headline's news is: failures nobody has opened are on the Runs page, a
+    quarantined routine on its own page, a broken one among the routines; None when the
+    headline only says what comes next (Needs attention has its own item above)."""
+    counts = overview.counts
+    if counts.failed_unseen:
+        return "runs"
+    if counts.quarantined:
+        return "quarantine"
+    return "routines" if counts.broken else None

@@ -189,6 +189,22 @@ def test_the_tooltip_and_headline_count_what_matters(tray: Tray) -> None:
     assert tray.state is TrayState.ERROR
 
 
+def test_a_headline_with_news_goes_where_the_news_is(tray: Tray, qtbot: QtBot) -> None:
+    """It said "2 failed" and could not be clicked: the failures were two menus away."""
+    tray.update(overview(failed=2), NOW, "en_US")
+    headline = named(tray.menu, "headline")
+    assert headline.isEnabled() and headline.text().startswith("2 failed")
+    with qtbot.waitSignal(tray.pageRequested) as asked:
+        headline.trigger()
+    assert asked.args == ["runs"]
+    tray.update(overview(), NOW, "en_US")  # only the quarantined routine left
+    with qtbot.waitSignal(tray.pageRequested) as asked:
+        named(tray.menu, "headline").trigger()
+    assert asked.args == ["quarantine"]
+    tray.update(many(3), NOW, "en_US")  # nothing to look at: it only says what comes next
+    assert not named(tray.menu, "headline").isEnabled()
+
+
 def test_after_pause_all_the_menu_names_no_next_run(tray: Tray) -> None:
     tray.update(overview(paused_all=True), NOW, "en_US")
     headline = named(tray.menu, "headline").text()

@@ -27,6 +27,7 @@ _ATTEMPT_MESSAGES = (
     N_("killed by signal {signal}"),
     N_("cancelled"),
     N_("cancelled, but the stop was not confirmed"),
+    N_("stopped from outside Coven ({name} to its runner)"),
     N_("stopped after its timeout"),
     N_("stopped after its timeout, but the stop was not confirmed"),
     N_("the runner is gone and its journal shows no outcome{detail}"),
@@ -47,7 +48,8 @@ _ATTEMPT_MESSAGES = (
     N_("not retried here: the scheduler retries its own operation"),
     N_("not retried: it may have run (the routine is not idempotent)"),
     N_("not retried: only the delivery is retried"),
-    N_("not retried: cancelled by a person"),
+    N_("not retried: cancelled by a person"),  # what older stores hold
+    N_("not retried: it was stopped"),
     N_("not retried: it ran past its timeout"),
 )
 

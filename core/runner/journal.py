@@ -99,6 +99,7 @@ class Journal:
     spawned_at: datetime | None = None
     spawn_failure: SpawnFailure | None = None
     cancel_acknowledged: bool = False
+    stop_signal: int | None = None  # what stopped it: SIGUSR1 is the engine's cancel
     timed_out_seen: bool = False
     exit: ExitRecord | None = None
     problems: tuple[str, ...] = ()
@@ -269,12 +270,17 @@ def _spawn_failed(journal: Journal, entry: Mapping[str, Any]) -> Journal:
     return replace(journal, spawn_failure=SpawnFailure(failure_class, _get(entry, "message", str)))
 
 
+def _stopped(journal: Journal, entry: Mapping[str, Any]) -> Journal:
+    signum = _get(entry, "signal", int, optional=True)
+    return replace(journal, cancel_acknowledged=True, stop_signal=signum)
+
+
 _APPLY: dict[str, _Apply] = {
     "runner_started": _started,
     "intent": lambda journal, _: replace(journal, intent=True),
     "spawned": _spawned,
     "spawn_failed": _spawn_failed,
-    "cancel_acknowledged": lambda journal, _: replace(journal, cancel_acknowledged=True),
+    "cancel_acknowledged": lambda journal, entry: _stopped(journal, entry),
     "timeout": lambda journal, _: replace(journal, timed_out_seen=True),
     "exited": lambda journal, entry: replace(journal, exit=ExitRecord.from_record(entry)),
 }

@@ -276,12 +276,26 @@ def _journal_of(directory: Path, *, started: bool) -> Journal:
     return read_journal(path)
 
 
+def _stopped_from_outside(journal: Journal) -> str | None:
+    """A stop that was not the engine's cancel (SIGUSR1) came from outside Coven — the
+    session ending, a shutdown, someone's ``kill`` — and says so: it was nobody's cancel."""
+    sent = journal.stop_signal
+    if sent is None or sent == signal.SIGUSR1:
+        return None
+    try:
+        name = signal.Signals(sent).name
+    except ValueError:
+        name = f"signal {sent}"
+    return f"stopped from outside Coven ({name} to its runner)"
+
+
 def exit_from_journal(attempt_id: str, journal: Journal, now: datetime) -> Exit:
     """What the evidence proves: an exit, a failed spawn, nothing ran, or unknown."""
     if journal.exit is not None:
         record = journal.exit
         return Exit(
-            attempt_id, record.at, record.exit_code, record.signal, None, None,
+            attempt_id, record.at, record.exit_code, record.signal, None,
+            _stopped_from_outside(journal) if record.cancelled and record.stop_confirmed else None,
             record.cancelled, record.timed_out, record.stop_confirmed, journal.command_pid,
         )  # fmt: skip
     if journal.spawn_failure is not None:

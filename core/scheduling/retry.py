@@ -72,7 +72,7 @@ _NEVER = {
     FailureClass.STORE_TRANSIENT: "not retried here: the scheduler retries its own operation",
     FailureClass.AMBIGUOUS: "not retried: it may have run (the routine is not idempotent)",
     FailureClass.DELIVERY_FAILED: "not retried: only the delivery is retried",
-    FailureClass.CANCELLED: "not retried: cancelled by a person",
+    FailureClass.CANCELLED: "not retried: it was stopped",  # a cancel, or a stop from outside
     FailureClass.TIMED_OUT: "not retried: it ran past its timeout",
     FailureClass.ACTION_FAILED: "",
     FailureClass.RUNTIME_UNAVAILABLE: "",

@@ -95,6 +95,7 @@ def test_a_late_cancel_stops_nothing_of_the_next_attempt(runtime: RunnerRuntime)
     assert runtime.cancel("stopped")
     exit_ = next_exit(runtime, runtime._wake)
     assert exit_.classify() is FailureClass.CANCELLED and exit_.stop_confirmed
+    assert exit_.describe() == "cancelled"  # the engine's own cancel says only that
 
 
 def test_a_cancel_written_before_the_attempt_begins_is_taken(runtime: RunnerRuntime) -> None:
@@ -168,7 +169,10 @@ def test_a_stopped_runner_cancels_its_attempt_and_takes_no_other(runtime: Runner
     started = runtime.start(launch("term", "/bin/sleep", "30"))
     wait_for(lambda: spawned(runtime, "term"), "the command spawned")
     os.kill(started.pid, signal.SIGTERM)
-    assert next_exit(runtime, runtime._wake).classify() is FailureClass.CANCELLED
+    stopped = next_exit(runtime, runtime._wake)
+    assert stopped.classify() is FailureClass.CANCELLED
+    # nobody cancelled it through Coven (seen on X: "cancelled by a person" after a kill)
+    assert stopped.describe() == "stopped from outside Coven (SIGTERM to its runner)"
     wait_for(lambda: gone(started.pid), "the stopped runner exited")
     assert run(runtime, "after", "/bin/true")[0] != started.pid
 

@@ -21,7 +21,8 @@ DEFAULT_LIMIT = 20
 def register(commands: Any) -> None:
     parser = commands.add_parser("history", help=_("a routine's occurrences, newest first"))
     parser.add_argument("name", metavar="NAME")
-    parser.add_argument("--limit", type=count(MOST_LISTED), default=DEFAULT_LIMIT, metavar="N")
+    parser.add_argument("--limit", type=count(MOST_LISTED), default=DEFAULT_LIMIT, metavar="N",
+                        help=_("the newest N occurrences (default %(default)s)"))  # fmt: skip
     add_store_options(parser)
     parser.set_defaults(run=run)
 

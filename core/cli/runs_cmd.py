@@ -28,7 +28,8 @@ DEFAULT_LIMIT = 20
 def register(commands: Any) -> None:
     listing = commands.add_parser("runs", help=_("runs newest first, with how each one ended"))
     listing.add_argument("routine", nargs="?", metavar="ROUTINE", help=_("only this routine"))
-    listing.add_argument("--limit", type=count(MOST_LISTED), default=DEFAULT_LIMIT, metavar="N")
+    listing.add_argument("--limit", type=count(MOST_LISTED), default=DEFAULT_LIMIT, metavar="N",
+                         help=_("the newest N runs (default %(default)s)"))  # fmt: skip
     add_store_options(listing)
     listing.set_defaults(run=run_list)
     one = commands.add_parser("run", help=_("one run in full (coven run show RUN)"))

@@ -265,8 +265,8 @@ class Page(LivePage):
     def _outcome(self, failure: Failure) -> str:
         words = {"failed": _("failed"), "timed_out": _("timed out")}
         outcome = words.get(failure.disposition, failure.disposition)
-        if not failure.failure_class:
-            return outcome
+        if failure.failure_class in (None, "", *_SAID_BY_THE_OUTCOME):
+            return outcome  # "failed (command failed)" said nothing more
         return f"{outcome} ({queries.failure_text(failure.failure_class)})"
 
     def _show_failure(self, row: int) -> None:
@@ -373,6 +373,10 @@ class Page(LivePage):
         self.said = said
         self.result.setText(text if said else "")
         self.result.setVisible(said is not None)
+
+
+#: The failure classes whose words only repeat the outcome beside them.
+_SAID_BY_THE_OUTCOME = ("action_failed", "timed_out")
 
 
 def _last_line(output: str) -> str:

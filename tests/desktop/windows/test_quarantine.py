@@ -89,6 +89,8 @@ def test_the_probe_line_follows_the_probe_until_it_fails(
     said = page.result.text()
     assert "Probing" not in said and f"(run {run_id}) failed: " in said
     assert page.result.isVisible() and page.failure_model.rowCount() == 1
+    outcome = page.failure_model.row(0).cells[1]
+    assert outcome == "failed"  # not "failed (command failed)": the class adds nothing here
     assert state_of(desktop, loop, "flaky") is RoutineState.QUARANTINED
 
 

@@ -43,12 +43,17 @@ def moment(at: datetime | None, locale: str, *, seconds: bool = True) -> str:
     "30.03.2026, 14:02:07"); without seconds for a planned moment."""
     if at is None:
         return "—"
-    local = at.astimezone()
+    return wall_text(at.astimezone(), locale, seconds=seconds)
+
+
+def wall_text(wall: datetime, locale: str, *, seconds: bool = True) -> str:
+    """A date and time written as the locale writes them, as they are (no zone is changed):
+    a routine's wall time in its own zone, say."""
     if seconds:
-        return format_datetime(local, "medium", locale=locale)
+        return format_datetime(wall, "medium", locale=locale)
     pattern = str(get_datetime_format("medium", locale=locale))  # "{1}, {0}": date, then time
-    return pattern.replace("{1}", format_date(local, "medium", locale=locale)).replace(
-        "{0}", format_time(local, "short", locale=locale)
+    return pattern.replace("{1}", format_date(wall, "medium", locale=locale)).replace(
+        "{0}", format_time(wall, "short", locale=locale)
     )
 
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 import platformdirs
 import shiboken6
-from babel.dates import format_datetime
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -60,7 +59,7 @@ from coven_core.queries import (
     format_offset,
 )
 from coven_desktop.tasks import Tasks
-from coven_desktop.windows.common import error_label, show_error
+from coven_desktop.windows.common import error_label, show_error, wall_text
 from coven_desktop.windows.tones import Tone, Tones
 
 if TYPE_CHECKING:
@@ -549,17 +548,30 @@ class RoutineEditor(QGroupBox):
     def _fill_preview(self, preview: Preview) -> list[str]:
         """The moments as rows; the time-zone notes they carry, in order."""
         interval = preview.timetable.kind is ScheduleKind.INTERVAL
-        notes = [self._add_moment(preview, moment, interval) for moment in preview.moments]
+        shown = [*preview.moments, *([preview.ruled] if preview.ruled is not None else [])]
+        # Seconds only where a moment has some: the pane is narrow, and "02:30:00" pushed the
+        # status out of sight in German ("Übersprunge").
+        seconds = any(moment.local.second for moment in shown)
+        notes = [self._add_moment(preview, moment, interval, seconds)
+                 for moment in preview.moments]  # fmt: skip
         if not preview.moments:
-            self.preview.addTopLevelItem(QTreeWidgetItem([_("No further occurrences")]))
+            self._add_line(_("No further occurrences"))
         if preview.ruled is not None:  # however far ahead: before a 02:30 routine is saved
-            self.preview.addTopLevelItem(QTreeWidgetItem([_("… the next clock change:")]))
-            notes.append(self._add_moment(preview, preview.ruled, interval))
+            self._add_line(_("… the next clock change:"))
+            notes.append(self._add_moment(preview, preview.ruled, interval, seconds))
         return [note for note in notes if note]
 
-    def _add_moment(self, preview: Preview, moment: BoundTime, interval: bool) -> str:
+    def _add_line(self, text: str) -> None:
+        """A line of words across the columns: it must not widen the time's column."""
+        item = QTreeWidgetItem([text])
+        self.preview.addTopLevelItem(item)
+        item.setFirstColumnSpanned(True)  # spanning works once the item is in the tree
+
+    def _add_moment(
+        self, preview: Preview, moment: BoundTime, interval: bool, seconds: bool
+    ) -> str:
         locale = self.desktop.locale
-        wall = format_datetime(moment.local, format="medium", locale=locale)
+        wall = wall_text(moment.local, locale, seconds=seconds)
         note = preview.note(moment, locale) or ""
         skip = preview.skip_reason(moment)
         cells = [wall, "UTC" + format_offset(moment.offset), self._status(moment, interval, skip)]

@@ -346,7 +346,7 @@ def test_typing_a_schedule_updates_the_preview_with_the_gap_marked(qtbot, loop, 
     assert page.editor.words.text() == f"Every day at 2:30{NNBSP}AM"
     rows = preview_rows(page)
     assert len(rows) == 8
-    assert rows[0][:3] == (f"Mar 2, 2026, 2:30:00{NNBSP}AM", "UTC-05:00", "Planned")
+    assert rows[0][:3] == (f"Mar 2, 2026, 2:30{NNBSP}AM", "UTC-05:00", "Planned")  # no ":00"
     gap = rows[6]  # Sunday 8 March 2026: 02:00 jumps to 03:00 in New York
     assert gap[0].startswith("Mar 8, 2026") and gap[2] == "Skipped: this time does not exist"
     assert "does not exist in America/New_York" in gap[3]
@@ -356,12 +356,29 @@ def test_typing_a_schedule_updates_the_preview_with_the_gap_marked(qtbot, loop, 
     assert rows[7][1] == "UTC-04:00"
 
 
+def test_the_preview_fits_its_pane_in_german_at_the_default_width(
+    desktop, qtbot, loop, page
+) -> None:  # type: ignore[no-untyped-def]
+    """Seen on X: the status column was cut ("Übersprunge"): the line "… the next clock
+    change:" widened the time's column, and "02:30:00" did the rest."""
+    desktop.locale = "de_DE"
+    page.window().resize(1000, 700)
+    page.open_editor()
+    fill(qtbot, loop, page, "backup", "/bin/true", zone="Europe/Berlin")
+    type_schedule(qtbot, loop, page, "30 2 * * *")
+    tree = page.editor.preview
+    header = tree.header()
+    used = sum(header.sectionSize(column) for column in range(header.count()))
+    assert used <= tree.viewport().width()
+    assert preview_rows(page)[0][0].endswith("02:30")  # no seconds where none can be
+
+
 def test_a_fold_is_marked_as_run_at_the_first_pass(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
     page.open_editor()
     fill(qtbot, loop, page, "once", "/bin/true")
     type_schedule(qtbot, loop, page, "once 2026-11-01T01:30")
     [(wall, offset, status, note)] = preview_rows(page)
-    assert wall == f"Nov 1, 2026, 1:30:00{NNBSP}AM"
+    assert wall == f"Nov 1, 2026, 1:30{NNBSP}AM"
     assert (offset, status) == ("UTC-04:00", "Happens twice: runs at the first")
     assert "happens twice in America/New_York" in note
 

@@ -18,8 +18,14 @@ from coven_core.notation.i18n import _
 from coven_core.store.codec import instant_text
 from coven_core.store.query import scalar
 
-#: The failures the tray counts until seen; the index ``occurrences_unseen`` is on exactly this.
-UNSEEN_FAILURE = "seen_at IS NULL AND (disposition = 'failed' OR disposition = 'timed_out')"
+#: The dispositions of a failure: the tray counts one until it is seen, and its sentence ends
+#: with what its command said last on stderr (``views.runs``).
+FAILURES = ("failed", "timed_out")
+#: The failures the tray counts until seen; the index ``occurrences_unseen`` is on exactly this
+#: text ("seen_at IS NULL AND (disposition = 'failed' OR disposition = 'timed_out')").
+UNSEEN_FAILURE = "seen_at IS NULL AND ({})".format(
+    " OR ".join(f"disposition = '{failure}'" for failure in FAILURES)
+)
 
 
 def mark_seen(conn: apsw.Connection, run_id: str, now: datetime) -> bool:

@@ -18,6 +18,7 @@ import apsw
 from coven_core.errors import ValidationError
 from coven_core.notation.i18n import N_, _
 from coven_core.notation.utc import local_seconds, utc_text
+from coven_core.operations.seen import FAILURES
 from coven_core.scheduling import routines
 from coven_core.store.codec import instant_text, maybe_instant_from
 from coven_core.store.query import one
@@ -54,6 +55,11 @@ class RunRow:
     dst: str | None = None  # gap | fold: a time-zone rule decided this moment
     running_since: datetime | None = None  # a live run: when its current attempt started
     last_error: str | None = None  # a failure: the last line its command wrote on stderr
+
+    @property
+    def unseen_failure(self) -> bool:
+        """A failure nobody has opened yet: what the tray counts (``operations.seen``)."""
+        return not self.seen and self.outcome in FAILURES
 
     def seconds_at(self, now: datetime | None) -> float | None:
         """``duration_seconds``, a live run's taken up to ``now`` (a window that ticks)."""
@@ -170,7 +176,7 @@ def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) 
     if live:
         ran = (now - since).total_seconds() if now and since else None
     told = Ending(disposition, reason, code, signal, by, why, cause, count)
-    said = last_error_line(Path(directory)) if disposition in _SAYS_WHY and directory else ""
+    said = last_error_line(Path(directory)) if disposition in FAILURES and directory else ""
     return RunRow(
         oid, run_id, name, kind, _LIVE.get(state, state) if live else disposition,
         _live_words(state, locale) if live else _ended(told, said, locale),
@@ -187,9 +193,6 @@ def _ended(told: Ending, line: str, locale: str | None) -> str:
     said = ending(told, locale)
     return _("{ending}: {line}", locale).format(ending=said, line=line) if line else said
 
-
-#: The endings whose command's last word on stderr is worth the list's space.
-_SAYS_WHY = frozenset({"failed", "timed_out"})
 
 _LIVE_WORDS = {"planned": N_("Waiting to run"), "claimed": N_("Starting"), "running": N_("Running")}
 

@@ -15,9 +15,6 @@ from coven_core.queries import RunRow, _
 from coven_desktop.windows import run_times
 from coven_desktop.windows.chips import ChipRole
 
-#: The outcomes a run is counted for until opened (``operations.seen.UNSEEN_FAILURE``).
-UNSEEN_OUTCOMES = frozenset({"failed", "timed_out"})
-
 Index = QModelIndex | QPersistentModelIndex
 
 #: The outcomes of a run still going; they tick.
@@ -135,7 +132,7 @@ class RunsModel(QAbstractTableModel):
             return row.outcome
         if role == Qt.ItemDataRole.TextAlignmentRole and column is Column.ATTEMPTS:
             return int(Qt.AlignmentFlag.AlignCenter)
-        if role == Qt.ItemDataRole.FontRole and column is Column.WHY and unseen(row):
+        if role == Qt.ItemDataRole.FontRole and column is Column.WHY and row.unseen_failure:
             return self._unseen_font  # only here: bolder times would widen the fitted columns
         return None
 
@@ -178,8 +175,3 @@ class RunsModel(QAbstractTableModel):
         if column in (Column.WHY, Column.ROUTINE, Column.OUTCOME):
             return row.reason
         return None
-
-
-def unseen(row: RunRow) -> bool:
-    """A failure nobody has opened yet (``operations.seen``): the tray counts it."""
-    return not row.seen and row.outcome in UNSEEN_OUTCOMES

@@ -20,7 +20,14 @@ from babel.dates import (
 )
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QTableView,
+    QWidget,
+)
 
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
@@ -203,6 +210,27 @@ def error_label(parent: QWidget, tones: Tones) -> QLabel:
 def show_error(label: QLabel, message: str | None) -> None:
     label.setText(message or "")
     label.setVisible(bool(message))
+
+
+def ask(
+    parent: QWidget, title: str, question: str, detail: str, verb: str, then: Callable[[], object]
+) -> QMessageBox:
+    """A question that does not block (returned open): ``then()`` runs only on ``verb``.
+    Cancel is the default and the escape, so an irreversible step is never one Enter away;
+    plain text, since a reason in it is a person's own."""
+    box = QMessageBox(parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setIcon(QMessageBox.Icon.Question)
+    box.setWindowTitle(title)
+    box.setText(question)
+    box.setInformativeText(detail)
+    yes = box.addButton(verb, QMessageBox.ButtonRole.AcceptRole)
+    no = box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(no)
+    box.setEscapeButton(no)
+    box.finished.connect(lambda _result: box.clickedButton() is yes and then())
+    box.open()
+    return box
 
 
 # -- acting and reloading -------------------------------------------------------------------

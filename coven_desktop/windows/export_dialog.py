@@ -36,7 +36,7 @@ from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.queries import Exported, ForeignScheduler, Refused, _, ngettext
-from coven_desktop.windows.common import show_error
+from coven_desktop.windows.common import ask, show_error
 from coven_desktop.windows.moving_dialog import MovingDialog, add_notes, moving_notes
 
 if TYPE_CHECKING:
@@ -230,19 +230,12 @@ class ExportDialog(MovingDialog):
         await self._write(names, folder)
 
     def _ask_to_replace(self, names: list[str], folder: Path, taken: list[str]) -> None:
-        box = QMessageBox(QMessageBox.Icon.Question, _("Replace files"), "", parent=self)
-        box.setText(ngettext("{n} file of this export is already in {folder}. Replace it?",
-                             "{n} files of this export are already in {folder}. Replace them?",
-                             len(taken)).format(n=len(taken), folder=folder))  # fmt: skip
-        box.setInformativeText(", ".join(taken))
-        replace = box.addButton(_("Replace"), QMessageBox.ButtonRole.AcceptRole)
-        keep = box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(keep)
-        box.setEscapeButton(keep)
-        box.finished.connect(lambda _result: box.clickedButton() is replace
-                             and self._tasks.spawn(self._write(names, folder)))  # fmt: skip
-        self.confirmation = box
-        box.open()
+        question = ngettext("{n} file of this export is already in {folder}. Replace it?",
+                            "{n} files of this export are already in {folder}. Replace them?",
+                            len(taken)).format(n=len(taken), folder=folder)  # fmt: skip
+        write = lambda: self._tasks.spawn(self._write(names, folder))  # noqa: E731
+        self.confirmation = ask(self, _("Replace files"), question, ", ".join(taken),
+                                _("Replace"), write)  # fmt: skip
 
     async def _write(self, names: list[str], folder: Path) -> None:
         target, image = self.chosen.scheduler, self.image.text().strip() or None

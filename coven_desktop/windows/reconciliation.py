@@ -58,6 +58,7 @@ from coven_desktop.windows.common import (
     Row,
     RowsModel,
     act,
+    ask,
     error_label,
     moment,
     moment_text,
@@ -578,22 +579,10 @@ class Page(LivePage):
     def _ask(
         self, title: str, question: str, detail: str, verb: str, then: Callable[[], object]
     ) -> None:
-        """A question that does not block; ``then()`` only on ``verb``, never on Enter."""
+        """One question open at a time: a new one replaces the last (common.ask)."""
         if self.confirmation is not None:
             self.confirmation.deleteLater()
-        box = QMessageBox(self)
-        box.setTextFormat(Qt.TextFormat.PlainText)  # a reason is the person's own text
-        box.setIcon(QMessageBox.Icon.Question)
-        box.setWindowTitle(title)
-        box.setText(question)
-        box.setInformativeText(detail)
-        yes = box.addButton(verb, QMessageBox.ButtonRole.AcceptRole)
-        no = box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(no)  # an irreversible step is never one Enter away
-        box.setEscapeButton(no)
-        box.finished.connect(lambda _result: box.clickedButton() is yes and then())
-        self.confirmation = box
-        box.open()
+        self.confirmation = ask(self, title, question, detail, verb, then)
 
     def _question(self, item: Item, outcome: Outcome) -> str:
         when = moment_text(item.scheduled_utc, self.locale_name, seconds=False)

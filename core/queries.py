@@ -41,13 +41,12 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.integrity.doctor import doctor as doctor
     from coven_core.moving.dst_differences import ForeignScheduler as ForeignScheduler
     from coven_core.moving.export import NEVER_CARRIED as NEVER_CARRIED
+    from coven_core.moving.export import Export as Export
     from coven_core.moving.export import Exported as Exported
     from coven_core.moving.export import Refused as Refused
-    from coven_core.moving.export import export as export
     from coven_core.moving.export import export_each as export_each
     from coven_core.moving.export import renderer as renderer
     from coven_core.moving.export import stored_each as stored_each
-    from coven_core.moving.export import stored_routines as stored_routines
     from coven_core.moving.plan import ImportPlan as ImportPlan
     from coven_core.moving.plan import PlannedRoutine as PlannedRoutine
     from coven_core.moving.plan import import_preview as import_preview
@@ -129,9 +128,8 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
     "coven_core.integrity.doctor": ("Report", "doctor"),
     "coven_core.moving.dst_differences": ("ForeignScheduler",),
     "coven_core.moving.export": (
-        "NEVER_CARRIED", "Exported", "Refused", "export", "export_each", "renderer",
+        "NEVER_CARRIED", "Export", "Exported", "Refused", "export_each", "renderer",
         "stored_each",
-        "stored_routines",
     ),
     "coven_core.moving.plan": ("ImportPlan", "PlannedRoutine", "import_preview"),
     "coven_core.moving.sources": ("users_crontab",),

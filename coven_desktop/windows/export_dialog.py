@@ -218,42 +218,34 @@ class ExportDialog(MovingDialog):
         return self._tasks.spawn(self._apply())
 
     async def _apply(self) -> None:
-        names, folder = self.ticked(), Path(self.folder.text().strip()).expanduser()
-        if not names:
+        """Write what the dry run showed for the ticked routines, after asking before any
+        file of the same name is replaced."""
+        ticked, folder = set(self.ticked()), Path(self.folder.text().strip()).expanduser()
+        chosen = [one for one in self.each if isinstance(one, Exported) and one.name in ticked]
+        if not chosen:
             return
-        files = [name for one in self.each if isinstance(one, Exported) and one.name in names
-                 for name in one.rendered.files]  # fmt: skip
-        taken = sorted(name for name in files if (folder / name).exists())
+        taken = sorted(name for one in chosen for name in one.rendered.files
+                       if (folder / name).exists())  # fmt: skip
         if taken:
-            self._ask_to_replace(names, folder, taken)
+            self._ask_to_replace(chosen, folder, taken)
             return
-        await self._write(names, folder)
+        await self._write(chosen, folder)
 
-    def _ask_to_replace(self, names: list[str], folder: Path, taken: list[str]) -> None:
+    def _ask_to_replace(self, chosen: list[Exported], folder: Path, taken: list[str]) -> None:
         question = ngettext("{n} file of this export is already in {folder}. Replace it?",
                             "{n} files of this export are already in {folder}. Replace them?",
                             len(taken)).format(n=len(taken), folder=folder)  # fmt: skip
-        write = lambda: self._tasks.spawn(self._write(names, folder))  # noqa: E731
+        write = lambda: self._tasks.spawn(self._write(chosen, folder))  # noqa: E731
         self.confirmation = ask(self, _("Replace files"), question, ", ".join(taken),
                                 _("Replace"), write)  # fmt: skip
 
-    async def _write(self, names: list[str], folder: Path) -> None:
-        target, image = self.chosen.scheduler, self.image.text().strip() or None
-        start = self.desktop.clock.now_utc()
-
-        def write(engine: Engine) -> int:
-            routines = queries.stored_routines(engine.store, names)
-            done = queries.export(target, routines, queries.renderer(target, image), start)
-            done.write(folder)
-            return sum(len(one.rendered.files) for one in done.routines)
-
+    async def _write(self, chosen: list[Exported], folder: Path) -> None:
+        """The files as rendered for the dry run the person read; off the GUI thread."""
+        done = queries.Export(self.chosen.scheduler, tuple(chosen))
+        count = sum(len(one.rendered.files) for one in chosen)
         self.export_button.setEnabled(False)
         try:
-            count = await self.desktop.service.call(write)
-        except CovenError as error:
-            show_error(self.error, str(error))
-            self._update_button()
-            return
+            await self.desktop.service.call(lambda _engine: done.write(folder))
         except OSError as error:
             said = _("cannot write into {folder}: {reason}; the files written before it are "
                      "there").format(folder=folder, reason=error.strerror or error)  # fmt: skip

@@ -280,7 +280,7 @@ _APPLY: dict[str, _Apply] = {
     "intent": lambda journal, _: replace(journal, intent=True),
     "spawned": _spawned,
     "spawn_failed": _spawn_failed,
-    "cancel_acknowledged": lambda journal, entry: _stopped(journal, entry),
+    "cancel_acknowledged": _stopped,
     "timeout": lambda journal, _: replace(journal, timed_out_seen=True),
     "exited": lambda journal, entry: replace(journal, exit=ExitRecord.from_record(entry)),
 }

@@ -5,11 +5,14 @@ line arrives on its standard input or it closes. The two helpers that do this ar
 ``idle_app`` so that both sides announce and stop the same way.
 
 With ``--with-engine`` it first imports what the contract puts in the app's process and
-the app cannot do without — qasync (and asyncio) and the engine's scheduler, runner runtime
-and operator API — does nothing with them, and runs its loop through qasync with one
+the app cannot do without before it is ready — qasync (and asyncio) and the engine's
+scheduler and runner runtime — does nothing with them, and runs its loop through qasync with one
 callback, as any app on qasync does: the floor the real app is measured against. (qasync's
 first callback is not free: its timer's ``killTimer`` makes PySide 6.8+ build the whole ``Qt``
-namespace, ~100 enums, to resolve the overload that takes a ``Qt.TimerId``.)
+namespace, ~100 enums, to resolve the overload that takes a ``Qt.TimerId``.) The operator
+API is not in it: the engine builds it on first use (``Engine.operator``), the tray's start
+never does (``test_a_tray_start_loads_only_what_the_tray_needs``), and importing it brought
+its views along (about 2 MiB and 20 modules), a floor above what the app pays.
 
 Run: python3 -m benchmarks.idle_bare [--with-engine]   (from the repository root)
 """
@@ -60,7 +63,7 @@ def announce_ready() -> None:
 
 #: What ``--with-engine`` imports (see the module's docstring).
 ENGINE_MODULES = ("qasync", "coven_core.engine", "coven_core.scheduling.scheduler",
-                  "coven_core.runtime.runner", "coven_core.operator")  # fmt: skip
+                  "coven_core.runtime.runner")  # fmt: skip
 
 
 def main(argv: list[str]) -> int:

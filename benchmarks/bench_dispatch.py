@@ -56,6 +56,8 @@ from coven_core.store.store import Store
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 TRUE = ("/bin/true",)
+#: Issue #24's target: issue #9 asked 0.5× before the floor was measured, at about 0.3×.
+TARGET = 0.25
 
 
 def dispatch_through_runner(directory: Path, count: int) -> float:
@@ -190,7 +192,7 @@ def dispatch_figures(count: int, rounds: int) -> list[Figure]:
     samples["floor"] = samples["floor"][1:]  # the warm-up call's
     mine, base, least = (statistics.median(samples[k]) * 1e3 for k in ("ours", "bare", "floor"))
     return [
-        Figure("dispatch /bin/true end to end", "ms", mine, base, base / mine, 0.5,
+        Figure("dispatch /bin/true end to end", "ms", mine, base, base / mine, TARGET,
                baseline_name="bare subprocess.run"),
         info_figure("  floor: subprocess.run + §8's fsyncs, 2 commits", "ms", least, base,
                     base / least, baseline_name="bare subprocess.run (best reachable ratio)"),

@@ -4,9 +4,9 @@ context switches: voluntary context switches of each process tree, summed over e
           over a window (default 60 s) while the app holds 1,000 routines whose next deadline
           is hours away; goal: no more than the bare app's plus one per 30 s (≤ +2 in 60 s).
 RSS:      resident memory once all have settled (the app's, plus the unique memory of any
-          helper process — the runner fork server appears once a command has run); ≤ 1.3×.
+          helper process — the runner fork server appears once a command has run); ≤ 1.5×.
 launch:   process start → "ready" (start done, event loop idle); median of N launches each,
-          interleaved A B C D after one unmeasured launch each; goal ≤ 1.5×.
+          interleaved A B C D after one unmeasured launch each; goal ≤ 2.0×.
 floors:   the bare app with qasync and the engine imported (``idle_bare --with-engine``):
           what the contract's design (the engine in the app's process, on a qasync loop)
           costs before the app does anything — the best ratio any app of this design reaches.
@@ -63,7 +63,10 @@ TRAY = "--as-if-tray"  # the app's desktop path (tray icon, no window): see idle
 READY_TIMEOUT = 120.0
 QUIT_TIMEOUT = 30.0
 WAKE_ALLOWANCE_SECONDS = 30.0  # the goal allows one extra wakeup per this many seconds
-RSS_TARGET, LAUNCH_TARGET = 1.3, 1.5
+#: Issue #24's targets. Issue #9 set 1.3× and 1.5× before a floor was measured; its floor
+#: (the bare app with qasync and the engine imported) came to 1.5× and 2.2–2.4×, and #24
+#: set these at it.
+RSS_TARGET, LAUNCH_TARGET = 1.5, 2.0
 OFFSCREEN_NOTE = (
     "offscreen has no tray: the app is told one exists (--as-if-tray), so it "
     "shows its tray icon as on a desktop; the window fallback is shown below it"

@@ -18,11 +18,13 @@ from pathlib import Path
 from benchmarks.bench_dispatch import TRUE, floor_attempt, floor_store, runner_floor_attempt
 from benchmarks.group_floor import GroupedFloor
 from benchmarks.runner_floor import RunnerFloor
+from benchmarks.supervisor_floor import Supervised, SupervisedSlot
 
 CONCURRENCY = 4  # our default Limits.max_active; APScheduler's ThreadPoolExecutor(4)
 PER_SECOND, PERIOD = 20, 50  # 20 due each second; each routine every 50 s: 1,000 routines
 WARM_UP = 3.0  # seconds of a lag run not measured
-DESIGNS = ("inline", "grouped", "forked", "pooled")  # the floors' runner designs (runners_for)
+#: The floors' runner designs (runners_for).
+DESIGNS = ("inline", "grouped", "forked", "pooled", "supervised")
 
 
 def floor_drain(directory: Path, routines: int, design: str = "inline") -> float:
@@ -42,20 +44,23 @@ def floor_drain(directory: Path, routines: int, design: str = "inline") -> float
     return took
 
 
-Runner = RunnerFloor | GroupedFloor | None
+Runner = RunnerFloor | GroupedFloor | SupervisedSlot | None
 
 
 def runners_for(design: str, directory: Path) -> list[Runner]:
     """Each slot's runner: ``inline`` none (the work in the slot's thread), ``grouped`` none
     either, but one journal and one store for all slots with group commit, ``forked`` one
-    fork server for all that forks a runner per attempt (ours), ``pooled`` a long-lived
-    runner per slot doing one attempt after another."""
+    fork server for all that forks a runner per attempt, ``pooled`` a long-lived runner per
+    slot doing one attempt after another (ours), ``supervised`` one long-lived process for
+    all slots with one group-committed journal (``supervisor_floor``)."""
     if design == "inline":
         return [None] * CONCURRENCY
     if design == "grouped":
         return [GroupedFloor(directory / "shared")] * CONCURRENCY
     if design == "forked":
         return [RunnerFloor(TRUE)] * CONCURRENCY
+    if design == "supervised":
+        return list(Supervised(directory / "shared", CONCURRENCY).slots)
     return [RunnerFloor(TRUE, pooled=True) for _ in range(CONCURRENCY)]
 
 
@@ -119,8 +124,10 @@ class _Slot:
 
     def __init__(self, directory: Path, runner: Runner) -> None:
         self._directory, self._runner = directory, runner
-        # The grouped design keeps one store for all slots; the others, one a slot.
-        self._store = None if isinstance(runner, GroupedFloor) else floor_store(directory)
+        # The grouped and supervised designs keep one store for all slots; the others, one a
+        # slot.
+        shared = isinstance(runner, GroupedFloor | SupervisedSlot)
+        self._store = None if shared else floor_store(directory)
         self._attempts = itertools.count()
 
     def attempt(self, started: Callable[[float], None]) -> None:
@@ -129,6 +136,8 @@ class _Slot:
 
         if isinstance(self._runner, GroupedFloor):
             self._runner.attempt(on_start)
+        elif isinstance(self._runner, SupervisedSlot):
+            started(self._runner.attempt())
         elif self._runner is None:
             floor_attempt(self._store, self._directory, next(self._attempts), on_start)
         else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -41,10 +42,11 @@ def test_the_pooled_lag_floor_measures_each_attempt_it_started(tmp_path: Path) -
     assert lags and all(0 <= lag < 30 for lag in lags)
 
 
-def test_the_grouped_floor_journals_and_settles_every_attempt_in_one_shared_journal(
-    tmp_path: Path,
+@pytest.mark.parametrize("design", ["grouped", "supervised"])
+def test_a_group_commit_floor_journals_and_settles_every_attempt_in_one_shared_journal(
+    tmp_path: Path, design: str
 ) -> None:
-    floor_drain(tmp_path, 8, "grouped")
+    floor_drain(tmp_path, 8, design)
     shared = tmp_path / "shared"
     records = [json.loads(line) for line in (shared / "journal.jsonl").read_text().splitlines()]
     by_attempt: dict[int, list[str]] = {}
@@ -53,7 +55,16 @@ def test_the_grouped_floor_journals_and_settles_every_attempt_in_one_shared_jour
     assert sorted(by_attempt) == list(range(8))
     assert all(events == ["intent", "spawned", "exited"] for events in by_attempt.values())
     store = apsw.Connection(str(shared / "floor.db"))
-    assert store.execute("SELECT count(*) FROM attempts WHERE state = 'settled'").fetchone() == (8,)
+    settled = "SELECT count(*) FROM attempts WHERE state = 'settled' AND code = 0"
+    assert store.execute(settled).fetchone() == (8,)
+    if design == "supervised":  # every command through one supervisor process, not the slots
+        runners = {record["runner_pid"] for record in records if record["event"] == "intent"}
+        assert len(runners) == 1 and os.getpid() not in runners
+
+
+def test_the_supervised_lag_floor_measures_each_attempt_it_started(tmp_path: Path) -> None:
+    lags = floor_lags(tmp_path, 1000, 1.0, "supervised")
+    assert lags and all(0 <= lag < 30 for lag in lags)
 
 
 def test_a_group_commit_returns_only_once_its_item_is_flushed_and_shares_the_next_flush() -> None:

@@ -12,8 +12,8 @@ import asyncio
 import importlib
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QIcon, QKeySequence, QShortcut
+from PySide6.QtCore import QByteArray, Qt, Signal
+from PySide6.QtGui import QHideEvent, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -28,6 +28,7 @@ import coven_core
 from coven_core import queries
 from coven_core.queries import Overview, _, ngettext
 from coven_desktop import APP_NAME
+from coven_desktop.preferences import Preferences
 from coven_desktop.resources import icon
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows import PAGES, page_info
@@ -35,6 +36,9 @@ from coven_desktop.windows.sidebar import SideBar
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
+
+#: Where the window was left, as Qt saves it (place, size, maximised, screen).
+PLACE = "window/main"
 
 
 class MainWindow(QMainWindow):
@@ -51,8 +55,24 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self._body())
         self._shortcuts()
         self.resize(1000, 680)
+        self._preferences = None if desktop is None else Preferences(desktop.data_dir)
+        self._restore_place()
         if desktop is not None:
             desktop.overviewChanged.connect(self.show_overview)
+
+    def _restore_place(self) -> None:
+        """Open as it was left: a person who widened it to read the runs finds it so. With
+        nothing saved, or a value Qt cannot read, it keeps its default size; a place no
+        screen shows any more, Qt brings back onto one."""
+        saved = None if self._preferences is None else self._preferences.value(PLACE)
+        if isinstance(saved, QByteArray):
+            self.restoreGeometry(saved)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        """Closed, or hidden as the app quits: its place is kept for the next time."""
+        if self._preferences is not None:
+            self._preferences.set(PLACE, self.saveGeometry())
+        super().hideEvent(event)
 
     def _body(self) -> QWidget:
         body = QWidget(self)

@@ -9,18 +9,18 @@ was missed (:class:`WakeWatch` says when).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from PySide6.QtCore import QObject, QSettings, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from coven_core import queries
 from coven_core.events import Event, EventKind
 from coven_core.queries import Notice, NoticeKind, _
+from coven_desktop.preferences import Preferences
 
 if TYPE_CHECKING:
     from coven_core.engine import Engine
@@ -70,28 +70,18 @@ class Shown:
 
 
 class NoticeSettings:
-    """Which kinds of notice are on, kept in ``desktop.ini`` in the data directory.
-
-    A desktop preference, not an engine setting: only this app shows notices, and the
-    engine's settings (``coven config``) are scheduling rules — audited, waking the
-    scheduler, applied to the runs claimed next — which a notification switch is not. The
-    file sits beside the store, so each store (and each test) has its own, and is private
-    like every file there (DESIGN §13).
-    """
+    """Which kinds of notice are on, kept with the app's preferences (``desktop.ini``)."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / "desktop.ini"
-        self._settings = QSettings(str(self.path), QSettings.Format.IniFormat)
+        self._preferences = Preferences(data_dir)
+        self.path = self._preferences.path
 
     def is_on(self, kind: NoticeKind) -> bool:
         default = kind not in OFF_BY_DEFAULT
-        return bool(self._settings.value(_key(kind), default, type=bool))
+        return bool(self._preferences.value(_key(kind), default, kind=bool))
 
     def set_on(self, kind: NoticeKind, on: bool) -> None:
-        self._settings.setValue(_key(kind), on)
-        self._settings.sync()
-        if self.path.exists():
-            os.chmod(self.path, 0o600)  # QSettings writes it with the umask's mode
+        self._preferences.set(_key(kind), on)
 
     @property
     def off(self) -> frozenset[NoticeKind]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import qasync
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QByteArray, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 from pytestqt.qtbot import QtBot
 
@@ -24,8 +25,10 @@ from coven_core.integrity import audit
 from coven_core.model import RevisionSpec
 from coven_core.scheduling.scheduler import Limits
 from coven_core.views.overview import TrayState
+from coven_desktop.app_window import PLACE, MainWindow
 from coven_desktop.desktop import Desktop
 from coven_desktop.instance import InstanceServer, server_name
+from coven_desktop.preferences import Preferences
 from tests.desktop.conftest import T0
 from tests.desktop.helpers import add, wait_for_event
 
@@ -44,6 +47,32 @@ def menu_action(desktop: Desktop, text: str, submenu: str | None = None):  # typ
 def test_no_tray_offscreen_so_the_window_opens(desktop: Desktop) -> None:
     assert desktop.window.isVisible()
     assert desktop.overview is not None and desktop.overview.state.value == "idle"
+
+
+def test_the_window_opens_as_large_as_a_person_left_it(desktop: Desktop) -> None:
+    window = desktop.window
+    assert (window.width(), window.height()) == (1000, 680)  # nothing saved yet: the default
+    window.resize(720, 520)
+    window.close()  # closed by the person; the app goes on in the tray
+    assert stat.S_IMODE(os.stat(desktop.data_dir / "desktop.ini").st_mode) == 0o600
+    again = MainWindow(desktop)  # as the next time builds it
+    try:
+        assert (again.width(), again.height()) == (720, 520)
+    finally:
+        again.deleteLater()
+
+
+@pytest.mark.parametrize("saved", ["a place", QByteArray(b"not Qt's geometry")])
+def test_a_saved_place_that_cannot_be_read_leaves_the_default_size(
+    desktop: Desktop, saved: object
+) -> None:
+    desktop.window.close()
+    Preferences(desktop.data_dir).set(PLACE, saved)
+    again = MainWindow(desktop)
+    try:
+        assert (again.width(), again.height()) == (1000, 680)
+    finally:
+        again.deleteLater()
 
 
 def test_pause_from_the_tray_menu_is_done_and_audited(desktop: Desktop, loop) -> None:  # type: ignore[no-untyped-def]

@@ -129,6 +129,12 @@ class MainWindow(QMainWindow):
             open_editor()
 
     # -- pages ------------------------------------------------------------------------------
+    @property
+    def page_shown(self) -> str | None:
+        """The key of the page the side bar has chosen; None before the first."""
+        row = self.sidebar.currentRow()
+        return PAGES[row].key if row >= 0 else None
+
     def show_page(self, key: str) -> QWidget | None:
         """Show the page ``key`` (building it the first time); None without an engine."""
         info = page_info(key)

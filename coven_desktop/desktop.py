@@ -310,10 +310,14 @@ class Desktop(QObject):
 
     def show_window(self, page: str | None = None) -> None:
         """Show the main window, on ``page`` if given; the first time on the Routines page, or
-        a welcome while there are no routines yet."""
+        a welcome while there are no routines yet. A welcome left open while the first routine
+        came (added with ``coven routine add``, say) gives way to the Routines page: its "Add
+        your first routine" is no longer true."""
+        has_routines = self.overview is not None and bool(self.overview.routines)
         if page is None and not self.window.pages:
-            has_routines = self.overview is not None and bool(self.overview.routines)
             page = "routines" if has_routines else "welcome"
+        elif page is None and has_routines and self.window.page_shown == "welcome":
+            page = "routines"
         if page is not None:
             self.window.show_page(page)
         self.window.show()

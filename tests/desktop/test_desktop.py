@@ -75,6 +75,21 @@ def test_a_saved_place_that_cannot_be_read_leaves_the_default_size(
         again.deleteLater()
 
 
+def test_a_welcome_left_open_gives_way_to_the_routines_once_there_is_one(
+    desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    window = desktop.window
+    assert window.page_shown == "welcome"  # no routine yet
+    window.close()
+    add(desktop, loop, "backup")  # as `coven routine add` would, while the window is closed
+    desktop.show_window()  # from the tray, or a second launch
+    loop.run_until_complete(window.settle())
+    assert window.page_shown == "routines"
+    assert window.stack.currentWidget() is window.pages["routines"]
+    desktop.show_window("welcome")  # asked for by name, it is still there
+    assert window.page_shown == "welcome"
+
+
 def test_pause_from_the_tray_menu_is_done_and_audited(desktop: Desktop, loop) -> None:  # type: ignore[no-untyped-def]
     add(desktop, loop, "backup")
     menu_action(desktop, "Pause", submenu="backup").trigger()

@@ -20,6 +20,7 @@ from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QMenu,
     QMessageBox,
@@ -34,6 +35,7 @@ from coven_core.engine import Engine
 from coven_core.model import RoutineState
 from coven_core.queries import _
 from coven_desktop.tasks import Tasks
+from coven_desktop.windows import run_times
 from coven_desktop.windows.cancelling import ask_to_cancel
 from coven_desktop.windows.chips import ChipDelegate
 from coven_desktop.windows.export_dialog import ExportDialog
@@ -99,6 +101,9 @@ class Page(QWidget):
         self._splitter.addWidget(self.table)
         self._editor: RoutineEditor | None = None
         layout.addWidget(self._splitter, 1)
+        # Next run and Last result are the viewer's times, beside a column of other zones.
+        self.zone_caption = QLabel(self)
+        layout.addWidget(self.zone_caption)
         self._update_actions()
 
     @property
@@ -251,13 +256,17 @@ class Page(QWidget):
         running = overview.running if overview is not None else []
         self._keeping_selection = True
         try:
-            self.model.set_rows(rows, self.desktop.clock.now_utc(), running)
+            now = self.desktop.clock.now_utc()
+            self.model.set_rows(rows, now, running)
             self.table.fit_to_contents()
             kept = chosen is not None and self.select(chosen.name)
         finally:
             self._keeping_selection = False
         if chosen is not None and not kept:
             self.notice.clear()  # the routine it spoke of is gone, or filtered out
+        caption, zone = run_times.times_caption(now, locale)
+        self.zone_caption.setText(caption)
+        self.zone_caption.setToolTip(zone)
         self._update_actions()
         self._ticker.follow()
 

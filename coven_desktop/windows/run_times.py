@@ -19,6 +19,7 @@ from babel.dates import (
 
 from coven_core import queries
 from coven_core.errors import CovenError
+from coven_core.queries import _
 
 Unit = Literal["day", "hour", "minute", "second"]
 _UNITS: tuple[tuple[Unit, int], ...] = (("day", 86400), ("hour", 3600), ("minute", 60),
@@ -100,6 +101,13 @@ def same_clock(at: datetime, zone: str, other: str) -> bool:
         )
     except CovenError:
         return False
+
+
+def times_caption(at: datetime, locale: str) -> tuple[str, str]:
+    """ "Times in Central European Summer Time" and the zone's key (for its tooltip): said once
+    on a page whose times are all the viewer's, beside columns that name other zones."""
+    zone = viewer_zone_key()
+    return _("Times in {zone}").format(zone=zone_name(zone, at, locale)), zone
 
 
 def zone_name(key: str, at: datetime, locale: str) -> str:

@@ -228,10 +228,8 @@ class Page(LivePage):
         shown = ngettext("{count} run shown", "{count} runs shown", rows)
         self.count.setText(shown.format(count=rows) if rows else "")
         self.more_button.setVisible(not self.exhausted)
-        now = self.desktop.clock.now_utc()
-        zone = run_times.viewer_zone_key()
-        self.zone_caption.setText(_("Times in {zone}").format(
-            zone=run_times.zone_name(zone, now, self.desktop.locale)))  # fmt: skip
+        caption, zone = run_times.times_caption(self.desktop.clock.now_utc(), self.desktop.locale)
+        self.zone_caption.setText(caption)
         self.zone_caption.setToolTip(zone)
         self._ticker.follow()
         self._update_buttons()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -188,6 +189,25 @@ def test_rows_say_the_schedule_in_words_zone_state_and_next_run(desktop, loop, p
     assert cell(1, Column.NEXT_RUN) == "—"
     assert cell(0, Column.LAST_RESULT) == "Not run yet"
     assert model.data(model.index(1, Column.ZONE), NameRole) == "sync"
+
+
+def test_the_page_says_in_which_zone_its_times_are(  # type: ignore[no-untyped-def]
+    desktop, loop, page, monkeypatch
+) -> None:
+    monkeypatch.setenv("TZ", "America/Sao_Paulo")  # the viewer's zone: no summer time in 2026
+    time.tzset()
+    try:
+        add(desktop, loop, "backup", "30 2 * * *", NEW_YORK)
+        drive(loop, page, page.reload)
+        # Next run is the viewer's time (Eastern 02:30 is 04:30 in São Paulo), beside a Time
+        # zone column naming another zone: the page says whose times they are.
+        next_run = page.model.data(page.model.index(0, Column.NEXT_RUN))
+        assert next_run.startswith(f"tomorrow 4:30{NNBSP}AM")
+        assert page.zone_caption.text() == "Times in Brasilia Standard Time"
+        assert page.zone_caption.toolTip() == "America/Sao_Paulo"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 def test_a_routine_only_its_upstream_runs_says_after_what(desktop, loop, page) -> None:  # type: ignore[no-untyped-def]

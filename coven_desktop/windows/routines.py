@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import shiboken6
@@ -102,8 +103,11 @@ class Page(QWidget):
         self._editor: RoutineEditor | None = None
         layout.addWidget(self._splitter, 1)
         # Next run and Last result are the viewer's times, beside a column of other zones.
+        # Said from the start: a line appearing at the first reload would lay the page out
+        # again under it (bench_routines_page, "its reload").
         self.zone_caption = QLabel(self)
         layout.addWidget(self.zone_caption)
+        self._show_zone(self.desktop.clock.now_utc())
         self._update_actions()
 
     @property
@@ -264,11 +268,14 @@ class Page(QWidget):
             self._keeping_selection = False
         if chosen is not None and not kept:
             self.notice.clear()  # the routine it spoke of is gone, or filtered out
-        caption, zone = run_times.times_caption(now, locale)
-        self.zone_caption.setText(caption)
-        self.zone_caption.setToolTip(zone)
+        self._show_zone(now)
         self._update_actions()
         self._ticker.follow()
+
+    def _show_zone(self, now: datetime) -> None:
+        caption, zone = run_times.times_caption(now, self.desktop.locale)
+        self.zone_caption.setText(caption)
+        self.zone_caption.setToolTip(zone)
 
     def _on_news(self, _overview: object) -> None:
         """Reload once per burst of news: one in flight, at most one more after it."""

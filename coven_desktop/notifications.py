@@ -74,7 +74,10 @@ class NoticeSettings:
 
     def __init__(self, data_dir: Path) -> None:
         self._preferences = Preferences(data_dir)
-        self.path = self._preferences.path
+
+    @property
+    def path(self) -> Path:
+        return self._preferences.path
 
     def is_on(self, kind: NoticeKind) -> bool:
         default = kind not in OFF_BY_DEFAULT

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 import shiboken6
@@ -107,7 +106,8 @@ class Page(QWidget):
         # again under it (bench_routines_page, "its reload").
         self.zone_caption = QLabel(self)
         layout.addWidget(self.zone_caption)
-        self._show_zone(self.desktop.clock.now_utc())
+        run_times.show_times_caption(self.zone_caption, self.desktop.clock.now_utc(),
+                                     self.desktop.locale)  # fmt: skip
         self._update_actions()
 
     @property
@@ -268,14 +268,9 @@ class Page(QWidget):
             self._keeping_selection = False
         if chosen is not None and not kept:
             self.notice.clear()  # the routine it spoke of is gone, or filtered out
-        self._show_zone(now)
+        run_times.show_times_caption(self.zone_caption, now, locale)
         self._update_actions()
         self._ticker.follow()
-
-    def _show_zone(self, now: datetime) -> None:
-        caption, zone = run_times.times_caption(now, self.desktop.locale)
-        self.zone_caption.setText(caption)
-        self.zone_caption.setToolTip(zone)
 
     def _on_news(self, _overview: object) -> None:
         """Reload once per burst of news: one in flight, at most one more after it."""

@@ -5,7 +5,7 @@ zone differs from the viewer's."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from babel.dates import (
     format_date,
@@ -20,6 +20,9 @@ from babel.dates import (
 from coven_core import queries
 from coven_core.errors import CovenError
 from coven_core.queries import _
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QLabel
 
 Unit = Literal["day", "hour", "minute", "second"]
 _UNITS: tuple[tuple[Unit, int], ...] = (("day", 86400), ("hour", 3600), ("minute", 60),
@@ -103,11 +106,12 @@ def same_clock(at: datetime, zone: str, other: str) -> bool:
         return False
 
 
-def times_caption(at: datetime, locale: str) -> tuple[str, str]:
-    """ "Times in Central European Summer Time" and the zone's key (for its tooltip): said once
-    on a page whose times are all the viewer's, beside columns that name other zones."""
+def show_times_caption(label: QLabel, at: datetime, locale: str) -> None:
+    """ "Times in Central European Summer Time", the zone's key as its tip: said once on a page
+    whose times are all the viewer's, beside columns that name other zones."""
     zone = viewer_zone_key()
-    return _("Times in {zone}").format(zone=zone_name(zone, at, locale)), zone
+    label.setText(_("Times in {zone}").format(zone=zone_name(zone, at, locale)))
+    label.setToolTip(zone)
 
 
 def zone_name(key: str, at: datetime, locale: str) -> str:

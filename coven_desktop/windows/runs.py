@@ -228,9 +228,8 @@ class Page(LivePage):
         shown = ngettext("{count} run shown", "{count} runs shown", rows)
         self.count.setText(shown.format(count=rows) if rows else "")
         self.more_button.setVisible(not self.exhausted)
-        caption, zone = run_times.times_caption(self.desktop.clock.now_utc(), self.desktop.locale)
-        self.zone_caption.setText(caption)
-        self.zone_caption.setToolTip(zone)
+        now = self.desktop.clock.now_utc()
+        run_times.show_times_caption(self.zone_caption, now, self.desktop.locale)
         self._ticker.follow()
         self._update_buttons()
 

@@ -7,9 +7,10 @@ RSS:      resident memory once all have settled (the app's, plus the unique memo
           helper process — the runner fork server appears once a command has run); ≤ 1.5×.
 launch:   process start → "ready" (start done, event loop idle); median of N launches each,
           interleaved A B C D after one unmeasured launch each; goal ≤ 2.0×.
-floors:   the bare app with qasync and the engine imported (``idle_bare --with-engine``):
-          what the contract's design (the engine in the app's process, on a qasync loop)
-          costs before the app does anything — the best ratio any app of this design reaches.
+floors:   the bare app with qasync and the engine imported (``idle_floor``, which loads them
+          before Qt as the app does): what the contract's design (the engine in the app's
+          process, on a qasync loop) costs before the app does anything — the best ratio any
+          app of this design reaches.
 
 The app is ``benchmarks/idle_app.py`` (the real Desktop, real clock, qasync), the baseline
 ``benchmarks/idle_bare.py`` (a QSystemTrayIcon shown, nothing else). All run under
@@ -58,7 +59,7 @@ from coven_core.model import RevisionSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 APP, BARE = "benchmarks.idle_app", "benchmarks.idle_bare"
-FLOOR_ARGS = ["--with-engine"]  # the bare app with qasync and the engine imported
+FLOOR = "benchmarks.idle_floor"  # the bare app with qasync and the engine imported
 TRAY = "--as-if-tray"  # the app's desktop path (tray icon, no window): see idle_app
 READY_TIMEOUT = 120.0
 QUIT_TIMEOUT = 30.0
@@ -169,7 +170,7 @@ def launch_seconds(
 ) -> tuple[float, float, float, float]:
     """Median seconds from start to ready: app, bare, the floor and the app without a tray
     (its window), interleaved A B C D A B C D."""
-    sides = ((APP, [str(data_dir), TRAY]), (BARE, []), (BARE, FLOOR_ARGS), (APP, [str(data_dir)]))
+    sides = ((APP, [str(data_dir), TRAY]), (BARE, []), (FLOOR, []), (APP, [str(data_dir)]))
     for module, arguments in sides:  # warm up (caches, the first pass's planning)
         stop(launch(module, arguments, env, log))
     times: list[list[float]] = [[], [], [], []]
@@ -263,7 +264,7 @@ class IdleSample:
 
 def measure_idle(env: dict[str, str], data_dir: Path, log: Path, seconds: float) -> IdleSample:
     app, bare = launch(APP, [str(data_dir), TRAY], env, log), launch(BARE, [], env, log)
-    floor = launch(BARE, FLOOR_ARGS, env, log)
+    floor = launch(FLOOR, [], env, log)
     windowed = launch(APP, [str(data_dir)], env, log)
     try:
         settled_after = settle([app, bare, floor, windowed])

@@ -24,6 +24,9 @@ import threading
 import traceback
 from pathlib import Path
 
+import coven_desktop  # noqa: F401  first, as in the app: the engine loads before Qt (its __init__)
+
+# isort: split
 import qasync
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 

@@ -14,7 +14,9 @@ API is not in it: the engine builds it on first use (``Engine.operator``), the t
 never does (``test_a_tray_start_loads_only_what_the_tray_needs``), and importing it brought
 its views along (about 2 MiB and 20 modules), a floor above what the app pays.
 
-Run: python3 -m benchmarks.idle_bare [--with-engine]   (from the repository root)
+``idle_floor`` runs it so, with the engine loaded before Qt, as the app loads it.
+
+Run: python3 -m benchmarks.idle_bare   (from the repository root)
 """
 
 from __future__ import annotations

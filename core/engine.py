@@ -144,6 +144,15 @@ def log_path(data_dir: Path) -> Path:
     return logfile.log_path(data_dir)
 
 
+def load_scheduler() -> None:
+    """Import the scheduler and the runner runtime now. ``SchedulerThread`` imports them when
+    it starts, so that the CLI's one-shot commands never load them; a host that always runs a
+    scheduler (the tray app) loads them before Qt instead (see ``coven_desktop/__init__``)."""
+    import coven_core.runtime.runner
+    import coven_core.scheduling.scheduler
+    import coven_core.scheduling.wakeup  # noqa: F401
+
+
 class SchedulerThread(threading.Thread):
     """The scheduler loop on one worker thread, on its own store connection — the loop of
     ``coven daemon``, not a copy. Stop it with :meth:`stop`, which drains within the limits'

@@ -345,6 +345,19 @@ with loop:
     loop.run_until_complete(start())
 """
 
+
+def test_the_app_loads_the_engine_before_qt() -> None:
+    """Once PySide6 is loaded, its import hook reads the source of every module an import
+    names; what the app loads before it is not read (bench_idle: "launch to tray ready")."""
+    code = "import json, sys; import coven_desktop.app; print(json.dumps(list(sys.modules)))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)  # fmt: skip
+    order = json.loads(run.stdout)
+    before_qt = ("asyncio", "coven_core.engine", "coven_core.queries",
+                 "coven_core.scheduling.scheduler", "coven_core.runtime.runner")  # fmt: skip
+    assert [name for name in before_qt if order.index(name) > order.index("PySide6")] == []
+
+
 #: What a tray start must not load (bench_idle: "launch to tray ready", "idle tray app: RSS"):
 #: each is loaded when first used.
 NOT_AT_TRAY_READY = (

@@ -1,0 +1,21 @@
+"""The floor of ``bench_idle``: the bare tray app with qasync and the engine imported
+(``idle_bare --with-engine``), the engine and asyncio loaded before Qt as the app loads them
+(``coven_desktop/__init__``), so that PySide6's import hook does not read their source here
+either: what the contract's design costs before the app does anything.
+
+Run: python3 -m benchmarks.idle_floor   (from the repository root)
+"""
+
+from __future__ import annotations
+
+import asyncio  # noqa: F401  (qasync's loop)
+import sys
+
+from coven_core import engine
+
+engine.load_scheduler()
+
+if __name__ == "__main__":
+    from benchmarks.idle_bare import main  # Qt, after the engine
+
+    sys.exit(main(["--with-engine"]))

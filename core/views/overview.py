@@ -85,7 +85,7 @@ def overview(store: Store, now: datetime, holder_token: str | None = None) -> Ov
     """The tray's snapshot. ``next_run`` is None while all scheduling is paused: nothing
     will run then, whatever the routines' own next moments say."""
     with store.read() as conn:
-        lines = [RoutineLine(r.name, r.state, r.next_due) for r in routines.live(conn)]
+        lines = _lines(conn)
         running = _running(conn)
         broken = [routine.name for routine, _ in routines.broken(conn)]
         counts = Counts(
@@ -103,6 +103,17 @@ def overview(store: Store, now: datetime, holder_token: str | None = None) -> Ov
         state, standby, paused_all, counts.attention, error, upcoming, running, lines, broken,
         counts,
     )  # fmt: skip
+
+
+def _lines(conn: apsw.Connection) -> list[RoutineLine]:
+    """Every live routine's line, by name: only the three columns the tray reads, since it
+    reads them after every change (whole routines doubled the overview's time)."""
+    rows = conn.execute(
+        "SELECT name, state, next_due FROM routines WHERE state != 'deleted' ORDER BY name"
+    )
+    return [
+        RoutineLine(name, RoutineState(state), maybe_instant_from(due)) for name, state, due in rows
+    ]
 
 
 def _broken_text(names: list[str]) -> str | None:

@@ -40,6 +40,10 @@ class FittingTable(QTableView):
         self._wanted: list[int] = []  # each column's width for its content, capped
         self.dropped: set[int] = set()  # hidden for want of room (the owner hides others)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # One line a row, elided at the column's edge (the tooltips have the whole text):
+        # wrapped at a space, a cell showed only its first words ("fetchmail: …") and hid
+        # the rest below the row's height.
+        self.setWordWrap(False)
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)

@@ -141,7 +141,6 @@ class Page(QWidget):
         table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         table.verticalHeader().hide()
-        table.setWordWrap(False)  # one line a routine: the tooltips have the whole text
         table.setTabKeyNavigation(False)  # Tab leaves the table (issue #22)
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         table.doubleClicked.connect(lambda _index: self.edit_selected())

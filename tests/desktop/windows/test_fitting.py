@@ -4,7 +4,7 @@ column to "…", and shows them again when there is room (issue 22)."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QEvent, QObject
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
@@ -101,3 +101,11 @@ def test_new_rows_fitted_are_painted_once(parent: QWidget, qtbot: QtBot) -> None
     table.fit_to_contents()
     _turns()  # what Qt leaves for later (zero timers, posted events) has run
     assert paints.count == 1
+
+
+def test_a_cell_too_long_for_its_column_is_cut_on_one_line_not_wrapped(parent: QWidget) -> None:
+    """Wrapped at its spaces in a one-line row, a cell showed only its first words
+    ("fetchmail: …", the Runs page's What happened); cut at the edge, it shows all that fits."""
+    table = table_of(parent, 360)
+    assert not table.wordWrap()
+    assert table.textElideMode() is Qt.TextElideMode.ElideRight

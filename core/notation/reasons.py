@@ -19,6 +19,9 @@ KEPT_PAUSED = N_("paused after a decision on run {run}; resume it when ready")
 FAILED_IN_A_ROW = N_("{count} consecutive failed occurrences")
 QUARANTINED_BY = N_("quarantined by {who}")
 DELETED_BY_A_PERSON = N_("deleted by a person")
+#: A person's decision as the run's stored reason (operations/reconcile). Not translated as it
+#: stands: :func:`decided` reads it back, and a run's story says it in its own words.
+DECIDED_AS = "reconciled as {outcome} by {who}: {note}"
 
 #: What the runtime, the runner and the retry policy write about an attempt (the runtime's
 #: and the retry policy's own words: core/runtime, core/scheduling/retry.py).
@@ -106,6 +109,13 @@ def _said(text: str, locale: str | None) -> str | None:
         if said is not None:
             return f"{failure_text(head, locale)}: {said}"
     return None
+
+
+def decided(reason: str | None) -> dict[str, str] | None:
+    """A decision's parts (``outcome``, ``who``, ``note``) from a reason :data:`DECIDED_AS`
+    wrote, else None."""
+    found = _pattern(DECIDED_AS).fullmatch(reason or "")
+    return None if found is None else found.groupdict()
 
 
 def failure_text(failure_class: str, locale: str | None = None) -> str:

@@ -129,7 +129,7 @@ def _apply(conn: apsw.Connection, item: Item, outcome: Outcome, reason: str, now
         events.record(conn, now, EventKind.RECONCILED, routine_id=item.routine_id,
                       occurrence_id=item.occurrence_id, outcome=outcome.value)  # fmt: skip
         return
-    why = f"reconciled as {outcome.value} by {operator_name()}: {reason}"
+    why = reasons.DECIDED_AS.format(outcome=outcome.value, who=operator_name(), note=reason)
     settle(conn, item.occurrence_id, item.routine_id, Disposition.RECONCILED, why, stamp)
     conn.execute(
         "UPDATE occurrences SET reconciled_as = ? WHERE id = ?",

@@ -20,7 +20,7 @@ import apsw
 from babel.dates import format_time
 
 from coven_core.notation.i18n import N_, _, ngettext, user_locale
-from coven_core.notation.reasons import reason_text
+from coven_core.notation.reasons import decided, reason_text
 from coven_core.store.codec import instant_from, maybe_instant_from
 
 _SKIPPED = {
@@ -60,6 +60,18 @@ _CONSEQUENCES = {
     ),
 }
 
+#: A run a person decided, as its story tells it (the stored reason is English, DECIDED_AS).
+_DECIDED = {
+    "succeeded": N_("Marked as succeeded by {who}: {note}"),
+    "failed": N_("Marked as failed by {who}: {note}"),
+}
+#: The decision's own step (recorded for a retry, which settles nothing).
+_DECIDED_STEP = {
+    "succeeded": N_("A person marked it as succeeded"),
+    "failed": N_("A person marked it as failed"),
+    "retry": N_("A person decided to run it again"),
+}
+
 
 @dataclass(frozen=True)
 class Ending:
@@ -94,12 +106,24 @@ def ending(end: Ending, locale: str | None = None) -> str:
     disposition = end.disposition
     if disposition == "skipped" and end.reason == "missed":
         return missed(end.window_count, end.cause, locale)
+    if disposition == "reconciled":
+        return _decided(end, locale)
     if disposition == "skipped":
         text = _SKIPPED.get(end.reason or "")
         return _(text, locale) if text else _("Skipped: {reason}", locale).format(reason=end.reason)
     if end.reason:  # the engine's own words ("timed_out: stopped after its timeout") translated
         end = replace(end, reason=reason_text(end.reason, locale))
     return _ENDINGS.get(disposition or "", _other)(end, locale)
+
+
+def _decided(end: Ending, locale: str | None) -> str:
+    """``Marked as failed by ada: the disk was full``: which way, who, and why in their words
+    (kept as typed); a reason in another form as it is."""
+    parts = decided(end.reason)
+    text = _DECIDED.get(parts["outcome"]) if parts else None
+    if parts is None or text is None:
+        return _("Decided by a person: {reason}", locale).format(reason=end.reason)
+    return _(text, locale).format(who=parts["who"], note=parts["note"])
 
 
 def _failed(end: Ending, locale: str | None) -> str:
@@ -138,9 +162,6 @@ _ENDINGS: dict[str, Callable[[Ending, str | None], str]] = {
     "recovery_required": lambda end, locale: _("Needs your decision: {reason}", locale).format(
         reason=end.reason
     ),
-    "reconciled": lambda end, locale: _("Decided by a person: {reason}", locale).format(
-        reason=end.reason
-    ),
     "shadowed": _shadowed,
 }
 
@@ -164,6 +185,8 @@ def step_sentence(
         return _retry(data, zone, attempts_allowed, locale)
     if step.kind == "settled":
         return ending(Ending(data.get("disposition"), data.get("reason")), locale)
+    if step.kind == "reconciled" and data.get("outcome") in _DECIDED_STEP:
+        return _(_DECIDED_STEP[data["outcome"]], locale)
     if step.kind == "skipped":
         skipped = Ending("skipped", data.get("reason"), cause=data.get("cause"),
                          window_count=data.get("count"))  # fmt: skip
@@ -195,7 +218,6 @@ _STEPS = {
     "cancel_sent": N_("Cancel sent to the runner"),
     "overrun": N_("Ran far longer than usual"),
     "stopped": N_("Stopped by a person: {result}"),
-    "reconciled": N_("Decided by a person: {outcome}"),
     "delivered": N_("Output delivered"),
     "delivery_failed": N_("Output could not be delivered"),
 }

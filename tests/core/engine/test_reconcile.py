@@ -8,8 +8,11 @@ import pytest
 
 from coven_core.errors import Conflict, ValidationError
 from coven_core.operations.reconcile import Outcome
+from coven_core.operations.runs import operator_name
+from coven_core.queries import runs
 from coven_core.scheduling.lease import LEASE_TTL
 from coven_core.views.attention import attention
+from coven_core.views.story import tried
 from tests.core.conftest import T0, Engine, make_engine, minutes
 
 
@@ -83,6 +86,38 @@ def test_retry_needs_the_no_side_effect_statement_and_runs_while_paused(awaiting
     )
     assert routine_state(engine)[0] == "paused"
     del rid
+
+
+@pytest.mark.parametrize(
+    ("outcome", "locale", "said"),
+    [
+        (Outcome.SUCCEEDED, "en", "Marked as succeeded by {who}: the log ends cleanly"),
+        (Outcome.FAILED, "en", "Marked as failed by {who}: the log ends cleanly"),
+        (Outcome.FAILED, "de", "Von {who} als fehlgeschlagen markiert: the log ends cleanly"),
+    ],
+)
+def test_a_decided_run_says_which_way_who_and_why_in_the_readers_words(
+    awaiting, outcome, locale, said
+) -> None:
+    """Not "Decided by a person: reconciled as failed by …", English in any language."""
+    engine, _, run_id = awaiting
+    engine.operator.reconcile(run_id, outcome, "the log ends cleanly")
+    (row,) = runs(engine.store, locale=locale)
+    assert row.reason == said.format(who=operator_name())
+    with engine.store.read() as conn:
+        (oid,) = conn.execute("SELECT id FROM occurrences").fetchone()
+        assert tried(conn, oid, "UTC", locale)[-1] == row.reason
+
+
+def test_a_retry_decision_is_a_step_of_the_story(awaiting) -> None:
+    engine, _, run_id = awaiting
+    engine.operator.reconcile(run_id, Outcome.RETRY, "nothing on the disk",
+                              verified_no_side_effect=True)  # fmt: skip
+    with engine.store.read() as conn:
+        (oid,) = conn.execute("SELECT id FROM occurrences").fetchone()
+        assert tried(conn, oid, "UTC", "de")[-1] == (
+            "Eine Person hat entschieden, sie erneut auszuführen"
+        )
 
 
 @pytest.mark.parametrize(

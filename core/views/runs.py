@@ -45,8 +45,9 @@ class RunRow:
     planned_local: str | None  # the wall time in ``zone`` (ISO), when the moment has one
     started_at: datetime | None  # its first attempt's start
     # How long its commands ran: each attempt from its start to its end, summed (a retry a
-    # quarter of an hour later adds its own seconds, not the wait); a live run: how long its
-    # current attempt has run, up to now.
+    # quarter of an hour later adds its own seconds, not the wait); an attempt whose end no
+    # one saw (ambiguous: closed when recovery found it) adds nothing, so a run of only such
+    # attempts has no duration; a live run: how long its current attempt has run, up to now.
     duration_seconds: float | None
     exit_code: int | None
     exit_signal: int | None
@@ -131,7 +132,7 @@ SELECT o.id, o.run_id, r.name, o.kind, o.state, o.disposition, o.reason, o.sched
     o.zone, o.local_time, o.local_kind, o.window_count, o.cause, o.seen_at,
     (SELECT min(started_at) FROM attempts WHERE occurrence_id = o.id),
     (SELECT sum(julianday(exited_at) - julianday(started_at)) * 86400.0 FROM attempts
-        WHERE occurrence_id = o.id),
+        WHERE occurrence_id = o.id AND failure_class IS NOT 'ambiguous'),
     (SELECT count(*) FROM attempts WHERE occurrence_id = o.id),
     a.exit_code, a.exit_signal, a.cancel_by, a.cancel_reason, a.started_at, a.attempt_dir
 FROM occurrences o JOIN routines r ON r.id = o.routine_id

@@ -43,6 +43,15 @@ def test_attention_lists_the_run_with_its_evidence(awaiting) -> None:
     assert len(item.digest()) == 64
 
 
+def test_a_run_whose_end_no_one_saw_has_no_duration(awaiting) -> None:
+    """Its attempt was closed when recovery found the runner gone: that moment is not when
+    the command ended, so the run shows no duration rather than an unproven one."""
+    engine, _, _ = awaiting
+    (row,) = runs(engine.store, locale="en")
+    assert row.outcome == "recovery_required" and row.attempts == 1
+    assert row.duration_seconds is None
+
+
 def test_the_routine_waits_for_the_decision(awaiting) -> None:
     engine, _, run_id = awaiting
     assert routine_state(engine) == (

@@ -191,6 +191,7 @@ class RoutineView:
     last_at: datetime | None
     broken: str | None = None  # why the routine plans nothing, and how to mend it
     paused_all: bool = False  # all scheduling is paused (coven pause --all)
+    last_decided_as: str | None = None  # a decided last run: succeeded or failed
 
     @property
     def state(self) -> str:
@@ -230,6 +231,7 @@ class RoutineView:
             "broken": self.broken,
             "next_due": _iso(self.next_due),
             "last_disposition": self.last_disposition,
+            "last_decided_as": self.last_decided_as,
             "last_at": _iso(self.last_at),
         }
         if self.revision is not None:
@@ -287,14 +289,16 @@ def routine_view(
     if paused_all is None:
         paused_all = scheduling_paused(conn)
     row = conn.execute(f"{_LAST} WHERE r.id = ?", (routine.id,)).fetchone()
-    return _view(routine, revision, broken, row[1:] if row else (None, None), paused_all)
+    return _view(routine, revision, broken, row[1:] if row else (None,) * 3, paused_all)
 
 
-#: Each routine's last settled occurrence: its disposition and when. A subquery a routine,
+#: Each routine's last settled occurrence: its disposition, when, and which way a person
+#: decided it (reconciled). A subquery a routine,
 #: in one statement: a statement a routine cost the Routines page's read a tenth of its time
 #: (bench_routines_page, "its reload").
 _LAST = (
-    "SELECT r.id, o.disposition, o.settled_at FROM routines AS r LEFT JOIN occurrences AS o "
+    "SELECT r.id, o.disposition, o.settled_at, o.reconciled_as "
+    "FROM routines AS r LEFT JOIN occurrences AS o "
     "ON o.id = (SELECT id FROM occurrences WHERE routine_id = r.id "
     "AND disposition IS NOT NULL ORDER BY scheduled_utc DESC, id DESC LIMIT 1)"
 )
@@ -304,12 +308,12 @@ def _view(
     routine: Routine,
     revision: Revision | None,
     broken: routines.BrokenRevision | None,
-    last: tuple[str | None, str | None],
+    last: tuple[str | None, str | None, str | None],
     paused_all: bool,
 ) -> RoutineView:
-    disposition, at = last[0], maybe_instant_from(last[1])
+    disposition, at, decided_as = last[0], maybe_instant_from(last[1]), last[2]
     why = None if broken is None else broken.reason(routine.name)
-    return RoutineView(routine, revision, disposition, at, why, paused_all)
+    return RoutineView(routine, revision, disposition, at, why, paused_all, decided_as)
 
 
 def usable(view: RoutineView) -> Revision:

@@ -103,6 +103,7 @@ class RoutinesModel(QAbstractTableModel):
             "reconciled": _("Decided by a person"),
             "shadowed": _("Trial (not started)"),
         }
+        self._decided = {"succeeded": _("Marked as succeeded"), "failed": _("Marked as failed")}
 
     # -- content ----------------------------------------------------------------------------
     @property
@@ -301,9 +302,15 @@ class RoutinesModel(QAbstractTableModel):
         disposition, at = row.view.last_disposition, row.view.last_at
         if disposition is None:
             return _("Not run yet")
-        label = self._dispositions.get(disposition, disposition)
+        label = self._last_label(disposition, row.view.last_decided_as)
         if at is None or self._now is None:
             return label
         return _("{disposition}, {when}").format(
             disposition=label, when=ago(at, self._now, self.locale)
         )
+
+    def _last_label(self, disposition: str, decided_as: str | None) -> str:
+        """The last run's outcome in a word or two; a decided one says which way it went."""
+        if disposition == "reconciled" and decided_as in self._decided:
+            return self._decided[decided_as]
+        return self._dispositions.get(disposition, disposition)

@@ -15,14 +15,17 @@ from pytestqt.qtbot import QtBot
 
 from coven_core.integrity import audit
 from coven_core.model import RoutineState
+from coven_core.operations.runs import operator_name
 from coven_core.queries import show
 from coven_core.views.attention import Item
 from coven_core.views.inspection import inspect
 from coven_desktop.demo.attention import dark_palette
 from coven_desktop.desktop import Desktop
+from coven_desktop.windows import routine_model, run_model
 from coven_desktop.windows.reconciliation import Page
 from coven_desktop.windows.tones import Tone, contrast
 from tests.desktop.windows.awaiting import Awaiting, make_awaiting, stop_command
+from tests.desktop.windows.running import quiet
 
 
 @pytest.fixture
@@ -262,6 +265,25 @@ def test_it_failed_with_a_reason_is_recorded_audited_and_pauses(
     assert state_of(desktop, loop, "backup") is RoutineState.ACTIVE
     assert "active again" in page.paused_text.text()
     assert not page.resume_button.isVisible()
+
+
+def test_after_the_decision_the_routines_and_runs_pages_say_which_way_it_went(
+    page: Page, desktop: Desktop, loop: qasync.QEventLoop, qtbot: QtBot, awaiting: Awaiting
+) -> None:
+    """Not "Decided by a person": which way, and on the Runs page who and why."""
+    stop(qtbot, loop, page)
+    decide(qtbot, loop, page, page.failed_button, "the copy stopped half way")
+
+    routines = desktop.window.show_page("routines")
+    quiet(loop, desktop, routines)
+    last = routines.model.index(0, routine_model.Column.LAST_RESULT)
+    assert routines.model.data(last) == "Marked as failed, just now"
+    runs = desktop.window.show_page("runs")
+    quiet(loop, desktop, runs)
+    why = runs.model.index(0, run_model.Column.WHY)
+    assert (
+        runs.model.data(why) == f"Marked as failed by {operator_name()}: the copy stopped half way"
+    )
 
 
 def test_the_receipt_stays_until_the_next_case_is_picked(

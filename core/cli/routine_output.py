@@ -11,6 +11,7 @@ from coven_core.cli.times import maybe_local_text
 from coven_core.model import Revision
 from coven_core.notation.durations import format_timeout
 from coven_core.notation.i18n import N_, _, user_locale
+from coven_core.notation.reasons import reason_text
 from coven_core.queries import RoutineView
 from coven_core.views.policies import after_only, policy_fields
 
@@ -45,7 +46,7 @@ def print_routine(view: RoutineView) -> None:
     locale = user_locale()
     routine, revision = view.routine, view.revision
     reason = view.broken or view.state_reason
-    state = view.state + (f" ({reason})" if reason else "")
+    state = view.state + (f" ({reason_text(reason, locale)})" if reason else "")  # the key, and why
     last = view.last_disposition or "—"
     if view.last_at is not None:
         last += " · " + maybe_local_text(view.last_at, view.zone, locale)

@@ -84,6 +84,17 @@ def test_a_decided_run_leaves_the_list(coven: Coven, awaiting: Awaiting) -> None
     assert coven.json("attention") == {"items": [], "broken_routines": []}
 
 
+def test_after_a_decision_routine_show_says_why_it_is_paused_in_the_readers_words(
+    coven: Coven, awaiting: Awaiting, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The state stays a key (what scripts and --shadow use); the engine's reason is German."""
+    coven.json("reconcile", awaiting.run_id, "--as", "failed", "--reason", "half a backup")
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    shown = coven("routine", "show", "backup")[1].splitlines()
+    assert f"Zustand:         paused (pausiert nach einer Entscheidung zu Ausführung " \
+        f"{awaiting.run_id}; fortsetzen, wenn Sie so weit sind)" in shown  # fmt: skip
+
+
 def test_bad_input_exits_2(coven: Coven, awaiting: Awaiting) -> None:
     coven.refuses("attention", "backup", message="unrecognized arguments: backup")
 

@@ -99,8 +99,11 @@ class Operator:
         return self._act("resume.all", None, None, pausing.resume_all)
 
     # -- runs -------------------------------------------------------------------------------
-    def run_now(self, name: str, key: str | None = None) -> RunRef:
-        return self._act("run-now", name, None, partial(runs.run_now, name=name, key=key))
+    def run_now(self, name: str, key: str | None = None, *, join_waiting: bool = False) -> RunRef:
+        """``join_waiting``: a manual run of the routine not started yet is the answer (its
+        ``already_waiting`` set), not a second run (a window's Run now, clicked again)."""
+        work = partial(runs.run_now, name=name, key=key, join_waiting=join_waiting)
+        return self._act("run-now", name, None, work)
 
     def probe(self, name: str) -> RunRef:
         """One attempt now on a quarantined routine; it stays quarantined (§6)."""

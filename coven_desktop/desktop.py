@@ -156,7 +156,7 @@ class Desktop(QObject):
         tray = self.tray
         tray.pauseRequested.connect(lambda name: self.act(lambda e: e.operator.pause(name)))
         tray.resumeRequested.connect(lambda name: self.act(lambda e: e.operator.resume(name)))
-        tray.runNowRequested.connect(lambda name: self.act(lambda e: e.operator.run_now(name)))
+        tray.runNowRequested.connect(self.run_now)
         tray.probeRequested.connect(lambda name: self.act(lambda e: e.operator.probe(name)))
         tray.releaseRequested.connect(lambda name: self.act(lambda e: e.operator.release(name)))
         tray.cancelRequested.connect(lambda run: self.act(lambda e: e.operator.cancel(run)))
@@ -344,6 +344,11 @@ class Desktop(QObject):
             self.show_window(shown.page)
 
     # -- acting and refreshing --------------------------------------------------------------
+    def run_now(self, name: str) -> asyncio.Future[Any]:
+        """Run ``name`` once now; clicked again while that run waits (behind a running
+        one), the same run: a click makes no second run of the same command."""
+        return self.act(lambda e: e.operator.run_now(name, join_waiting=True))
+
     def act(self, work: Callable[[Engine], object]) -> asyncio.Future[Any]:
         """Run an operator call off the GUI thread; refresh afterwards; report refusals."""
         return self._tasks.spawn(self._act(work))

@@ -39,6 +39,7 @@ class RunRef:
     state: str
     disposition: str | None = None
     already_ended: bool = False  # a cancel found it settled and changed nothing
+    already_waiting: bool = False  # run-now found this manual run not yet started: no other
     key: str | None = None  # a manual run's idempotency key (given, or made by Coven)
 
     def to_json(self) -> dict[str, str | None]:
@@ -60,10 +61,18 @@ def operator_name() -> str:
 
 # -- run now ----------------------------------------------------------------------------------
 def run_now(
-    conn: apsw.Connection, name: str, key: str | None, now: datetime, *, probe: bool = False
+    conn: apsw.Connection,
+    name: str,
+    key: str | None,
+    now: datetime,
+    *,
+    probe: bool = False,
+    join_waiting: bool = False,
 ) -> RunRef:
     """A manual occurrence now. The same key returns the same run; the same key for another
-    routine is a conflict."""
+    routine is a conflict. ``join_waiting`` (a window's or the tray's Run now): while a
+    manual run of the routine has not started yet (it waits behind a running one), that run,
+    so that a second click makes no second run of the same command."""
     routine = routines.by_name(conn, name)
     if key is not None and not key.strip():
         raise ValidationError(_("an idempotency key must not be empty"))
@@ -73,7 +82,19 @@ def run_now(
             return _same_routine(existing, routine, key)
     _may_run_now(routine, probe)
     refuse_while_awaiting(conn, routine.id, routine.name, "probe" if probe else "run")
-    return _insert_manual(conn, routine, key or secrets.token_hex(8), now, probe)
+    waiting = _manual_waiting(conn, routine.id, probe) if join_waiting and key is None else None
+    return waiting or _insert_manual(conn, routine, key or secrets.token_hex(8), now, probe)
+
+
+def _manual_waiting(conn: apsw.Connection, routine_id: str, probe: bool) -> RunRef | None:
+    row = conn.execute(
+        "SELECT run_id, id, manual_key FROM occurrences WHERE routine_id = ? AND kind = ? "
+        "AND state = 'planned' AND probe = ? ORDER BY scheduled_utc LIMIT 1",
+        (routine_id, OccurrenceKind.MANUAL.value, int(probe)),
+    ).fetchone()
+    if row is None:
+        return None
+    return RunRef(row[0], row[1], "planned", key=row[2], already_waiting=True)
 
 
 def _by_key(conn: apsw.Connection, key: str) -> tuple[RunRef, str] | None:

@@ -345,7 +345,24 @@ class Page(QWidget):
         self._act_on_selected(lambda name: lambda e: e.operator.resume(name))
 
     def run_selected(self) -> None:
-        self._act_on_selected(lambda name: lambda e: e.operator.run_now(name))
+        """Run it now, and say so where the row alone would not: a routine running already
+        shows no change (its run waits for the one going now), nor does a second click."""
+        row = self.selected()
+        if row is not None:
+            self.notice.clear()
+            busy = row.name in self.model.running
+            self._tasks.spawn(self._run_now(row.name, busy))
+
+    async def _run_now(self, name: str, busy: bool) -> None:
+        ref = await self.desktop.run_now(name)
+        if ref is None or not shiboken6.isValid(self):
+            return  # refused: the window says why
+        if ref.already_waiting:
+            self.notice.say(_("A run of {name} is already waiting to start: no second one "
+                              "was made.").format(name=name))  # fmt: skip
+        elif busy:
+            self.notice.say(_("{name} is running: this run starts when that one ends.").format(
+                name=name))  # fmt: skip
 
     def _act_on_selected(self, work: Callable[[str], Callable[[Engine], object]]) -> None:
         row = self.selected()

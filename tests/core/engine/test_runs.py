@@ -89,6 +89,24 @@ def test_run_now_is_idempotent_per_key(engine: Engine) -> None:
     assert len(engine.runtime.launches) == 1
 
 
+def test_run_now_joining_the_waiting_run_makes_no_second_one(engine: Engine) -> None:
+    """A window's Run now clicked twice before the run starts: one run. Without joining
+    (the CLI) each call is a new run, as before; once it has run, a click makes a new one."""
+    engine.add("a", "@yearly")
+    first = engine.operator.run_now("a", join_waiting=True)
+    again = engine.operator.run_now("a", join_waiting=True)
+    assert (again.run_id, again.already_waiting, first.already_waiting) == (
+        first.run_id,
+        True,
+        False,
+    )
+    assert engine.operator.run_now("a").run_id != first.run_id  # not joining: a second run
+    engine.run_until(T0 + minutes(1))
+    later = engine.operator.run_now("a", join_waiting=True)
+    assert later.run_id != first.run_id and not later.already_waiting
+    assert len(engine.runtime.launches) == 2
+
+
 def test_run_now_runs_a_paused_routine_but_not_a_quarantined_one(engine: Engine) -> None:
     rid = engine.add("a", "@yearly")
     engine.operator.pause("a")

@@ -28,6 +28,7 @@ from coven_desktop.windows.routine_editor import KindRole
 from coven_desktop.windows.routine_model import STATE_ICONS, Column, NameRole
 from coven_desktop.windows.routine_rows import schedule_words
 from coven_desktop.windows.routines import Page
+from tests.desktop.windows.running import start
 
 NNBSP = "\u202f"  # Babel's space before AM/PM in en_US
 NEW_YORK = "America/New_York"
@@ -548,6 +549,29 @@ def test_pause_and_resume_from_the_row_actions(desktop, qtbot, loop, page) -> No
         engine(desktop, loop, lambda e: show(e.store, "backup").routine.state)
         is RoutineState.ACTIVE
     )
+
+
+def test_run_now_while_it_runs_makes_one_waiting_run_and_says_so(
+    desktop, qtbot, loop, page
+) -> None:  # type: ignore[no-untyped-def]
+    """A running routine's row does not change at Run now (its run waits for the one going),
+    so the page says what happened; a second click makes no second run."""
+    start(desktop, loop, "slow", "/bin/sleep", "30")
+    reload(loop, page)
+    page.select("slow")
+    button = page.actions_bar.widgetForAction(page.action["run_now"])
+    said = []
+    for _ in range(2):
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        loop.run_until_complete(page.settle())
+        said.append(page.notice.label.text() if page.notice.isVisible() else None)
+    assert said == ["slow is running: this run starts when that one ends.",
+                    "A run of slow is already waiting to start: no second one was made."]  # fmt: skip
+    waiting = engine(desktop, loop, lambda e: e.store.conn.execute(
+        "SELECT count(*) FROM occurrences WHERE kind = 'manual' AND state = 'planned'"
+    ).fetchone()[0])  # fmt: skip
+    assert waiting == 1
+    engine(desktop, loop, lambda e: e.operator.cancel_routine("slow"))
 
 
 def test_run_now_runs_it_and_the_last_result_says_so(desktop, qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]

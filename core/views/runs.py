@@ -134,7 +134,8 @@ SELECT o.id, o.run_id, r.name, o.kind, o.state, o.disposition, o.reason, o.sched
     (SELECT sum(julianday(exited_at) - julianday(started_at)) * 86400.0 FROM attempts
         WHERE occurrence_id = o.id AND failure_class IS NOT 'ambiguous'),
     (SELECT count(*) FROM attempts WHERE occurrence_id = o.id),
-    a.exit_code, a.exit_signal, a.cancel_by, a.cancel_reason, a.started_at, a.attempt_dir
+    a.exit_code, a.exit_signal, a.cancel_by, a.cancel_reason, a.started_at, a.attempt_dir,
+    o.not_before
 FROM occurrences o JOIN routines r ON r.id = o.routine_id
 LEFT JOIN attempts a ON a.occurrence_id = o.id
     AND a.number = (SELECT max(number) FROM attempts WHERE occurrence_id = o.id)
@@ -171,16 +172,19 @@ def runs(
 def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) -> RunRow:
     (oid, run_id, name, kind, state, disposition, reason, scheduled, zone, local, local_kind,
      count, cause, seen_at, started, ran, attempts, code, signal, by, why,
-     latest, directory) = row  # fmt: skip
+     latest, directory, retry_at) = row  # fmt: skip
     live = disposition is None
     since = maybe_instant_from(latest) if live else None
     if live:
         ran = (now - since).total_seconds() if now and since else None
     told = Ending(disposition, reason, code, signal, by, why, cause, count)
     said = last_error_line(Path(directory)) if disposition in FAILURES and directory else ""
+    if live and state == "planned" and (code, signal) != (None, None) and retry_at:
+        words = _retrying(told, directory, maybe_instant_from(retry_at), zone, locale)
+    else:
+        words = _live_words(state, locale) if live else _ended(told, said, locale)
     return RunRow(
-        oid, run_id, name, kind, _LIVE.get(state, state) if live else disposition,
-        _live_words(state, locale) if live else _ended(told, said, locale),
+        oid, run_id, name, kind, _LIVE.get(state, state) if live else disposition, words,
         maybe_instant_from(scheduled) or _never(),
         zone, local, maybe_instant_from(started), ran,
         code, signal, attempts, seen_at is not None, _dst(local_kind, reason), since,
@@ -193,6 +197,17 @@ def _ended(told: Ending, line: str, locale: str | None) -> str:
     person wants to know of it ("Failed with exit 3: disk full")."""
     said = ending(told, locale)
     return _("{ending}: {line}", locale).format(ending=said, line=line) if line else said
+
+
+def _retrying(
+    told: Ending, directory: str | None, at: datetime | None, zone: str, locale: str | None
+) -> str:
+    """A run waiting for its retry: how its last attempt failed, and when it tries again
+    ("Failed with exit 7: no connection; tries again at 14:16"), not only "Waiting to run"."""
+    line = last_error_line(Path(directory)) if directory else ""
+    failed = _ended(Ending("failed", None, told.exit_code, told.exit_signal), line, locale)
+    when = clock_time(at, zone, locale) if at else "?"
+    return _("{ending}; tries again at {time}", locale).format(ending=failed, time=when)
 
 
 _LIVE_WORDS = {"planned": N_("Waiting to run"), "claimed": N_("Starting"), "running": N_("Running")}

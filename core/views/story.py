@@ -20,7 +20,7 @@ import apsw
 from babel.dates import format_time
 
 from coven_core.notation.i18n import N_, _, ngettext, user_locale
-from coven_core.notation.reasons import decided, reason_text
+from coven_core.notation.reasons import decided, failure_text, reason_text
 from coven_core.store.codec import instant_from, maybe_instant_from
 
 _SKIPPED = {
@@ -228,7 +228,8 @@ def _retry(data: Mapping[str, Any], zone: str, allowed: int | None, locale: str 
         return _("Retried by a person ({who})", locale).format(who=data.get("by"))
     if data.get("delivery"):
         return _("Delivery tried again by a person ({who})", locale).format(who=data.get("by"))
-    failed = _("Failed ({failure})", locale).format(failure=data.get("failure"))
+    failure = failure_text(str(data.get("failure")), locale)  # "command failed", not its key
+    failed = _("Failed ({failure})", locale).format(failure=failure)
     at = maybe_instant_from(data.get("not_before"))
     number = int(data.get("attempt") or 0) + 1
     when = _("retried at {time}", locale).format(time=clock_time(at, zone, locale)) if at else ""

@@ -35,6 +35,22 @@ def test_a_retried_failure_tells_each_attempt_and_each_retry(engine: Engine) -> 
     assert detail.decisions[-1].startswith("Failed: action_failed: exited with status 1")
 
 
+def test_a_run_waiting_for_its_retry_says_how_it_failed_and_when_it_tries_again(
+    engine: Engine,
+) -> None:
+    """Not only "Waiting to run": its first attempt failed, and it tries again at a time."""
+    engine.add("backup", "1 12 * * *", retries=2, quarantine_after=9)
+    engine.runtime.auto_exit = 1
+    engine.run_until(T0 + minutes(1) + timedelta(seconds=2))  # attempt 1 failed; its retry waits
+    (row,) = runs(engine.store, "backup")
+    assert row.outcome == "waiting" and row.attempts == 1
+    assert row.reason.startswith("Failed with exit 1; tries again at ")
+    (german,) = runs(engine.store, "backup", locale="de")
+    assert german.reason.startswith("Fehlgeschlagen mit Exit-Code 1; neuer Versuch um ")
+    told = run_detail(engine.store, row.run_id or "", locale="de").decisions
+    assert told[-1].startswith("Fehlgeschlagen (Befehl fehlgeschlagen); erneut um ")
+
+
 def test_a_running_run_shows_its_elapsed_time(engine: Engine) -> None:
     engine.add("sync", "1 12 * * *")
     engine.runtime.auto_exit = None

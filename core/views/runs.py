@@ -202,12 +202,13 @@ def _ended(told: Ending, line: str, locale: str | None) -> str:
 def _retrying(
     told: Ending, directory: str | None, at: datetime | None, zone: str, locale: str | None
 ) -> str:
-    """A run waiting for its retry: how its last attempt failed, and when it tries again
-    ("Failed with exit 7: no connection; tries again at 14:16"), not only "Waiting to run"."""
+    """A run waiting for its retry: when it tries again, then how its last attempt failed
+    ("Tries again at 14:16: Failed with exit 7: no connection"), not only "Waiting to run";
+    the time first, where a narrow column still shows it."""
     line = last_error_line(Path(directory)) if directory else ""
     failed = _ended(Ending("failed", None, told.exit_code, told.exit_signal), line, locale)
     when = clock_time(at, zone, locale) if at else "?"
-    return _("{ending}; tries again at {time}", locale).format(ending=failed, time=when)
+    return _("Tries again at {time}: {ending}", locale).format(ending=failed, time=when)
 
 
 _LIVE_WORDS = {"planned": N_("Waiting to run"), "claimed": N_("Starting"), "running": N_("Running")}

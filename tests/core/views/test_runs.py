@@ -7,7 +7,9 @@ from datetime import timedelta
 import pytest
 
 from coven_core.clock import WakeReason
+from coven_core.store.codec import instant_from
 from coven_core.views.runs import DETAIL_TAIL_BYTES, run_detail, runs
+from coven_core.views.story import clock_time
 from tests.core.conftest import T0, Engine, minutes
 
 
@@ -38,15 +40,20 @@ def test_a_retried_failure_tells_each_attempt_and_each_retry(engine: Engine) -> 
 def test_a_run_waiting_for_its_retry_says_how_it_failed_and_when_it_tries_again(
     engine: Engine,
 ) -> None:
-    """Not only "Waiting to run": its first attempt failed, and it tries again at a time."""
+    """Not only "Waiting to run": when it tries again, and how its first attempt failed."""
     engine.add("backup", "1 12 * * *", retries=2, quarantine_after=9)
     engine.runtime.auto_exit = 1
     engine.run_until(T0 + minutes(1) + timedelta(seconds=2))  # attempt 1 failed; its retry waits
-    (row,) = runs(engine.store, "backup")
-    assert row.outcome == "waiting" and row.attempts == 1
-    assert row.reason.startswith("Failed with exit 1; tries again at ")
+    (row,) = runs(engine.store, "backup", locale="en")
     (german,) = runs(engine.store, "backup", locale="de")
-    assert german.reason.startswith("Fehlgeschlagen mit Exit-Code 1; neuer Versuch um ")
+    retry = instant_from(
+        engine.store.conn.execute("SELECT not_before FROM occurrences").fetchone()[0]
+    )
+    assert (row.outcome, row.attempts) == ("waiting", 1)
+    assert row.reason == f"Tries again at {clock_time(retry, 'UTC', 'en')}: Failed with exit 1"
+    assert german.reason == (
+        f"Neuer Versuch um {clock_time(retry, 'UTC', 'de')}: Fehlgeschlagen mit Exit-Code 1"
+    )
     told = run_detail(engine.store, row.run_id or "", locale="de").decisions
     assert told[-1].startswith("Fehlgeschlagen (Befehl fehlgeschlagen); erneut um ")
 

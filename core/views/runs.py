@@ -174,9 +174,11 @@ def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) 
      count, cause, seen_at, started, ran, attempts, code, signal, by, why,
      latest, directory, retry_at) = row  # fmt: skip
     live = disposition is None
-    since = maybe_instant_from(latest) if live else None
-    if live:
-        ran = (now - since).total_seconds() if now and since else None
+    # Its attempt going now ticks; one waiting (for its first attempt or a retry) has run
+    # only its ended attempts' time.
+    since = maybe_instant_from(latest) if live and state != "planned" else None
+    if since is not None:
+        ran = (now - since).total_seconds() if now else None
     told = Ending(disposition, reason, code, signal, by, why, cause, count)
     said = last_error_line(Path(directory)) if disposition in FAILURES and directory else ""
     if live and state == "planned" and (code, signal) != (None, None) and retry_at:

@@ -49,7 +49,9 @@ def test_a_run_waiting_for_its_retry_says_how_it_failed_and_when_it_tries_again(
     retry = instant_from(
         engine.store.conn.execute("SELECT not_before FROM occurrences").fetchone()[0]
     )
-    assert (row.outcome, row.attempts) == ("waiting", 1)
+    assert (row.outcome, row.attempts, row.running_since) == ("waiting", 1, None)
+    later = runs(engine.store, "backup", now=T0 + minutes(30))[0]  # its duration does not tick
+    assert later.duration_seconds == row.duration_seconds is not None
     assert row.reason == f"Tries again at {clock_time(retry, 'UTC', 'en')}: Failed with exit 1"
     assert german.reason == (
         f"Neuer Versuch um {clock_time(retry, 'UTC', 'de')}: Fehlgeschlagen mit Exit-Code 1"

@@ -20,7 +20,7 @@ from coven_core.notation.i18n import N_, _
 from coven_core.notation.utc import local_seconds, utc_text
 from coven_core.operations.seen import FAILURES
 from coven_core.scheduling import routines
-from coven_core.store.codec import instant_text, maybe_instant_from
+from coven_core.store.codec import instant_from, instant_text, maybe_instant_from
 from coven_core.store.query import one
 from coven_core.store.store import Store
 from coven_core.views.attention import command_line, last_error_line, output_tail
@@ -182,7 +182,7 @@ def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) 
     told = Ending(disposition, reason, code, signal, by, why, cause, count)
     said = last_error_line(Path(directory)) if disposition in FAILURES and directory else ""
     if live and state == "planned" and (code, signal) != (None, None) and retry_at:
-        words = _retrying(told, directory, maybe_instant_from(retry_at), zone, locale)
+        words = _retrying(told, directory, instant_from(retry_at), zone, locale)
     else:
         words = _live_words(state, locale) if live else _ended(told, said, locale)
     return RunRow(
@@ -202,14 +202,14 @@ def _ended(told: Ending, line: str, locale: str | None) -> str:
 
 
 def _retrying(
-    told: Ending, directory: str | None, at: datetime | None, zone: str, locale: str | None
+    told: Ending, directory: str | None, at: datetime, zone: str, locale: str | None
 ) -> str:
     """A run waiting for its retry: when it tries again, then how its last attempt failed
     ("Tries again at 14:16: Failed with exit 7: no connection"), not only "Waiting to run";
     the time first, where a narrow column still shows it."""
     line = last_error_line(Path(directory)) if directory else ""
     failed = _ended(Ending("failed", None, told.exit_code, told.exit_signal), line, locale)
-    when = clock_time(at, zone, locale) if at else "?"
+    when = clock_time(at, zone, locale)
     return _("Tries again at {time}: {ending}", locale).format(ending=failed, time=when)
 
 

@@ -1,7 +1,8 @@
 """The floor of ``bench_idle``: the bare tray app with qasync and the engine imported
 (``idle_bare --with-engine``), the engine and asyncio loaded before Qt as the app loads them
 (``coven_desktop/__init__``), so that PySide6's import hook does not read their source here
-either: what the contract's design costs before the app does anything.
+either, and that hook quieted as the app quiets it (``coven_desktop.quiet_feature_hook``):
+what the contract's design costs before the app does anything.
 
 Run: python3 -m benchmarks.idle_floor   (from the repository root)
 """
@@ -14,6 +15,13 @@ import sys
 from coven_core import engine
 
 engine.load_scheduler()
+
+from PySide6 import QtCore  # noqa: E402, F401  (installs the hook)
+
+# As coven_desktop.quiet_feature_hook does, without loading the app's package.
+_feature = sys.modules.get("PySide6.support.feature")
+if callable(getattr(_feature, "_mod_uses_pyside", None)):
+    _feature._mod_uses_pyside = lambda module: False  # type: ignore[union-attr]
 
 if __name__ == "__main__":
     from benchmarks.idle_bare import main  # Qt, after the engine

@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -356,6 +357,37 @@ def test_the_app_loads_the_engine_before_qt() -> None:
     before_qt = ("asyncio", "coven_core.engine", "coven_core.queries",
                  "coven_core.scheduling.scheduler", "coven_core.runtime.runner")  # fmt: skip
     assert [name for name in before_qt if order.index(name) > order.index("PySide6")] == []
+
+
+def test_the_app_reads_no_modules_source_on_import(tmp_path: Path) -> None:
+    """Where PySide6's import hook has the shape ``quiet_feature_hook`` knows, a module
+    imported after the app is not read for its source (bench_idle: "launch to tray ready")."""
+    (tmp_path / "late_module.py").write_text("VALUE = 1\n")
+    code = ("import linecache, sys; import coven_desktop.app, coven_desktop as app; "
+            "import late_module; "
+            "print(app.quiet_feature_hook(), late_module.__file__ in linecache.cache)")  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True, env=env)  # fmt: skip
+    quieted, read = run.stdout.split()
+    if quieted == "False":
+        pytest.skip("this PySide6 has no feature hook of the shape the app quiets")
+    assert read == "False"
+
+
+def test_quieting_the_feature_hook_leaves_another_shape_of_it_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from coven_desktop import quiet_feature_hook
+
+    monkeypatch.delitem(sys.modules, "PySide6.support.feature")
+    assert quiet_feature_hook() is False  # no hook at all
+    stand_in = types.ModuleType("PySide6.support.feature")
+    monkeypatch.setitem(sys.modules, "PySide6.support.feature", stand_in)
+    assert quiet_feature_hook() is False  # a hook without the check it replaces
+    stand_in._mod_uses_pyside = lambda module: True  # type: ignore[attr-defined]
+    assert quiet_feature_hook() is True
+    assert stand_in._mod_uses_pyside(sys) is False  # type: ignore[attr-defined]
 
 
 #: What a tray start must not load (bench_idle: "launch to tray ready", "idle tray app: RSS"):

@@ -143,9 +143,10 @@ def _known(text: str, locale: str | None) -> str | None:
 
 @cache
 def _pattern(template: str) -> re.Pattern[str]:
-    """``run {run} needs…`` as ``run (?P<run>.+?) needs…`` (``{detail}`` may be empty)."""
+    """``run {run} needs…`` as ``run (?P<run>.+?) needs…`` (``{detail}`` may be empty, and a
+    part may hold several lines: a person's note, a command's message)."""
     parts = re.split(r"\{(\w+)\}", template)
     pattern = "".join(
         f"(?P<{part}>.*?)" if index % 2 else re.escape(part) for index, part in enumerate(parts)
     )
-    return re.compile(pattern)
+    return re.compile(pattern, re.DOTALL)

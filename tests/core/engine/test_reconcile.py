@@ -98,21 +98,23 @@ def test_retry_needs_the_no_side_effect_statement_and_runs_while_paused(awaiting
 
 
 @pytest.mark.parametrize(
-    ("outcome", "locale", "said"),
+    ("outcome", "locale", "note", "said"),
     [
-        (Outcome.SUCCEEDED, "en", "Marked as succeeded by {who}: the log ends cleanly"),
-        (Outcome.FAILED, "en", "Marked as failed by {who}: the log ends cleanly"),
-        (Outcome.FAILED, "de", "Von {who} als fehlgeschlagen markiert: the log ends cleanly"),
+        (Outcome.SUCCEEDED, "en", "the log ends cleanly", "Marked as succeeded by {who}: {note}"),
+        (Outcome.FAILED, "en", "the log ends cleanly", "Marked as failed by {who}: {note}"),
+        (Outcome.FAILED, "de", "the log ends cleanly", "Von {who} als fehlgeschlagen markiert: {note}"),
+        # A note of several lines (the CLI takes any): still read back in the reader's words.
+        (Outcome.FAILED, "de", "half copied\nsee the log", "Von {who} als fehlgeschlagen markiert: {note}"),
     ],
-)
+)  # fmt: skip
 def test_a_decided_run_says_which_way_who_and_why_in_the_readers_words(
-    awaiting, outcome, locale, said
+    awaiting, outcome, locale, note, said
 ) -> None:
     """Not "Decided by a person: reconciled as failed by …", English in any language."""
     engine, _, run_id = awaiting
-    engine.operator.reconcile(run_id, outcome, "the log ends cleanly")
+    engine.operator.reconcile(run_id, outcome, note)
     (row,) = runs(engine.store, locale=locale)
-    assert row.reason == said.format(who=operator_name())
+    assert row.reason == said.format(who=operator_name(), note=note)
     with engine.store.read() as conn:
         (oid,) = conn.execute("SELECT id FROM occurrences").fetchone()
         assert tried(conn, oid, "UTC", locale)[-1] == row.reason

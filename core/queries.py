@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.moving.plan import ImportPlan as ImportPlan
     from coven_core.moving.plan import PlannedRoutine as PlannedRoutine
     from coven_core.moving.plan import import_preview as import_preview
+    from coven_core.moving.plan import schedule_words as schedule_words
     from coven_core.moving.sources import users_crontab as users_crontab
     from coven_core.notation.i18n import N_ as N_
     from coven_core.notation.i18n import _ as _
@@ -131,7 +132,7 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
         "NEVER_CARRIED", "Export", "Exported", "Refused", "export_each", "renderer",
         "stored_each",
     ),
-    "coven_core.moving.plan": ("ImportPlan", "PlannedRoutine", "import_preview"),
+    "coven_core.moving.plan": ("ImportPlan", "PlannedRoutine", "import_preview", "schedule_words"),
     "coven_core.moving.sources": ("users_crontab",),
     "coven_core.notation.i18n": ("_", "N_", "ngettext", "use_locale", "user_locale"),
     "coven_core.notation.reasons": ("failure_text",),

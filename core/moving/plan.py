@@ -22,6 +22,7 @@ from coven_core.notation.utc import utc_text
 from coven_core.operations.definitions import validated
 from coven_core.operations.routine_names import check_name
 from coven_core.schedule.timetable import Timetable
+from coven_core.schedule.words import describe_timetable
 from coven_core.tz.local import resolve_zone_key
 
 if TYPE_CHECKING:
@@ -162,6 +163,20 @@ def _planned(
     spec = replace(job.spec, schedule=timetable.spec)
     found = differences(timetable, origin, start, end, wildcard=job.wildcard)
     return PlannedRoutine(name, spec, job.source, job.notes, found)
+
+
+def schedule_words(routine: PlannedRoutine, start: datetime, locale: str) -> str:
+    """The routine's schedule as the Routines page will say it once it is created, with the
+    zone it will run in: "Every day at 2:30 AM (Europe/Berlin)"; for ``local``, "… (this
+    computer's zone, Etc/UTC)", a zone the routine then follows when the computer's changes."""
+    spec = routine.spec
+    key = resolve_zone_key(spec.timezone)  # the plan bound it already: it binds
+    words = describe_timetable(Timetable.build(spec.schedule, key, start), locale)
+    if spec.timezone.strip().lower() == "local":
+        return _("{schedule} (this computer's zone, {zone})", locale).format(
+            schedule=words, zone=key
+        )
+    return _("{schedule} ({zone})", locale).format(schedule=words, zone=key)
 
 
 def import_preview(origin: Scheduler, source: Path | str, zone: str, start: datetime) -> ImportPlan:

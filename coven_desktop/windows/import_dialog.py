@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -46,6 +48,11 @@ class Source:
     label: str
     origin: ForeignScheduler
     file_filter: str | None  # None: this user's crontab, read with crontab -l
+
+
+#: Pixels the preview's Routine, Command and From columns take, least and most; the
+#: Schedule column has what is left.
+_COLUMN_BOUNDS = {0: (120, 240), 2: (160, 300), 3: (60, 160)}
 
 
 class ImportDialog(MovingDialog):
@@ -93,9 +100,11 @@ class ImportDialog(MovingDialog):
         tree.setColumnCount(4)
         tree.setHeaderLabels([_("Routine"), _("Schedule"), _("Command"), _("From")])
         tree.setAccessibleName(_("What the import would do"))
-        tree.setColumnWidth(0, 220)
-        tree.setColumnWidth(1, 240)
-        tree.setColumnWidth(2, 260)
+        header = tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)  # the schedule's words
+        for column, (least, _most) in _COLUMN_BOUNDS.items():
+            tree.setColumnWidth(column, least)
         tree.setWordWrap(True)
         return tree
 
@@ -166,11 +175,25 @@ class ImportDialog(MovingDialog):
             return
         self.summary.setText(self._summary(plan))
         for routine in plan.routines:
-            self.tree.addTopLevelItem(self._routine_item(routine))
+            self.tree.addTopLevelItem(self._routine_item(routine, plan.start))
         if plan.not_imported:
-            self.tree.addTopLevelItem(self._refused_item(plan))
+            refused = self._refused_item(plan)
+            self.tree.addTopLevelItem(refused)
+            refused.setFirstColumnSpanned(True)  # a heading, not a routine's name
         self._span_notes()
+        self._fit_columns(plan)
         self.tree.expandAll()
+
+    def _fit_columns(self, plan: ImportPlan) -> None:
+        """The name, command and source columns as wide as their widest routine's cell,
+        within bounds; the schedule's words take the rest (a note spans every column and is
+        not measured)."""
+        metrics, padding = self.tree.fontMetrics(), 2 * self.tree.indentation()
+        items = [self.tree.topLevelItem(row) for row in range(len(plan.routines))]
+        for column, (least, most) in _COLUMN_BOUNDS.items():
+            texts = (item.text(column) for item in items if item is not None)
+            widest = max(map(metrics.horizontalAdvance, texts), default=0)
+            self.tree.setColumnWidth(column, min(most, max(least, widest + padding)))
 
     def _summary(self, plan: ImportPlan) -> str:
         differing = sum(1 for routine in plan.routines if routine.differences)
@@ -192,11 +215,15 @@ class ImportDialog(MovingDialog):
         parts.append(_("Nothing is created until you choose Create."))
         return " ".join(parts)
 
-    def _routine_item(self, routine: PlannedRoutine) -> QTreeWidgetItem:
+    def _routine_item(self, routine: PlannedRoutine, start: datetime) -> QTreeWidgetItem:
+        """Its schedule as the Routines page will say it; the tooltip adds the notation it
+        stores (``cron:30 2 * * *``)."""
         spec = routine.spec
         command = spec.argv[0] if spec.shell else " ".join(spec.argv)
-        schedule = _("{schedule} in {zone}").format(schedule=spec.schedule, zone=spec.timezone)
+        schedule = queries.schedule_words(routine, start, self.desktop.locale)
         item = QTreeWidgetItem([routine.name, schedule, command, routine.source])
+        stored = _("{schedule} in {zone}").format(schedule=spec.schedule, zone=spec.timezone)
+        item.setToolTip(1, f"{schedule}\n{stored}")  # the whole sentence, however narrow
         item.setToolTip(2, command)
         item.setData(0, Qt.ItemDataRole.UserRole, routine.name)
         add_notes(item, moving_notes(routine.notes, routine.differences))

@@ -3,6 +3,7 @@ before anything is created; Create makes the routines through the operator, all 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from pytestqt.qtbot import QtBot
 
 from coven_core import queries
 from coven_core.model import RevisionSpec
+from coven_core.schedule.timetable import Timetable
+from coven_core.schedule.words import describe_timetable
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows.import_dialog import ImportDialog
 
@@ -174,3 +177,43 @@ def test_the_routines_page_opens_it_and_shows_what_it_made(
     loop.run_until_complete(dialog.settle())
     loop.run_until_complete(page.settle())  # type: ignore[union-attr]
     assert page.model.row_of("backup") == 0  # type: ignore[union-attr]
+
+
+def schedules(dialog: ImportDialog) -> dict[str, tuple[str, str]]:
+    """Each planned routine's schedule cell and its tooltip."""
+    found = {}
+    for index in range(dialog.tree.topLevelItemCount()):
+        item = dialog.tree.topLevelItem(index)
+        assert item is not None
+        found[item.text(0)] = (item.text(1), item.toolTip(1))
+    return found
+
+
+def test_each_schedule_is_said_as_the_routines_page_will_say_it(
+    desktop: Desktop, qtbot: QtBot, loop: qasync.QEventLoop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not "cron:30 2 * * * in local": the words and the zone the routine will run in; the
+    whole sentence and the notation it stores are one hover away."""
+    monkeypatch.setenv("TZ", "Europe/Vienna")  # the computer's zone, for "local"
+    dialog = ImportDialog(desktop)
+    qtbot.addWidget(dialog)
+    choose(dialog, "A crontab file", DATA / "crontab", loop)
+    daily = routines_page_words("cron:30 2 * * *", desktop.locale)  # "Every day at 2:30 AM"
+    assert daily.startswith("Every day at 2:30")
+    words = f"{daily} (this computer's zone, Europe/Vienna)"
+    assert schedules(dialog)["rsync-docs"] == (words, f"{words}\ncron:30 2 * * * in local")
+    dialog.zone.setText("America/New_York")
+    dialog.zone.editingFinished.emit()
+    loop.run_until_complete(dialog.settle())
+    assert schedules(dialog)["rsync-docs"][0] == f"{daily} (America/New_York)"
+    desktop.locale = "de_DE"
+    dialog.read()
+    loop.run_until_complete(dialog.settle())
+    german = routines_page_words("cron:30 2 * * *", "de_DE")
+    assert german.startswith("Täglich um ")
+    assert schedules(dialog)["rsync-docs"][0] == f"{german} (America/New_York)"
+
+
+def routines_page_words(schedule: str, locale: str) -> str:
+    timetable = Timetable.build(schedule, "UTC", datetime(2026, 1, 1, tzinfo=UTC))
+    return describe_timetable(timetable, locale)

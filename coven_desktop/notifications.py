@@ -67,6 +67,7 @@ class Shown:
     body: str
     occurrence_id: str | None = None
     page: str | None = None
+    warning: bool = False  # something went wrong or waits for a person: not for information
 
 
 class NoticeSettings:
@@ -132,15 +133,25 @@ class WakeWatch:
             self._starting.discard(event.occurrence_id)
 
 
+#: The notices about something that went wrong or waits for a person, shown as a warning:
+#: the others (a cancel a person asked for, a run taking long, what was missed while
+#: asleep, a fold of several) are information.
+WARNING_KINDS = frozenset({
+    NoticeKind.FAILED, NoticeKind.TIMED_OUT, NoticeKind.NEEDS_DECISION,
+    NoticeKind.QUARANTINED, NoticeKind.BROKEN, NoticeKind.STOPPED,
+})  # fmt: skip
+
+
 class Notifications(QObject):
-    """Turns engine events into notices and shows them through ``show(title, body)``,
-    throttled; :meth:`clicked` opens what the last one shown tells of (:attr:`opened`)."""
+    """Turns engine events into notices and shows them through ``show(title, body,
+    warning)``, throttled; :meth:`clicked` opens what the last one shown tells of
+    (:attr:`opened`)."""
 
     opened = Signal(object)  # the Shown a person clicked
 
     def __init__(
         self,
-        show: Callable[[str, str], None],
+        show: Callable[[str, str, bool], None],
         read: Read[Any],
         monotonic: Callable[[], float],
         settings: NoticeSettings,
@@ -195,7 +206,7 @@ class Notifications(QObject):
     def refused(self, message: str) -> None:
         """A person's action was refused and no window is open to say so: say it here (the
         answer to their own click: never throttled, never turned off)."""
-        self._present(Shown(_("Coven could not do that"), message))
+        self._present(Shown(_("Coven could not do that"), message, warning=True))
 
     def clicked(self) -> None:
         """The newest notice was clicked (the tray's message says no more than that)."""
@@ -208,7 +219,7 @@ class Notifications(QObject):
     # -- helpers ----------------------------------------------------------------------------
     def _present(self, shown: Shown) -> None:
         self.last = shown
-        self._show(shown.title, shown.body)
+        self._show(shown.title, shown.body, shown.warning)
 
     def _now(self) -> datetime:
         """The throttle's time: monotonic, so a clock step neither floods nor mutes it."""
@@ -219,4 +230,4 @@ def _shown(notice: Notice, occurrence_id: str | None) -> Shown:
     """A run's notice opens that run; the others open their page (a fold: the window)."""
     page = PAGE_OF.get(notice.kind)
     run = occurrence_id if page is None and notice.kind is not NoticeKind.FOLDED else None
-    return Shown(notice.title, notice.body, run, page)
+    return Shown(notice.title, notice.body, run, page, notice.kind in WARNING_KINDS)

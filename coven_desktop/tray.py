@@ -122,8 +122,9 @@ class Tray(QObject):
             if action.objectName() == "autostart":
                 action.setChecked(on)
 
-    def notify(self, title: str, message: str) -> None:
-        self.icon.showMessage(title, message, QSystemTrayIcon.MessageIcon.Information, 8000)
+    def notify(self, title: str, message: str, warning: bool = False) -> None:
+        icon = QSystemTrayIcon.MessageIcon
+        self.icon.showMessage(title, message, icon.Warning if warning else icon.Information, 8000)
 
     # -- the menu ---------------------------------------------------------------------------
     def _rebuild(self, overview: Overview, now: datetime, locale: str) -> None:

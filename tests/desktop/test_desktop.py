@@ -203,7 +203,8 @@ FAILING = ("/bin/sh", "-c", "echo sending files; echo 'rsync: connection refused
 def shown(desktop: Desktop, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """The notifications the app shows: (title, body)."""
     told: list[tuple[str, str]] = []
-    monkeypatch.setattr(desktop.notifications, "_show", lambda *notice: told.append(notice))
+    monkeypatch.setattr(desktop.notifications, "_show",
+                        lambda title, body, _warning: told.append((title, body)))  # fmt: skip
     return told
 
 

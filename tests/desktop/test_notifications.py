@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import qasync
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from coven_core.clock import VirtualClock
 from coven_core.events import Event, EventKind
@@ -32,9 +32,11 @@ class Told(list[tuple[str, str]]):
     def __init__(self) -> None:
         super().__init__()
         self._awaited: list[tuple[Callable[[str], bool], asyncio.Future[str]]] = []
+        self.warnings: list[bool] = []  # each shown as a warning, else as information
 
-    def __call__(self, title: str, body: str) -> None:
+    def __call__(self, title: str, body: str, warning: bool) -> None:
         self.append((title, body))
+        self.warnings.append(warning)
         for wanted, future in self._awaited:
             if wanted(title) and not future.done():
                 future.set_result(body)
@@ -77,6 +79,7 @@ def test_an_overrun_names_its_routine_in_human_durations_and_opens_its_run(
     desktop.service.eventsArrived.emit([overran])
     loop.run_until_complete(desktop.settle())
     assert shown == [("backup is taking much longer than usual", "running for 3 hr; usually 4 min")]
+    assert shown.warnings == [False]  # a heads-up: nothing has gone wrong yet
     desktop.tray.icon.messageClicked.emit()
     assert opened == ["occ-1"] and desktop.window.isVisible()
 
@@ -91,8 +94,10 @@ def notifications(
     async def unused(work: object) -> object:
         raise AssertionError("offered notices need no reading")
 
-    return Notifications(lambda *notice: told.append(notice), unused, clock.monotonic,
-                         NoticeSettings(tmp_path))  # fmt: skip
+    def show(title: str, body: str, _warning: bool) -> None:
+        told.append((title, body))
+
+    return Notifications(show, unused, clock.monotonic, NoticeSettings(tmp_path))
 
 
 def test_a_storm_shows_three_folds_the_rest_and_holds_what_comes_next(
@@ -114,6 +119,24 @@ def test_a_storm_shows_three_folds_the_rest_and_holds_what_comes_next(
     assert told[3:] == [("r5 failed", "exit 1")] and tell.last is not None
     assert tell.last.occurrence_id == "occ5"
     tell.stop()
+
+
+def test_what_went_wrong_is_a_warning_and_what_was_missed_asleep_is_information(
+    tmp_path: Path, qapp: QApplication, desktop: Desktop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    told = Told()
+    tell = Notifications(told, None, VirtualClock(T0).monotonic, NoticeSettings(tmp_path))  # type: ignore[arg-type]
+    missed = Notice(NoticeKind.WAKE, "While asleep", "35 moments of backup missed")
+    tell.offer([failure(1), (missed, None)])
+    tell.refused("backup is running: cancel it first")
+    assert told.warnings == [True, False, True]
+    icons: list[QSystemTrayIcon.MessageIcon] = []
+    monkeypatch.setattr(
+        desktop.tray.icon, "showMessage", lambda _t, _b, icon, _ms: icons.append(icon)
+    )
+    desktop.tray.notify("backup failed", "exit 1", True)
+    desktop.tray.notify("While asleep", "35 moments of backup missed", False)
+    assert icons == [QSystemTrayIcon.MessageIcon.Warning, QSystemTrayIcon.MessageIcon.Information]
 
 
 def test_a_kind_turned_off_stays_off_and_is_not_shown(tmp_path: Path, qapp: QApplication) -> None:

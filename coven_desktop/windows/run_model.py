@@ -19,6 +19,8 @@ Index = QModelIndex | QPersistentModelIndex
 
 #: The outcomes of a run still going; they tick.
 LIVE = frozenset({"waiting", "starting", "running"})
+#: A run a person asked for (``RunRow.kind``), not one of the schedule's moments.
+MANUAL = "manual"
 #: The outcomes a person can cancel (the engine refuses the rest).
 CANCELLABLE = LIVE
 #: The outcomes a person may ask another attempt of (``coven retry``). The engine refuses
@@ -142,9 +144,7 @@ class RunsModel(QAbstractTableModel):
         cells = {
             Column.OUTCOME: lambda: self._words(row.outcome),
             Column.ROUTINE: lambda: row.routine,
-            Column.PLANNED: lambda: run_times.planned(
-                row.planned_utc, row.planned_local, row.dst, row.zone, locale, self._now
-            ),
+            Column.PLANNED: lambda: self._planned(row),
             Column.STARTED: lambda: run_times.clock(row.started_at, locale, row.planned_utc),
             Column.DURATION: lambda: run_times.length(row.seconds_at(self._now), locale),
             Column.EXIT: lambda: self._exit(row),
@@ -155,12 +155,24 @@ class RunsModel(QAbstractTableModel):
         }
         return cells[column]()
 
+    def _planned(self, row: RunRow) -> str:
+        """When its moment was. A run someone asked for (Run now) had no moment of the
+        schedule, and says so; when they asked is its tooltip, and it started next door."""
+        if row.kind == MANUAL:
+            return _("By hand")
+        return run_times.planned(row.planned_utc, row.planned_local, row.dst, row.zone,
+                                 self.locale, self._now)  # fmt: skip
+
     def _exit(self, row: RunRow) -> str:
         if row.outcome in LIVE:
             return ""  # the page puts a Cancel button here
         return self._words.exit_text(row.exit_code, row.exit_signal)
 
     def _tooltip(self, row: RunRow, column: Column) -> str | None:
+        if column is Column.PLANNED and row.kind == MANUAL:
+            return _("Asked for by hand at {when}").format(
+                when=run_times.full(row.planned_utc, self.locale)
+            )
         if column is Column.PLANNED:
             return _("{local} — in {zone}: {wall}").format(
                 local=run_times.full(row.planned_utc, self.locale), zone=row.routine,

@@ -3,6 +3,7 @@ one, older ones on demand, live on the engine's news, a running run with its Can
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -65,8 +66,13 @@ def test_every_routines_runs_newest_first_with_how_each_ended(
     assert why.data(Qt.ItemDataRole.ToolTipRole) == "Failed with exit 2: no route to host"
     model = page.model
     assert model.data(model.index(0, Column.OUTCOME), ChipRole) == "failed"
+    # Both were asked for by hand (Run now): no moment of the schedule, and the cell says so.
+    assert cells(page, Column.PLANNED) == ["By hand", "By hand"]
     planned = model.data(model.index(0, Column.PLANNED), Qt.ItemDataRole.ToolTipRole)
-    assert "(UTC)" in planned  # the routine's own clock, named
+    assert planned.startswith("Asked for by hand at ")
+    scheduled = replace(model.rows[0], kind="scheduled")  # the same run, had it been planned
+    assert model.text(scheduled, Column.PLANNED) != "By hand"
+    assert "(UTC)" in model._tooltip(scheduled, Column.PLANNED)  # the routine's clock, named
     qtmodeltester.check(model)
 
 

@@ -25,6 +25,7 @@ from coven_core.model import Revision, Routine, RoutineState
 from coven_core.notation import i18n
 from coven_core.notation.durations import NO_TIMEOUT, format_timeout
 from coven_core.notation.reasons import reason_text as reason_text
+from coven_core.notation.reasons import window_reason_text as window_reason_text
 from coven_core.notation.utc import local_seconds, utc_text
 from coven_core.schedule.exclusions import excludes
 from coven_core.scheduling import routines

@@ -111,6 +111,24 @@ def _said(text: str, locale: str | None) -> str | None:
     return None
 
 
+#: What a window says for a pause that waits on a person: the window shows the run and has
+#: its own way to act (Needs attention, Resume), so neither the run's id nor the command
+#: line's way is in it.
+_IN_A_WINDOW = {
+    AWAITS_DECISION: N_("a run needs your decision in Needs attention"),
+    KEPT_PAUSED: N_("kept paused after your decision; resume it when ready"),
+}
+
+
+def window_reason_text(reason: str, locale: str | None = None) -> str:
+    """``reason`` as a window says it: :func:`reason_text`, but a pause that waits on a
+    person points to the window's own way to act."""
+    for template, words in _IN_A_WINDOW.items():
+        if _pattern(template).fullmatch(reason):
+            return _(words, locale)
+    return reason_text(reason, locale)
+
+
 def decided(reason: str | None) -> dict[str, str] | None:
     """A decision's parts (``outcome``, ``who``, ``note``) from a reason :data:`DECIDED_AS`
     wrote, else None."""

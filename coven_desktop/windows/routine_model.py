@@ -276,7 +276,9 @@ class RoutinesModel(QAbstractTableModel):
         reason = row.view.routine.state_reason
         if not reason:
             return state
-        return _("{state} ({reason})").format(state=state, reason=queries.reason_text(reason))
+        return _("{state} ({reason})").format(
+            state=state, reason=queries.window_reason_text(reason)
+        )
 
     def _running(self, going: list[RunningRun]) -> str:
         """ "Running for 2 min 5 sec" (the longest-running one, when several are)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from coven_core.notation import reasons
 from coven_core.notation.reasons import reason_text
 
 #: What recovery writes when the leader stopped while a command ran (runtime/base.py): a
@@ -35,3 +36,15 @@ def test_what_is_not_the_engines_stays_as_it_is_beside_what_is() -> None:
     assert reason_text("disk on fire; exited with status 3", "de_DE") == (
         "disk on fire; mit Status 3 beendet"
     )
+
+
+def test_a_window_says_a_pause_for_a_decision_in_its_own_words() -> None:
+    """The run's id and the command line's way to act are the CLI's; a window has its own."""
+    waits = reasons.AWAITS_DECISION.format(run="run3d8f0a1b2c3d")
+    kept = reasons.KEPT_PAUSED.format(run="run3d8f0a1b2c3d")
+    assert reasons.window_reason_text(waits, "en_US") == (
+        "a run needs your decision in Needs attention"
+    )
+    assert reasons.window_reason_text(kept, "de_DE").startswith("nach Ihrer Entscheidung ")
+    assert reasons.reason_text(waits, "en_US") == waits  # the CLI keeps its words
+    assert reasons.window_reason_text("holiday", "de_DE") == "holiday"  # a person's, as is

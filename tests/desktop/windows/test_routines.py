@@ -28,6 +28,7 @@ from coven_desktop.windows.routine_editor import KindRole
 from coven_desktop.windows.routine_model import STATE_ICONS, Column, NameRole
 from coven_desktop.windows.routine_rows import schedule_words
 from coven_desktop.windows.routines import Page
+from tests.desktop.windows.awaiting import make_awaiting, stop_command
 from tests.desktop.windows.running import start
 
 NNBSP = "\u202f"  # Babel's space before AM/PM in en_US
@@ -190,6 +191,18 @@ def test_rows_say_the_schedule_in_words_zone_state_and_next_run(desktop, loop, p
     assert cell(1, Column.NEXT_RUN) == "—"
     assert cell(0, Column.LAST_RESULT) == "Not run yet"
     assert model.data(model.index(1, Column.ZONE), NameRole) == "sync"
+
+
+def test_a_routine_paused_for_a_decision_points_to_the_window_not_the_command_line(
+    desktop, loop, page
+) -> None:  # type: ignore[no-untyped-def]
+    """Not "Paused (run run3d… needs your decision (coven attention))": the window's words."""
+    awaiting = make_awaiting(desktop, loop)
+    stop_command(awaiting)
+    reload(loop, page)
+    state = page.model.data(page.model.index(0, Column.STATE))
+    assert state == "Paused (a run needs your decision in Needs attention)"
+    assert awaiting.run_id not in state
 
 
 def test_the_page_says_in_which_zone_its_times_are(  # type: ignore[no-untyped-def]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 import apsw
 
@@ -118,6 +119,7 @@ DEFAULT_TIMEOUT_SQL = f"(SELECT value FROM settings WHERE name = '{DEFAULT_TIMEO
 """The stored default timeout's text, or NULL: read inside another statement (a claim's)."""
 
 
+@lru_cache(maxsize=8)  # read for every attempt's claim; the text seldom changes (drain row)
 def default_timeout(stored: str | None) -> timedelta:
     """The default timeout from its stored text (:data:`DEFAULT_TIMEOUT_SQL`); NO_TIMEOUT for
     ``none``. A value that no longer reads (hand-edited) counts as the built-in default."""

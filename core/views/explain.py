@@ -32,7 +32,7 @@ from babel.dates import (
 
 from coven_core.model import Disposition, OccurrenceKind, Revision
 from coven_core.notation.i18n import N_, _
-from coven_core.notation.reasons import reason_text
+from coven_core.notation.reasons import window_reason_text
 from coven_core.queries import Explanation, explain, usable
 from coven_core.schedule.exclusions import EXCLUDED_DATE
 from coven_core.schedule.timetable import ScheduleKind, Timetable
@@ -398,7 +398,7 @@ def verdict(found: Explanation, locale: str) -> str:
         text = _("It will not run: the routine is {state}.", locale)
         state = _(_ROUTINE_STATES[routine.state.value], locale)
         if routine.state_reason:
-            state += f" ({reason_text(routine.state_reason, locale)})"
+            state += f" ({window_reason_text(routine.state_reason, locale)})"  # the window's
         return text.format(state=state)
     if found.paused_all:
         return _("It will not run: all scheduling is paused.", locale)

@@ -10,6 +10,7 @@ import pytest
 
 from coven_core.clock import VirtualClock
 from coven_core.errors import ValidationError
+from coven_core.notation import reasons
 from coven_core.scheduling.routines import UnknownRoutine
 from coven_core.tz import tzdb
 from coven_core.tz.binding import LocalTimeKind
@@ -163,6 +164,19 @@ def test_a_paused_utc_routine_has_no_transitions_and_says_why(engine: Engine) ->
     engine.operator.pause("daily", reason="on holiday")
     found = explain_routine(engine.store, "daily", T0, "en_US")
     assert found.verdict == "It will not run: the routine is paused (on holiday)."
+
+
+def test_a_routine_paused_for_a_decision_is_explained_in_the_windows_words(
+    engine: Engine,
+) -> None:
+    """The Explain window's sentence, not the CLI's "(coven attention)" and a run id."""
+    engine.add("daily", "0 3 * * *")
+    waits = reasons.AWAITS_DECISION.format(run="run3d8f0a1b2c3d")
+    engine.store.conn.execute("UPDATE routines SET state = 'paused', state_reason = ?", (waits,))
+    found = explain_routine(engine.store, "daily", T0, "en_US")
+    assert found.verdict == (
+        "It will not run: the routine is paused (a run needs your decision in Needs attention)."
+    )
     assert found.transitions == () and found.zone_place == "UTC"
     with pytest.raises(UnknownRoutine):
         explain_routine(engine.store, "nope", T0, "en_US")

@@ -62,6 +62,7 @@ class PlannedRoutine:
     source: str
     notes: tuple[str, ...]
     differences: tuple[DstDifference, ...]
+    zone: str  # the IANA key it binds to: ``local`` resolved once, when it was planned
 
     def to_json(self) -> dict[str, Any]:
         spec = self.spec
@@ -162,15 +163,14 @@ def _planned(
     timetable = Timetable.build(job.spec.schedule, key, start)
     spec = replace(job.spec, schedule=timetable.spec)
     found = differences(timetable, origin, start, end, wildcard=job.wildcard)
-    return PlannedRoutine(name, spec, job.source, job.notes, found)
+    return PlannedRoutine(name, spec, job.source, job.notes, found, key)
 
 
 def schedule_words(routine: PlannedRoutine, start: datetime, locale: str) -> str:
     """The routine's schedule as the Routines page will say it once it is created, with the
     zone it will run in: "Every day at 2:30 AM (Europe/Berlin)"; for ``local``, "… (this
     computer's zone, Etc/UTC)", a zone the routine then follows when the computer's changes."""
-    spec = routine.spec
-    key = resolve_zone_key(spec.timezone)  # the plan bound it already: it binds
+    spec, key = routine.spec, routine.zone
     words = describe_timetable(Timetable.build(spec.schedule, key, start), locale)
     if spec.timezone.strip().lower() == "local":
         return _("{schedule} (this computer's zone, {zone})", locale).format(

@@ -55,6 +55,9 @@ class Exit:
     timed_out: bool = False
     stop_confirmed: bool = True
     command_pid: int | None = None
+    #: What the command's stdout kept, as its journal says; None when this runtime does not
+    #: say, and the attempt's folder is looked at instead (``delivery.has_output``).
+    stdout_bytes: int | None = None
 
     def classify(self) -> FailureClass | None:
         """None for success; otherwise the failure class of DESIGN §6."""

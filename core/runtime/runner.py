@@ -297,6 +297,7 @@ def exit_from_journal(attempt_id: str, journal: Journal, now: datetime) -> Exit:
             attempt_id, record.at, record.exit_code, record.signal, None,
             _stopped_from_outside(journal) if record.cancelled and record.stop_confirmed else None,
             record.cancelled, record.timed_out, record.stop_confirmed, journal.command_pid,
+            record.stdout_bytes,
         )  # fmt: skip
     if journal.spawn_failure is not None:
         failure = FailureClass(journal.spawn_failure.failure_class)

@@ -408,9 +408,10 @@ def _mark_claimed(conn: apsw.Connection, occurrence_id: str, run_id: str) -> Non
         raise StoreBug(f"claim: occurrence {occurrence_id} is not planned")
 
 
-def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp: Stamp) -> None:
+def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp: Stamp) -> bool:
     """Record a start. It may be recorded late (its first record transaction failed) when the
-    attempt has already been settled from its exit: then only the runner's identity is added."""
+    attempt has already been settled from its exit: then only the runner's identity is added,
+    and its output, which nothing could find before, is queued for delivery (True)."""
     conn.execute(  # each CASE reads the row as it was, before this update
         "UPDATE attempts SET runner_pid = ?1, runner_start = ?2, attempt_dir = ?3, boot_id = ?6, "
         "started_at = CASE WHEN state IN ('claimed', 'dispatching') THEN ?4 ELSE started_at END, "
@@ -424,8 +425,9 @@ def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp:
         "UPDATE occurrences SET state = 'running' WHERE id = ? AND state = 'claimed'",
         (launch.occurrence_id,),
     )
-    if started.attempt_dir is not None and has_output(started.attempt_dir):
-        # settled before this record: still deliver its output
+    settled_first = conn.changes() == 0  # its end was recorded before its start
+    queued = settled_first and started.attempt_dir is not None and has_output(started.attempt_dir)
+    if queued:  # here, or by a settlement that could not yet say where the output is
         conn.execute(
             "INSERT OR IGNORE INTO deliveries (occurrence_id, state) SELECT id, 'pending' "
             "FROM occurrences WHERE id = ? AND disposition = 'succeeded'",
@@ -435,6 +437,7 @@ def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp:
         conn, stamp.now, EventKind.STARTED, routine_id=launch.routine_id,
         occurrence_id=launch.occurrence_id, pid=pid,
     )  # fmt: skip
+    return queued
 
 
 def settle(

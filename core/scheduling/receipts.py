@@ -29,6 +29,7 @@ from coven_core.scheduling.delivery import (
     repair,
 )
 from coven_core.scheduling.occurrences import Stamp
+from coven_core.store import query
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.system import failpoints
 
@@ -114,6 +115,14 @@ def earliest(conn: apsw.Connection, now: datetime) -> datetime | None:
     with the history (bench_bookkeeping's row "CPU (user + system) per occurrence" guards it)."""
     row = conn.execute(f"SELECT {EARLIEST}", {"now": instant_text(now)}).fetchone()
     return None if row is None or row[0] is None else instant_from(row[0])
+
+
+def next_due(conn: apsw.Connection, now: datetime) -> datetime | None:
+    """When the next pending delivery may be made: ``now`` when one already may."""
+    (any_due,) = query.one(conn, f"SELECT {ANY_DUE}", {"now": instant_text(now)})
+    if any_due:
+        return now
+    return earliest(conn, now)
 
 
 _PENDING = "deliveries WHERE state = 'pending' AND state != 'delivered'"  # see earliest()

@@ -361,12 +361,12 @@ class Scheduler:
         stamp = self._stamp()
         with self.store.write() as conn:
             lease.check_fence(conn, stamp.generation)
-            for launch, outcome in started:
-                report.dispatched += _record_start(conn, launch, outcome, stamp)
+            later = [_record_start(conn, launch, outcome, stamp) for launch, outcome in started]
+            report.dispatched += sum(isinstance(outcome, Started) for _, outcome in started)
             cancellation.record_sent(conn, sent, stamp)
             for job, result in delivered:
                 receipts.record(conn, job, result, stamp)
-            if _scheduled_retries(started, delivered):
+            if any(later) or any(isinstance(result, DeliveryError) for _, result in delivered):
                 report.deadline = _earliest(report.deadline, *self._retries(conn, stamp.now))
             report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
             insert_pass(conn, self.holder.token, report)
@@ -377,8 +377,9 @@ class Scheduler:
     @staticmethod
     def _retries(conn: apsw.Connection, now: datetime) -> tuple[datetime | None, ...]:
         """Retries and deliveries this very transaction scheduled (a failed start, a failed
-        delivery) need their own deadline: the one chosen before they existed is too late."""
-        return occurrences.earliest_retry(conn, now), receipts.earliest(conn, now)
+        delivery, the output of a run that ended before its start was on record) need their
+        own deadline: the one chosen before they existed is too late."""
+        return occurrences.earliest_retry(conn, now), receipts.next_due(conn, now)
 
     def _record_failed_pass(self, report: PassReport, clock_start: float) -> None:
         report.duration_ms = (self.clock.monotonic() - clock_start) * 1000
@@ -395,17 +396,6 @@ class Scheduler:
         with self.store.read() as conn:
             held = lease.current(conn)
         report.deadline = held.expires_at if held else report.started_at
-
-
-def _scheduled_retries(
-    started: list[tuple[Launch, Started | LaunchError]],
-    delivered: list[tuple[receipts.Job, receipts.Outcome]],
-) -> bool:
-    """Whether recording these may have scheduled a retry: only a failed start (its settlement
-    may retry the attempt) or a failed delivery (it is tried again later) does."""
-    return any(isinstance(outcome, LaunchError) for _, outcome in started) or any(
-        isinstance(outcome, DeliveryError) for _, outcome in delivered
-    )
 
 
 def _earliest(*instants: datetime | None) -> datetime | None:
@@ -425,11 +415,12 @@ class _Work:
 
 def _record_start(
     conn: apsw.Connection, launch: Launch, outcome: Started | LaunchError, stamp: Stamp
-) -> int:
+) -> bool:
+    """Record one start; True when that scheduled something for later: a failed start's
+    settlement (it may retry the attempt), or the delivery of a run that had already ended."""
     if isinstance(outcome, LaunchError):
         exit_ = Exit(launch.attempt_id, stamp.now, failure_class=outcome.failure_class,
                      message=str(outcome))  # fmt: skip
         settle_attempt(conn, exit_, stamp)
-        return 0
-    occurrences.mark_running(conn, launch, outcome, stamp)
-    return 1
+        return True
+    return occurrences.mark_running(conn, launch, outcome, stamp)

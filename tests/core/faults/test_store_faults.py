@@ -12,6 +12,7 @@ holds (:func:`tests.core.simulation.audit_store`, the doctor's audit included).
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import hashlib
 import os
@@ -75,6 +76,17 @@ class OutputRuntime(ScriptedRuntime):
         journal.append(directory / JOURNAL, exited.to_record())  # the evidence of its success
         super().start(launch)
         return Started(4242, None, str(directory))
+
+
+class CountingOutputRuntime(OutputRuntime):
+    """Like OutputRuntime, but each exit says how much output it kept, as the runner's
+    journal does (``Exit.stdout_bytes``): its settlement needs no look at the folder."""
+
+    def start(self, launch: Launch) -> Started:
+        started = super().start(launch)
+        kept = (Path(started.attempt_dir or "") / "stdout").stat().st_size
+        self._exits[-1] = dataclasses.replace(self._exits[-1], stdout_bytes=kept)
+        return started
 
 
 class RefusingRuntime(ScriptedRuntime):
@@ -310,6 +322,23 @@ def test_a_fault_while_recording_a_failed_start_still_settles_it(
     assert history[0] == ("13:00", "settled", "failed")
     assert all(state == "settled" for _, state, _ in history), history
     assert len(history) == 2 and "overlap" not in str(engine.history(rid))
+
+
+@pytest.mark.parametrize("runtime_class", [OutputRuntime, CountingOutputRuntime])
+def test_a_start_recorded_after_its_end_still_delivers_its_output(
+    engine: Engine, vfs: FaultVFS, boundaries: Boundaries
+) -> None:
+    """The start's record fails and the command ends before the next pass: the end is
+    settled before anything knows the attempt's folder, so its output is found when the
+    start is recorded at last (``occurrences.mark_running``)."""
+    rid = engine.add("r", "0 13 * * *")
+    boundaries.on("decide.committed", lambda: vfs.arm("io", sticky=False))
+    advance_to(engine, T0 + minutes(60))
+    assert_failed_cleanly(engine.scheduler.pass_once("deadline"), "io", vfs)
+    engine.run_until(T0 + minutes(62))
+    assert states(engine, rid) == [("13:00", "settled", "succeeded")]
+    (delivered,) = (engine.store.data_dir / "output" / rid).iterdir()
+    assert delivered.read_bytes() == f"hello from {rid}@{T0 + minutes(60):%Y%m%dT%H%M%SZ}".encode()
 
 
 @pytest.mark.parametrize("runtime_class", [OutputRuntime])

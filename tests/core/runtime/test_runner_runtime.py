@@ -54,6 +54,13 @@ def test_exit_codes_come_from_the_journal(runtime: RunnerRuntime) -> None:
     )
 
 
+def test_an_exit_says_how_much_output_its_journal_kept(runtime: RunnerRuntime) -> None:
+    runtime.start(launch("a5", "/bin/sh", "-c", "printf hello"))
+    assert next_exit(runtime, runtime.wake).stdout_bytes == 5  # type: ignore[attr-defined]
+    runtime.start(launch("a6", "/bin/true"))
+    assert next_exit(runtime, runtime.wake).stdout_bytes == 0  # type: ignore[attr-defined]
+
+
 def test_started_names_the_runner_and_its_directory(runtime: RunnerRuntime) -> None:
     started = runtime.start(launch("a2", "/bin/true"))
     assert started.pid and started.process_start

@@ -12,7 +12,7 @@ import asyncio
 import importlib
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, Qt, Signal
+from PySide6.QtCore import QByteArray, QSize, Qt, Signal
 from PySide6.QtGui import QHideEvent, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -54,7 +54,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(QIcon(str(icon("coven"))))
         self.setCentralWidget(self._body())
         self._shortcuts()
-        self.resize(1000, 680)
+        self.resize(default_size(self.screen().availableGeometry().size()))
         self._preferences = None if desktop is None else Preferences(desktop.data_dir)
         self._restore_place()
         if desktop is not None:
@@ -213,3 +213,12 @@ class MainWindow(QMainWindow):
         self.summary.setText(" · ".join(parts))
         self.sidebar.show_counts(overview)
         self.summary.setToolTip(self.summary.text())  # the line may be too narrow for it
+
+
+def default_size(available: QSize) -> QSize:
+    """The first opening's size, before a person chose one: roomy on a large screen (the
+    routine editor's fields and its preview beside the list need the height), at least
+    1000 × 680 where the screen allows it, never past the screen."""
+    width = min(available.width(), max(1000, min(1280, available.width() * 3 // 4)))
+    height = min(available.height(), max(680, min(860, available.height() * 4 // 5)))
+    return QSize(width, height)

@@ -36,6 +36,7 @@ from coven_core.errors import CovenError
 from coven_core.queries import ForeignScheduler, ImportPlan, PlannedRoutine, _, ngettext
 from coven_desktop.windows.common import act, show_error
 from coven_desktop.windows.moving_dialog import MovingDialog, add_notes, moving_notes
+from coven_desktop.windows.zone_box import LOCAL, ZoneBox
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -85,13 +86,16 @@ class ImportDialog(MovingDialog):
         row, self.choose = self._with_chooser(self.path, self._choose_file)
         self.file_label = QLabel(_("File:"), self)
         form.addRow(self.file_label, row)
-        self.zone = QLineEdit("local", self)
+        self.zone = ZoneBox(self)
         self.zone.setAccessibleName(_("Time zone the jobs ran in"))
         self.zone.setToolTip(_(
-            "The zone the old scheduler used: an IANA name such as Europe/Berlin, or local "
-            "for this computer's. A CRON_TZ line in a crontab wins over it."
+            "The zone the old scheduler used: this computer's, or an IANA name such as "
+            "Europe/Berlin. A CRON_TZ line in a crontab wins over it."
         ))  # fmt: skip
-        self.zone.editingFinished.connect(self.read)
+        self.zone.activated.connect(self.read)  # picked from the list
+        typed = self.zone.lineEdit()
+        if typed is not None:
+            typed.editingFinished.connect(self.read)
         form.addRow(_("They ran in:"), self.zone)
         return form
 
@@ -140,7 +144,7 @@ class ImportDialog(MovingDialog):
     def read(self) -> asyncio.Future[None]:
         """Read the chosen source into a dry run, off the GUI thread, and show it."""
         return self._tasks.spawn(self._read(self.chosen, self.path.text().strip(),
-                                            self.zone.text().strip() or "local"))  # fmt: skip
+                                            self.zone.zone() or LOCAL))  # fmt: skip
 
     async def _read(self, source: Source, path: str, zone: str) -> None:
         if source.file_filter is not None and not path:

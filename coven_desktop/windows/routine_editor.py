@@ -23,7 +23,6 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QCompleter,
     QFormLayout,
     QFrame,
     QGroupBox,
@@ -41,7 +40,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from coven_core import queries
 from coven_core.engine import Engine
 from coven_core.errors import CovenError
 from coven_core.model import MisfirePolicy, OverlapPolicy, SkipReason
@@ -61,6 +59,7 @@ from coven_core.queries import (
 from coven_desktop.tasks import Tasks
 from coven_desktop.windows.common import error_label, show_error, wall_text
 from coven_desktop.windows.tones import Tone, Tones
+from coven_desktop.windows.zone_box import ZoneBox
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
@@ -73,8 +72,12 @@ _POLICY_FIELDS = ("except_dates", "max_runtime_per_day", "cooldown", "cooldown_m
 KindRole = Qt.ItemDataRole.UserRole + 1
 
 
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum" for a widget's size
 #: The preview shows at least this many moments however many fields are open.
 PREVIEW_ROWS = 6
+#: And no more room than its longest list takes: the engine's eight moments, "… the next
+#: clock change:" and that change's moment. The rest goes to the fields.
+PREVIEW_MOST_ROWS = 10
 
 
 def example_command() -> str:
@@ -157,7 +160,7 @@ class RoutineEditor(QGroupBox):
         self.name = QLineEdit(self)
         self.schedule = QLineEdit(self)
         self.schedule.setPlaceholderText(_("30 2 * * *, every 15m, rrule:FREQ=…, once …"))
-        self.zone = self._zone_box()
+        self.zone = ZoneBox(self)
         self.command = QLineEdit(self)
         self.command.setPlaceholderText(example_command())
         self.shell = QCheckBox(_("Run through a shell (/bin/sh -c)"), self)
@@ -290,11 +293,18 @@ class RoutineEditor(QGroupBox):
         return self.policies
 
     def _show_policies(self, shown: bool) -> None:
+        opening = shown and self.policies.isHidden()
         self.policies.setVisible(shown)
         arrow = Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
         self.policies_toggle.setArrowType(arrow)
         if self.policies_toggle.isChecked() != shown:
             self.policies_toggle.setChecked(shown)
+        if opening:  # once laid out: the rules in view, not opened below the fold
+            QTimer.singleShot(0, self._scroll_to_policies)
+
+    def _scroll_to_policies(self) -> None:
+        if shiboken6.isValid(self) and self.policies.isVisible():
+            self.fields.verticalScrollBar().setValue(self.policies_toggle.y())
 
     def _with_error(self, widget: QWidget, key: str | None) -> QWidget:
         if key is None:
@@ -318,21 +328,6 @@ class RoutineEditor(QGroupBox):
         label.setObjectName(f"error:{key}")
         self.errors[key] = label
         return label
-
-    def _zone_box(self) -> QComboBox:
-        box = QComboBox(self)
-        box.setEditable(True)
-        box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        # as wide as the pane lets it be, not as the longest zone name (which pushed its label
-        # above it): a name typed or picked is shown whole when the pane allows
-        box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        box.setMinimumContentsLength(16)
-        box.addItems(["local", "UTC", *sorted(queries.available_zones() - {"UTC"})])
-        completer = QCompleter(box.model(), box)
-        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        completer.setFilterMode(Qt.MatchFlag.MatchContains)
-        box.setCompleter(completer)
-        return box
 
     def _choices(self, *options: tuple[str, str, str]) -> QComboBox:
         """A combo of (value, short label, what it means): the meaning is the item's tooltip
@@ -445,7 +440,7 @@ class RoutineEditor(QGroupBox):
     def _fill(self, draft: RoutineDraft) -> None:
         self.name.setText(draft.name)
         self.schedule.setText(draft.schedule)
-        self.zone.setCurrentText(draft.timezone)
+        self.zone.set_zone(draft.timezone)
         self.command.setText(draft.command)
         self.shell.setChecked(draft.shell)
         self.misfire.setCurrentIndex(self.misfire.findData(draft.misfire))
@@ -477,7 +472,7 @@ class RoutineEditor(QGroupBox):
         return RoutineDraft(
             name=self.name.text().strip(),
             schedule=self.schedule.text(),
-            timezone=self.zone.currentText(),
+            timezone=self.zone.zone(),
             command=self.command.text(),
             shell=self.shell.isChecked(),
             misfire=MisfirePolicy(self.misfire.currentData()),
@@ -559,7 +554,17 @@ class RoutineEditor(QGroupBox):
         if preview.ruled is not None:  # however far ahead: before a 02:30 routine is saved
             self._add_line(_("… the next clock change:"))
             notes.append(self._add_moment(preview, preview.ruled, interval, seconds))
+        self._fit_preview()
         return [note for note in notes if note]
+
+    def _fit_preview(self) -> None:
+        """At most PREVIEW_MOST_ROWS rows high, measured once a row is there to measure: the
+        same height whatever the list holds, so the form does not jump while one types."""
+        row = self.preview.sizeHintForRow(0)
+        if row <= 0 or self.preview.maximumHeight() < QWIDGETSIZE_MAX:
+            return
+        chrome = self.preview.header().sizeHint().height() + 2 * self.preview.frameWidth()
+        self.preview.setMaximumHeight(chrome + PREVIEW_MOST_ROWS * row + row // 2)
 
     def _add_line(self, text: str) -> None:
         """A line of words across the columns: it must not widen the time's column."""

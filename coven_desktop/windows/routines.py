@@ -120,11 +120,12 @@ class Page(QWidget):
             self._editor.hide()
             self._editor.saved.connect(self._on_saved)
             self._splitter.addWidget(self._editor)
-            self._splitter.setStretchFactor(0, 3)
-            self._splitter.setStretchFactor(1, 2)
-            # Half each when it opens, about as when it was built with the page; added to a
+            self._splitter.setStretchFactor(0, 2)
+            self._splitter.setStretchFactor(1, 3)
+            # Three fifths for the form when it opens: beside it the list keeps only names and
+            # states (DROP), and the form's fields and preview need the room. Added to a
             # splitter already shown, it would take its whole preferred width from the list.
-            self._splitter.setSizes([self._splitter.width()] * 2)
+            self._splitter.setSizes([2 * self._splitter.width(), 3 * self._splitter.width()])
         return self._editor
 
     def _table(self, parent: QWidget) -> FittingTable:

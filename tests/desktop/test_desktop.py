@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import qasync
-from PySide6.QtCore import QByteArray, QTimer
+from PySide6.QtCore import QByteArray, QSize, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 from pytestqt.qtbot import QtBot
 
@@ -26,7 +26,7 @@ from coven_core.integrity import audit
 from coven_core.model import RevisionSpec
 from coven_core.scheduling.scheduler import Limits
 from coven_core.views.overview import TrayState
-from coven_desktop.app_window import PLACE, MainWindow
+from coven_desktop.app_window import PLACE, MainWindow, default_size
 from coven_desktop.desktop import Desktop
 from coven_desktop.instance import InstanceServer, server_name
 from coven_desktop.preferences import Preferences
@@ -52,7 +52,8 @@ def test_no_tray_offscreen_so_the_window_opens(desktop: Desktop) -> None:
 
 def test_the_window_opens_as_large_as_a_person_left_it(desktop: Desktop) -> None:
     window = desktop.window
-    assert (window.width(), window.height()) == (1000, 680)  # nothing saved yet: the default
+    first = default_size(window.screen().availableGeometry().size())
+    assert window.size() == first  # nothing saved yet: the default
     window.resize(720, 520)
     window.close()  # closed by the person; the app goes on in the tray
     assert stat.S_IMODE(os.stat(desktop.data_dir / "desktop.ini").st_mode) == 0o600
@@ -71,9 +72,22 @@ def test_a_saved_place_that_cannot_be_read_leaves_the_default_size(
     Preferences(desktop.data_dir).set(PLACE, saved)
     again = MainWindow(desktop)
     try:
-        assert (again.width(), again.height()) == (1000, 680)
+        assert again.size() == default_size(again.screen().availableGeometry().size())
     finally:
         again.deleteLater()
+
+
+@pytest.mark.parametrize(
+    ("screen", "first"),
+    [
+        ((1600, 1000), (1200, 800)),  # roomy where there is room
+        ((1920, 1050), (1280, 840)),  # and no bigger than that on a larger screen
+        ((1366, 740), (1024, 680)),  # a laptop: never below the size it always had
+        ((800, 600), (800, 600)),  # a small screen: never past it
+    ],
+)
+def test_the_first_opening_fits_the_screen(screen: tuple[int, int], first: tuple[int, int]) -> None:
+    assert default_size(QSize(*screen)) == QSize(*first)
 
 
 def test_a_welcome_left_open_gives_way_to_the_routines_once_there_is_one(

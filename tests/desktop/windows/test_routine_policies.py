@@ -257,3 +257,31 @@ def test_conditions_and_keep_awake_are_ticked_saved_and_shown_again(
     drive(loop, page)
     spec = engine(desktop, loop, lambda e: show(e.store, "backup").revision.spec)
     assert (spec.on_ac_power, spec.when_online, spec.keep_awake) == (True, False, True)
+
+
+def test_the_rules_open_in_view(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    """Unfolded, the rules are scrolled to, not left below the fold of the fields."""
+    page.desktop.window.resize(1000, 680)
+    page.open_editor()
+    drive(loop, page)
+    bar = page.editor.fields.verticalScrollBar()
+    assert bar.value() == 0
+    open_policies(qtbot, loop, page)
+    drive(loop, page)
+    assert bar.maximum() > 0  # they do not all fit: the fields scroll
+    assert bar.value() == min(bar.maximum(), page.editor.policies_toggle.y()) > 0
+
+
+def test_the_preview_takes_no_more_room_than_its_rows(qtbot, loop, page) -> None:  # type: ignore[no-untyped-def]
+    """Its longest list (eight moments, the next clock change and its moment) shows whole;
+    the height left goes to the fields."""
+    page.desktop.window.resize(1200, 900)
+    page.open_editor()
+    fill(qtbot, loop, page, "backup", "/bin/true", "Europe/Berlin")
+    type_schedule(qtbot, loop, page, "30 2 * * *")  # 02:30 does not exist on a spring day
+    preview = page.editor.preview
+    assert preview.topLevelItemCount() == 10
+    assert preview.verticalScrollBar().maximum() == 0  # every row in sight
+    unused = preview.viewport().height() - 10 * preview.sizeHintForRow(0)
+    assert 0 <= unused <= preview.sizeHintForRow(0)  # and no blank rows under them
+    assert page.editor.fields.verticalScrollBar().maximum() == 0  # the fields whole, too

@@ -469,6 +469,27 @@ def test_saving_adds_the_routine_through_the_engine(desktop, qtbot, loop, page) 
     assert page.selected() is not None and page.selected().name == "backup"
 
 
+def test_a_new_routine_offers_this_computers_zone_by_its_key(
+    desktop, qtbot, loop, page, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Not the engine's keyword ``local``: the computer's key, said as such; saved, the
+    routine is bound to that key (CONTRACT §3.2)."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    page.open_editor()
+    drive(loop, page)
+    assert page.editor.zone.currentText() == "Asia/Tokyo (this computer's zone)"
+    drive(loop, page, lambda: qtbot.keyClicks(page.editor.name, "backup"))
+    drive(loop, page, lambda: qtbot.keyClicks(page.editor.command, "/bin/true"))
+    type_schedule(qtbot, loop, page, "30 2 * * *")
+    press(qtbot, loop, page, page.editor.save_button)
+    drive(loop, page)
+    assert engine(desktop, loop, lambda e: show(e.store, "backup").revision.spec.timezone) == (
+        "Asia/Tokyo"
+    )
+    click(qtbot, loop, page, "edit")
+    assert page.editor.zone.currentText() == "Asia/Tokyo"  # a routine's own zone: its key
+
+
 def test_shell_syntax_is_said_under_the_command_and_saving_keeps_it_as_typed(
     desktop, qtbot, loop, page
 ) -> None:  # type: ignore[no-untyped-def]

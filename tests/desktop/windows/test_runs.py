@@ -159,6 +159,7 @@ def test_unseen_failures_are_bold_and_mark_all_as_seen_stops_the_tray_counting_t
 ) -> None:
     """The engine had mark_all_seen and nothing offered it: fifty failures after a week
     away meant fifty windows to open before the tray stopped saying "error"."""
+    desktop.window.resize(1000, 680)  # the columns all fit: none gives way to the bold ones
     two_runs(desktop, loop)
     desktop.clock.advance(timedelta(minutes=1))  # type: ignore[attr-defined]
     run_once(desktop, loop, "sync-notes", *FAILS)

@@ -70,8 +70,9 @@ class RecordedOccurrence:
     state: str
     disposition: str | None
     reason: str | None
-    # When its command ran: the first attempt's start to the last one's end, None while an
-    # attempt still runs (the timeline draws it as a bar growing to now); None if none started.
+    # When its command ran: the first attempt's start to the last one's end (an ambiguous
+    # attempt's own start: nobody saw it end), None while an attempt still runs (the timeline
+    # draws it as a bar growing to now); None if none started.
     ran_from: datetime | None = None
     ran_until: datetime | None = None
 
@@ -179,13 +180,19 @@ def _lane(
     )  # fmt: skip
 
 
+# An ambiguous attempt's "end" is when recovery found it, not a time anyone measured: it
+# ends the bar where it began (views.runs leaves it out of a run's duration the same way).
+_ATTEMPT_END = (
+    "CASE WHEN a.failure_class IS 'ambiguous' THEN a.started_at "
+    "ELSE coalesce(a.exited_at, a.settled_at) END"
+)
 _COLUMNS = (
     "id, kind, scheduled_utc, local_time, utc_offset, local_kind, state, disposition, reason, "
     "window_first, window_last, window_count, cause, "
     # by the attempts' unique (occurrence_id, number) index: a few rows per occurrence
     "(SELECT min(a.started_at) FROM attempts a WHERE a.occurrence_id = occurrences.id), "
     "(SELECT CASE WHEN count(*) = count(coalesce(a.exited_at, a.settled_at)) "
-    "THEN max(coalesce(a.exited_at, a.settled_at)) END FROM attempts a "
+    f"THEN max({_ATTEMPT_END}) END FROM attempts a "
     "WHERE a.occurrence_id = occurrences.id AND a.started_at IS NOT NULL)"
 )
 

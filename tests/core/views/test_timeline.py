@@ -176,3 +176,21 @@ def test_every_read_is_indexed(engine: Engine) -> None:
     ]  # fmt: skip
     assert "events_intervals" in plans[0] and "events_intervals" in plans[1]
     assert "occurrences_history" in plans[2]
+
+
+def test_a_run_whose_end_no_one_saw_has_no_bar_past_its_start(tmp_path, clock) -> None:  # type: ignore[no-untyped-def]
+    """Recovery closed its attempt as ambiguous ten minutes on: that is when someone looked,
+    not how long it ran, so its bar does not reach there (as its duration says nothing)."""
+    first = make_engine(tmp_path / "d", clock)
+    first.add("backup", "1 12 * * *")
+    first.runtime.auto_exit = None
+    first.run_until(T0 + minutes(2))
+    (started,) = first.store.conn.execute("SELECT started_at FROM attempts").fetchone()
+    first.store.close()  # the app died with the command running
+    clock.advance(timedelta(minutes=10))
+    second = make_engine(tmp_path / "d", clock)
+    second.run_until(clock.now_utc() + minutes(1))
+    (run,) = lane(second, T0, T0 + timedelta(hours=1), "backup").recorded
+    assert run.disposition == "recovery_required"
+    assert run.ran_from is not None and run.ran_from.isoformat().startswith(started[:19])
+    assert run.ran_until == run.ran_from  # a mark where it began, no bar to the recovery

@@ -36,21 +36,26 @@ def when(at: datetime | None, locale: str, now: datetime | None = None) -> str:
         return "—"
     local = at.astimezone() if at.tzinfo is not None else at
     this_year = now is not None and now.astimezone().year == local.year
-    day = format_skeleton("MMMd" if this_year else "yMMMd", local, locale=locale)
-    pattern = str(get_datetime_format("medium", locale=locale))  # "{1}, {0}": date, then time
-    return pattern.replace("{1}", str(day)).replace(
-        "{0}", format_time(local, "short", locale=locale)
-    )
+    return _dated(local, format_time(local, "short", locale=locale), this_year, locale)
 
 
 def clock(at: datetime | None, locale: str, same_day_as: datetime | None = None) -> str:
-    """A local time with seconds ("2:30:05 PM"); with its date when not on ``same_day_as``'s."""
+    """A local time with seconds ("2:30:05 PM"); with its date when not on ``same_day_as``'s
+    ("Dec 7, 7:21:47 PM"), and the year only when that is not the same either."""
     if at is None:
         return "—"
     local = at.astimezone()
-    if same_day_as is not None and same_day_as.astimezone().date() != local.date():
-        return format_datetime(local, "medium", locale=locale)
-    return format_time(local, "medium", locale=locale)
+    time = format_time(local, "medium", locale=locale)
+    if same_day_as is None or (day := same_day_as.astimezone()).date() == local.date():
+        return time
+    return _dated(local, time, day.year == local.year, locale)
+
+
+def _dated(local: datetime, time: str, this_year: bool, locale: str) -> str:
+    """``time`` after the short date, as the locale joins the two ("{1}, {0}")."""
+    day = format_skeleton("MMMd" if this_year else "yMMMd", local, locale=locale)
+    pattern = str(get_datetime_format("medium", locale=locale))
+    return pattern.replace("{1}", str(day)).replace("{0}", time)
 
 
 def full(at: datetime | None, locale: str) -> str:

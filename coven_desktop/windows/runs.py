@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 #: Rows read at a time: the first screen, and each "Show older runs".
 PAGE_SIZE = 50
 #: The widest a column starts (pixels); "What happened" is sure of its cap, and takes what is
-#: left over.
-WIDEST = {Column.ROUTINE: 130, Column.PLANNED: 140, Column.STARTED: 110, Column.DURATION: 110,
+#: left over. Started holds a day as well when it is not the planned one ("7. Dez., 19:21:47").
+WIDEST = {Column.ROUTINE: 130, Column.PLANNED: 140, Column.STARTED: 150, Column.DURATION: 110,
           Column.WHY: 160}  # fmt: skip
 #: The columns that give way, first the first, when a narrow window cannot hold them all.
 GIVE_WAY = (Column.STARTED, Column.ATTEMPTS, Column.ROUTINE, Column.DURATION)

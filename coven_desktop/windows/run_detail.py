@@ -216,7 +216,7 @@ class RunDetailWindow(QWidget):
         # invalid routine) says so in its own sentence, and a button it refuses says nothing.
         self.retry_button.setVisible(result.retryable)
         self.retry_button.setEnabled(True)
-        self.output.show_output(detail.stdout, detail.stderr)
+        self.output.show_output(detail.stdout, detail.stderr, row.outcome in LIVE)
         self.command_tab.show_command(detail)
         self.story.show_story(detail, locale, self._words)
         if result.explained is not None:

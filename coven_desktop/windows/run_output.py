@@ -46,7 +46,7 @@ class Stream(QWidget):
         self.text.setAccessibleName(title)
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.text.setPlaceholderText(_("Nothing was written."))
+        self.text.setPlaceholderText(_("Nothing written yet."))
         self._layout()
 
     def _layout(self) -> None:
@@ -59,7 +59,11 @@ class Stream(QWidget):
         layout.addLayout(line)
         layout.addWidget(self.text, 1)
 
-    def show_tail(self, tail: OutputTail) -> None:
+    def show_tail(self, tail: OutputTail, live: bool = False) -> None:
+        """The stream's end; while the run is ``live``, an empty one is not yet over."""
+        self.text.setPlaceholderText(
+            _("Nothing written yet.") if live else _("Nothing was written.")
+        )
         self.path = tail.path
         heading = self.title
         if tail.truncated:
@@ -126,9 +130,9 @@ class OutputPane(QWidget):
         layout.addWidget(streams, 1)
         self._current = 0  # the stream the last match was found in
 
-    def show_output(self, stdout: OutputTail, stderr: OutputTail) -> None:
-        self.stdout.show_tail(stdout)
-        self.stderr.show_tail(stderr)
+    def show_output(self, stdout: OutputTail, stderr: OutputTail, live: bool = False) -> None:
+        self.stdout.show_tail(stdout, live)
+        self.stderr.show_tail(stderr, live)
         self._on_search(self.search.text())
 
     def _on_search(self, needle: str) -> None:

@@ -128,6 +128,8 @@ def test_a_running_run_ticks_and_cancel_asks_once_then_cancels_it(
     window = open_detail(desktop, loop, occurrence)
     assert window.chip.text() == "Running" and window.cancel_button.isVisible()
     assert window._labels["duration"].text() == "Elapsed"
+    # not "Nothing was written." of a command that may yet write
+    assert window.output.stderr.text.placeholderText() == "Nothing written yet."
     desktop.clock.advance(timedelta(minutes=1, seconds=5))  # type: ignore[attr-defined]
     qtbot.waitUntil(lambda: window.fields["duration"].text() == "1 min 5 sec", timeout=3000)
     window.cancel_button.click()
@@ -140,6 +142,7 @@ def test_a_running_run_ticks_and_cancel_asks_once_then_cancels_it(
     assert row_of(desktop, loop, occurrence).outcome == "cancelled"
     assert window.chip.text() == "Cancelled" and not window.cancel_button.isVisible()
     assert window._labels["duration"].text() == "Duration"
+    assert window.output.stderr.text.placeholderText() == "Nothing was written."
     window.close()
 
 

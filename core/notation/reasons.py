@@ -61,6 +61,19 @@ _TEMPLATES = (
     *_ATTEMPT_MESSAGES,
 )  # fmt: skip
 
+#: What the journal's reader notes about a journal it could not read whole (the runner's
+#: words: core/runner/journal.py, core/runtime/runner.py), "; "-joined in the ``{detail}`` of
+#: "…shows no outcome ({detail})". A parser's own error (``{error}``) stays as it is.
+_JOURNAL_PROBLEMS = (
+    N_("the journal {path} is gone"),
+    N_("line {number}: incomplete last line ignored"),
+    N_("line {number}: skipped: {error}"),
+    N_("line {number}: unknown event {event} skipped"),
+    N_("line {number}: duplicate {event} ignored (the first counts)"),
+    N_("line {number}: {event} without {field} skipped"),
+    N_("line {number}: malformed {event} skipped: {error}"),
+)
+
 #: A failure class (model.FailureClass), the head of "ambiguous: …": English keeps the
 #: engine's word, other languages say it in theirs.
 FAILURE_CLASSES = (
@@ -151,12 +164,25 @@ def _part(part: str, locale: str | None) -> str:
     return part
 
 
-def _known(text: str, locale: str | None) -> str | None:
-    for template in _TEMPLATES:
+def _known(text: str, locale: str | None, templates: tuple[str, ...] = _TEMPLATES) -> str | None:
+    for template in templates:
         found = _pattern(template).fullmatch(text)
         if found is not None:
-            return _(template, locale).format(**found.groupdict())
+            fields = found.groupdict()
+            if fields.get("detail"):
+                fields["detail"] = _detail(fields["detail"], locale)
+            return _(template, locale).format(**fields)
     return None
+
+
+def _detail(detail: str, locale: str | None) -> str:
+    """`` (problem; problem)`` with each problem the journal's reader noted in ``locale``'s
+    words; anything else as it is."""
+    inner = detail.removeprefix(" (").removesuffix(")")
+    if inner == detail:
+        return detail
+    said = [_known(part, locale, _JOURNAL_PROBLEMS) or part for part in inner.split("; ")]
+    return f" ({'; '.join(said)})"
 
 
 @cache

@@ -258,6 +258,8 @@ class VirtualClock:
             return reason
         if self._autojump:
             return self._jump_for(deadline)
+        if deadline is not None and deadline <= self.now_utc():
+            return WakeReason.DEADLINE  # time moved on while this thread was busy: it is due
         cap_end = self.now_utc() + self._cap
         capped = deadline is None or deadline >= cap_end
         chosen = cap_end if capped or deadline is None else deadline

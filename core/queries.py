@@ -111,6 +111,7 @@ if TYPE_CHECKING:  # what _ELSEWHERE loads on first use, named here for the type
     from coven_core.views.runs import run_detail as run_detail
     from coven_core.views.runs import runs as runs
     from coven_core.views.status import Status as Status
+    from coven_core.views.story import caught_up as caught_up
     from coven_core.views.story import decision_consequence as decision_consequence
     from coven_core.views.timeline import BAND_ASLEEP as BAND_ASLEEP
     from coven_core.views.timeline import MAX_RANGE as MAX_RANGE
@@ -166,7 +167,7 @@ _ELSEWHERE: dict[str, tuple[str, ...]] = {
         "AttemptLine", "OutputTail", "RunDetail", "RunRow", "run_detail", "runs",
     ),
     "coven_core.views.status": ("Status",),
-    "coven_core.views.story": ("decision_consequence",),
+    "coven_core.views.story": ("caught_up", "decision_consequence"),
     "coven_core.views.timeline": (
         "BAND_ASLEEP", "MAX_RANGE", "CoalescedWindow", "Lane", "PlannedMoment",
         "RecordedOccurrence", "Timeline", "timeline",

@@ -74,11 +74,11 @@ def insert_moment(
         instant_text(moment.utc), moment.local.isoformat(), int(moment.offset.total_seconds()),
         moment.fold, moment.kind.value, revision.spec.timezone, revision.tzdb_version,
         *(_TO_RUN if decided is None else decided.columns()), now,
-        None if decided is None else now, stamp.generation,
+        None if decided is None else now, stamp.generation, planned.caught_up,
     )  # fmt: skip
     inserted = _insert(conn, _SCHEDULED_INSERT, values)
     if inserted:
-        _record_planned(conn, stamp, routine_id, oid, decided)
+        _record_planned(conn, stamp, routine_id, oid, decided, planned.caught_up)
     return inserted
 
 
@@ -101,9 +101,13 @@ class Decided:
 
 
 def _record_planned(
-    conn: apsw.Connection, stamp: Stamp, routine_id: str, oid: str, decided: Decided | None
-) -> None:
-    if decided is None:
+    conn: apsw.Connection, stamp: Stamp, routine_id: str, oid: str, decided: Decided | None,
+    caught_up: MissedCause | None,
+) -> None:  # fmt: skip
+    if decided is None and caught_up is not None:  # the story says why it runs late
+        events.record(conn, stamp.now, EventKind.PLANNED, routine_id=routine_id,
+                      occurrence_id=oid, caught_up=caught_up.value)  # fmt: skip
+    elif decided is None:
         events.record(conn, stamp.now, EventKind.PLANNED, routine_id=routine_id, occurrence_id=oid)
     else:
         events.record(
@@ -118,8 +122,8 @@ _TO_RUN = (OccurrenceState.PLANNED, None, None, None)
 _SCHEDULED_INSERT = (
     "INSERT OR IGNORE INTO occurrences (id, routine_id, revision, kind, scheduled_utc, "
     "local_time, utc_offset, fold, local_kind, zone, tzdb_version, state, disposition, reason, "
-    "decision, planned_at, settled_at, generation) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "decision, planned_at, settled_at, generation, cause) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 

@@ -23,7 +23,7 @@ The late moments are not walked one by one where the timetable can count them
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from coven_core.model import MisfirePolicy, MissedCause, RevisionSpec
@@ -54,6 +54,8 @@ class Segment:
 class Planned:
     revision: int
     moment: BoundTime
+    #: Why it runs late, when it is the latest missed moment, run under ``latest_only``.
+    caught_up: MissedCause | None = None
 
 
 @dataclass
@@ -184,7 +186,7 @@ def _settle_latest(
     in_grace = spec.grace is None or now - planned.moment.utc <= spec.grace
     ran_after = any(p.moment.utc > planned.moment.utc for p in plan.to_run)
     if spec.misfire is MisfirePolicy.LATEST_ONLY and in_grace and not ran_after:
-        plan.to_run.append(planned)
+        plan.to_run.append(replace(planned, caught_up=cause))
         plan.to_run.sort(key=lambda p: p.moment.utc)
     else:
         _fold(plan, planned, cause, stretch[id(segment)])

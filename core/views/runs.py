@@ -24,7 +24,14 @@ from coven_core.store.codec import instant_from, instant_text, maybe_instant_fro
 from coven_core.store.query import one
 from coven_core.store.store import Store
 from coven_core.views.attention import command_line, last_error_line, output_tail
-from coven_core.views.story import Ending, clock_time, ending, step_sentence, steps
+from coven_core.views.story import (
+    Ending,
+    caught_up_step,
+    clock_time,
+    ending,
+    step_sentence,
+    steps,
+)
 
 #: How much of each captured stream a run's detail carries (the files keep the rest).
 DETAIL_TAIL_BYTES = 64 * 1024
@@ -56,6 +63,9 @@ class RunRow:
     dst: str | None = None  # gap | fold: a time-zone rule decided this moment
     running_since: datetime | None = None  # a live run: when its current attempt started
     last_error: str | None = None  # a failure: the last line its command wrote on stderr
+    #: Why it ran late: the cause of the missed moments it is the latest of (``latest_only``:
+    #: asleep, app_not_running, clock_jump, scheduler_late).
+    caught_up: str | None = None
 
     @property
     def unseen_failure(self) -> bool:
@@ -190,8 +200,12 @@ def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) 
         maybe_instant_from(scheduled) or _never(),
         zone, local, maybe_instant_from(started), ran,
         code, signal, attempts, seen_at is not None, _dst(local_kind, reason), since,
-        said or None,
+        said or None, None if reason in _WINDOWS else cause,
     )  # fmt: skip
+
+
+#: The reasons of a window of missed moments, whose cause is the window's own, not a late run's.
+_WINDOWS = frozenset({"missed", "routine_broken"})
 
 
 def _ended(told: Ending, line: str, locale: str | None) -> str:
@@ -309,7 +323,7 @@ def _decisions(
     told = [
         step_sentence(step, row.zone, allowed, locale)
         for step in steps(conn, row.occurrence_id)
-        if step.kind not in ("planned", "claimed")
+        if step.kind not in ("planned", "claimed") or caught_up_step(step)
     ]
     if row.kind == "coalesced" and told:
         ran = latest_ran(conn, routine_id, row.planned_utc)

@@ -135,10 +135,23 @@ def _age(conn: apsw.Connection, now: datetime, sql: str) -> float | None:
     return None if oldest is None else (now - instant_from(oldest)).total_seconds()
 
 
+#: Why a moment is caught up late that is not the scheduler's doing: nothing could run it then
+#: (``MissedCause`` values; the model stays off ``coven status``'s path: tests/core/cli).
+NOT_THE_SCHEDULERS = ("asleep", "app_not_running", "clock_jump")
+_FROM = (  # where a start's lag is counted from
+    f"CASE WHEN o.cause IN {NOT_THE_SCHEDULERS} THEN max(o.scheduled_utc, o.planned_at) "
+    "ELSE o.scheduled_utc END"
+)
+
+
 def _start_lags(conn: apsw.Connection, since: datetime) -> list[float]:
-    """Scheduled instant → start of the first attempt, for scheduled occurrences."""
+    """Scheduled instant → start of the first attempt, for scheduled occurrences. A moment
+    caught up once the app ran again, the computer woke or the clock jumped is counted from
+    when it was planned: it was late for a reason its story tells, and counted from its
+    instant one such start made the p99 read hours. One the scheduler itself was late for
+    (``scheduler_late``) counts from its instant."""
     rows = conn.execute(
-        "SELECT o.scheduled_utc, a.started_at FROM attempts a JOIN occurrences o "
+        f"SELECT {_FROM}, a.started_at FROM attempts a JOIN occurrences o "
         "ON o.id = a.occurrence_id WHERE a.number = 1 AND o.kind = 'scheduled' "
         "AND a.started_at >= ?",
         (instant_text(since),),

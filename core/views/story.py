@@ -101,6 +101,13 @@ def missed(count: int | None, cause: str | None, locale: str | None = None) -> s
     return text.format(count=count, how=how)
 
 
+def caught_up(cause: str, locale: str | None = None) -> str:
+    """Why a run started late, where it is the latest of moments that passed with nothing
+    run (``latest_only``): ``Caught up: its moment passed while Coven was not running``."""
+    how = _(_CAUSES.get(cause, N_("while nothing could run")), locale)
+    return _("Caught up: its moment passed {how}", locale).format(how=how)
+
+
 def ending(end: Ending, locale: str | None = None) -> str:
     """How a run ended (or why a moment never ran), in one sentence."""
     disposition = end.disposition
@@ -187,6 +194,8 @@ def step_sentence(
         return ending(Ending(data.get("disposition"), data.get("reason")), locale)
     if step.kind == "reconciled" and data.get("outcome") in _DECIDED_STEP:
         return _(_DECIDED_STEP[data["outcome"]], locale)
+    if step.kind == "planned" and data.get("caught_up"):
+        return caught_up(str(data["caught_up"]), locale)
     if step.kind == "skipped":
         skipped = Ending("skipped", data.get("reason"), cause=data.get("cause"),
                          window_count=data.get("count"))  # fmt: skip
@@ -262,5 +271,11 @@ def tried(
     return [
         step_sentence(step, zone, None, locale)
         for step in steps(conn, occurrence_id)
-        if step.kind != "planned"
+        if step.kind != "planned" or caught_up_step(step)
     ]
+
+
+def caught_up_step(step: Step) -> bool:
+    """The planning of a moment caught up late: a step worth telling, where a routine
+    planning is not."""
+    return step.kind == "planned" and bool(step.data.get("caught_up"))

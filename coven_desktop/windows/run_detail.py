@@ -238,10 +238,11 @@ class RunDetailWindow(QWidget):
 
     def _show_facts(self, row: RunRow) -> None:
         self.fields["planned"].setText(self._planned(row))
-        started = row.started_at
-        self.fields["started"].setText(
-            _("Not started") if started is None else run_times.full(started, self.desktop.locale)
-        )
+        started, locale = row.started_at, self.desktop.locale
+        said = _("Not started") if started is None else run_times.full(started, locale)
+        if row.caught_up is not None:  # why it started long after its moment
+            said += "\n" + queries.caught_up(row.caught_up, locale)
+        self.fields["started"].setText(said)
         self.fields["exit"].setText(self._words.exit_text(row.exit_code, row.exit_signal))
         self.fields["attempts"].setText(str(row.attempts))
         self._show_duration(row)

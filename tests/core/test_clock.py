@@ -121,6 +121,21 @@ def test_advance_short_of_deadline_keeps_waiter_blocked() -> None:
     assert sleepers[0].reason is WakeReason.DEADLINE
 
 
+def test_a_deadline_time_already_passed_returns_at_once_without_autojump() -> None:
+    """Time moved on while the thread was busy (a test advanced it mid-pass): the thread's
+    next wait is due at once, as on the system clock; it waited for the next advance."""
+    clock = VirtualClock(T0, autojump=False, safety_cap=timedelta(hours=2))
+    clock.advance(timedelta(hours=1))
+    done: list[WakeReason] = []
+    sleeper = threading.Thread(
+        target=lambda: done.append(clock.sleep_until_or_wake(T0 + timedelta(minutes=30),
+                                                             WakeSignal()))
+    )  # fmt: skip
+    sleeper.start()
+    sleeper.join(5)
+    assert done == [WakeReason.DEADLINE] and clock.now_utc() == T0 + timedelta(hours=1)
+
+
 def test_wake_from_another_thread_interrupts_a_virtual_wait() -> None:
     clock = VirtualClock(T0, autojump=False, safety_cap=timedelta(hours=2))
     sleepers, _ = _start_sleepers(clock, [60])

@@ -11,7 +11,7 @@ from coven_core.scheduling.retry import RetryPolicy, backoff
 from coven_core.store.codec import instant_from
 from coven_core.views.runs import DETAIL_TAIL_BYTES, run_detail, runs
 from coven_core.views.story import clock_time
-from tests.core.conftest import T0, Engine, minutes
+from tests.core.conftest import T0, Engine, make_engine, minutes
 
 
 def test_a_retried_failure_tells_each_attempt_and_each_retry(engine: Engine) -> None:
@@ -187,3 +187,27 @@ def test_a_failure_says_its_commands_last_word_on_stderr_and_a_silent_one_only_i
                     "sync": ("Failed with exit 1", None)}  # fmt: skip
     german = {row.routine: row.reason for row in runs(engine.store, locale="de_DE")}
     assert german["backup"] == "Fehlgeschlagen mit Exit-Code 1: rsync: connection refused"
+
+
+def test_a_run_caught_up_after_the_app_was_off_says_why_it_started_late(tmp_path, clock) -> None:  # type: ignore[no-untyped-def]
+    """Planned for 12:30, started at 15:12: the row says why (``caught_up``, in JSON too)
+    and so does its story, in the reader's language."""
+    first = make_engine(tmp_path / "d", clock)
+    first.add("daily", "30 12 * * *")
+    first.add("every5", "*/5 * * * *")
+    first.run_until(T0 + minutes(12))
+    first.store.close()  # the app quits before 12:30
+    clock.advance(timedelta(hours=3))
+    again = make_engine(tmp_path / "d", clock)
+    again.run_until(clock.now_utc() + minutes(1))
+    (ran,) = runs(again.store, "daily")
+    assert (ran.outcome, ran.caught_up, ran.to_json()["caught_up"]) == (
+        "succeeded", "app_not_running", "app_not_running",
+    )  # fmt: skip
+    windows = [row for row in runs(again.store, "every5") if row.outcome == "skipped"]
+    assert windows and all(row.caught_up is None for row in windows)  # their cause is theirs
+    story = run_detail(again.store, ran.run_id or "").decisions
+    assert "Caught up: its moment passed while Coven was not running" in story
+    german = run_detail(again.store, ran.run_id or "", locale="de").decisions
+    assert not any(line.startswith("Caught up") for line in german)
+    again.store.close()

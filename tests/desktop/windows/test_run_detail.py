@@ -14,7 +14,9 @@ from PySide6.QtWidgets import QAbstractButton, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from coven_core.events import EventKind
+from coven_core.model import RevisionSpec
 from coven_core.operator import Operator
+from coven_core.queries import RunRow, runs
 from coven_core.store.store import Store
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows import run_times
@@ -259,3 +261,28 @@ def mnemonic(text: str) -> str:
     """The letter after a single ``&`` (``&&`` is a literal ampersand), lower-cased."""
     at = text.replace("&&", "").find("&")
     return text.replace("&&", "")[at + 1].lower() if at >= 0 else ""
+
+
+def test_a_run_caught_up_late_says_why_under_its_start(
+    desktop: Desktop, loop: qasync.QEventLoop
+) -> None:
+    """Its moment came while the computer slept: the start, hours after the moment, says
+    why beneath it."""
+    desktop.locale = "en_US"
+    spec = RevisionSpec(schedule="30 12 * * *", timezone="UTC", argv=("/bin/true",))
+    loop.run_until_complete(desktop.service.call(lambda e: e.operator.add_routine("nightly", spec)))
+
+    async def settled() -> RunRow:  # read from the store: the run may end before any wait
+        while True:
+            found = await desktop.service.call(lambda e: runs(e.store, "nightly"))
+            if found and found[0].outcome == "succeeded":
+                return found[0]
+            await asyncio.sleep(0.02)
+
+    desktop.clock.suspend(timedelta(hours=3))  # type: ignore[attr-defined]
+    row = loop.run_until_complete(asyncio.wait_for(settled(), 20))
+    loop.run_until_complete(desktop.settle())
+    window = open_detail(desktop, loop, row.occurrence_id)
+    started = window.fields["started"].text().splitlines()
+    assert started[1] == "Caught up: its moment passed while asleep"
+    window.close()

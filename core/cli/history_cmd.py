@@ -58,11 +58,16 @@ def _row(row: HistoryRow, zone_key: str, locale: str) -> list[str]:
 
 
 def _reason(row: HistoryRow, zone_key: str, locale: str) -> str:
-    """``missed 42 (asleep) · first → last`` for a coalesced window, else the plain reason. A
-    broken routine's window has no count: its moments could not be computed."""
+    """``missed 42 (asleep) · first → last`` for a coalesced window, else the plain reason,
+    with ``caught up (asleep)`` for the moment that ran late after it. A broken routine's
+    window has no count: its moments could not be computed."""
     if row.window_first is None or row.window_last is None:
         why = decision_sentence(row.reason, row.decision, locale)
-        return row.reason or "" if why is None else f"{row.reason} · {why}"
+        said = row.reason or "" if why is None else f"{row.reason} · {why}"
+        if row.cause is None:
+            return said
+        caught_up = f"caught up ({row.cause})"  # the latest missed moment, run late (DESIGN §3)
+        return f"{said} · {caught_up}" if said else caught_up
     first = local_text(row.window_first, zone_key, locale, "short")
     last = local_text(row.window_last, zone_key, locale, "short")
     count = "" if row.window_count is None else f" {row.window_count}"

@@ -66,6 +66,10 @@ def test_readable_table_shows_the_coalesced_window(
     assert "01.03.2026, 13:05:00" in window  # Berlin wall time, German format
     outcome = " ".join(window.split()[3:])
     assert outcome == "skipped missed 35 (asleep) · 01.03.26, 13:05 → 01.03.26, 15:55"
+    latest = next(row for row in rows if row.startswith("2026-03-01T15:00:00Z"))
+    assert " ".join(latest.split()[3:]) == "succeeded caught up (asleep)"  # why it ran late
+    first = next(row for row in rows if row.startswith("2026-03-01T12:00:00Z"))
+    assert "caught up" not in first
 
 
 def test_a_routine_without_occurrences(coven: Coven) -> None:

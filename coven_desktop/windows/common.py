@@ -156,17 +156,21 @@ class RowsModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        if role != Qt.ItemDataRole.DisplayRole or orientation != Qt.Orientation.Horizontal:
+        shown = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole)  # whole, if cut
+        if role not in shown or orientation != Qt.Orientation.Horizontal:
             return None
         return self._headers[section] if 0 <= section < len(self._headers) else None
 
 
 def table(
-    model: RowsModel, parent: QWidget, *, stretch: int | None = None, wrap: bool = False
-) -> QTableView:
+    model: RowsModel, parent: QWidget, *, stretch: int | None = None, wrap: bool = False,
+    view: QTableView | None = None,
+) -> QTableView:  # fmt: skip
     """A read-only, row-selecting view of ``model``; column ``stretch`` takes the free width
-    (and, with ``wrap``, wraps its text over taller rows)."""
-    view = QTableView(parent)
+    (and, with ``wrap``, wraps its text over taller rows). ``view``: a table made already
+    (a ``FittingTable``, which sizes its own columns), set up the same way."""
+    fitted = view is not None
+    view = QTableView(parent) if view is None else view
     view.setModel(model)
     view.setTabKeyNavigation(False)  # Tab moves on to the page's next control (issue #22)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -179,6 +183,8 @@ def table(
     if wrap:
         rows.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     view.setAlternatingRowColors(True)
+    if fitted:
+        return view
     header = view.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     if stretch is not None:

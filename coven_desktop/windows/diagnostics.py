@@ -55,12 +55,19 @@ from coven_desktop.windows.common import (
     span,
     table,
 )
+from coven_desktop.windows.fitting import FittingTable
 from coven_desktop.windows.tones import Tone, Tones
 
 if TYPE_CHECKING:
     from coven_desktop.desktop import Desktop
 
 _SEVERITY_TONE = {"error": Tone.ERROR, "warning": Tone.WARNING}
+#: The passes' columns (Started, Why, Role, Took, Late, Planned, Claimed, Dispatched,
+#: Recovered, Settled, Error): no wider than their words need at most, and where the page is
+#: narrow (German headers, 1,000 px), the counts a person reads least give way first; Error,
+#: the last, takes what is left. Nothing scrolls sideways (issue #22).
+PASS_CAPS = {0: 170, 1: 160, 10: 160}
+PASS_GIVE_WAY = (8, 2, 4, 6, 7, 5, 9, 1)
 
 
 class Page(LivePage):
@@ -136,11 +143,11 @@ class Page(LivePage):
         )
         self.event_model = RowsModel([_("When"), _("What"), _("Details")], self)
         self.finding_model = RowsModel([_("Check"), _("Severity"), _("Finding")], self)
-        for model, stretch, title in (
-            (self.pass_model, 10, _("Recent passes")),
-            (self.event_model, 2, _("Sleep, clock and zones")),
-        ):
-            tabs.addTab(named(table(model, tabs, stretch=stretch), title), title)
+        self.pass_table = FittingTable(tabs, caps=PASS_CAPS, give_way=PASS_GIVE_WAY)
+        passes = table(self.pass_model, tabs, view=self.pass_table)
+        tabs.addTab(named(passes, _("Recent passes")), _("Recent passes"))
+        events = named(table(self.event_model, tabs, stretch=2), _("Sleep, clock and zones"))
+        tabs.addTab(events, _("Sleep, clock and zones"))
         self.doctor_tab = self._doctor_tab(tabs)
         tabs.addTab(self.doctor_tab, _("Doctor"))
         tabs.addTab(self._log_tab(tabs), _("Log"))
@@ -207,8 +214,12 @@ class Page(LivePage):
         values["queue"].setText(self._queue(found.status))
         values["lags"].setText(self._lags(found.status))
         self._show_store(found)
-        self.pass_model.set_rows([self._pass_row(line) for line in found.passes])
+        self._show_passes(found.passes)
         self.event_model.set_rows([self._event_row(event) for event in found.host_events])
+
+    def _show_passes(self, passes: list[PassLine]) -> None:
+        self.pass_model.set_rows([self._pass_row(line) for line in passes])
+        self.pass_table.fit_to_contents()
 
     def _role(self) -> str:
         overview = self.desktop.overview
@@ -437,7 +448,7 @@ class Page(LivePage):
         """What is red or amber is drawn again in the new palette's tones."""
         if self.shown is not None:
             self._show_store(self.shown)
-            self.pass_model.set_rows([self._pass_row(line) for line in self.shown.passes])
+            self._show_passes(self.shown.passes)
         if self.report is not None:
             self.finding_model.set_rows(self._finding_rows(self.report))
 

@@ -46,6 +46,7 @@ class FittingTable(QTableView):
         self.setWordWrap(False)
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.horizontalHeader()
+        header.setTextElideMode(Qt.TextElideMode.ElideRight)  # "Wiederher…", not its middle
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)  # fit() sizes the last one: it sees the scroll bar
         # Measure the rows in view, not Qt's default first thousand: measuring made most of
@@ -81,9 +82,12 @@ class FittingTable(QTableView):
 
     def _share_out(self, widths: list[int]) -> None:
         self._drop_for_room(widths)
-        excess = sum(widths) - self.viewport().width()
         shown = [c for c, width in enumerate(widths) if width]
         last = shown[-1] if shown else len(widths) - 1
+        # the last column gets at least NARROWEST below: counted so here, or a last column
+        # whose words are narrower (a short header, empty cells) ran the others past the edge
+        widths[last] = max(widths[last], NARROWEST)
+        excess = sum(widths) - self.viewport().width()
         others = [c for c in shown if c not in self.give_way and c != last]
         for group in (self.give_way, others):
             excess = _shrink(widths, group, excess)

@@ -122,3 +122,22 @@ def test_a_start_lag_under_a_second_reads_in_milliseconds(
     lags = Lags(None, None, 0.030477, 0.083671, 8)
     page.show_diagnostics(replace(found, status=found.status._replace(lags=lags)))
     assert said in page.values["lags"].text()
+
+
+def test_the_passes_fit_a_narrow_page_and_a_cut_header_is_whole_on_hover(
+    page: Page, desktop: Desktop
+) -> None:
+    """German headers ("Wiederhergestellt") ran the passes past the edge at 1000 px: the
+    table scrolled sideways. The counts now give way, a cut header ends in "…" and its
+    tooltip has it whole."""
+    desktop.window.resize(1000, 700)
+    table, model = page.pass_table, page.pass_model
+    shown = [table.columnWidth(c) for c in range(model.columnCount())]
+    assert sum(shown) <= table.viewport().width()
+    assert not table.horizontalScrollBar().isVisible()
+    for column in range(model.columnCount()):
+        whole = model.headerData(column, Qt.Orientation.Horizontal)
+        assert (
+            model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+            == whole
+        )

@@ -192,7 +192,7 @@ def test_the_pages_fit_a_1000_by_700_window(
     window = seeded_desktop.window
     window.resize(1000, 700)
     window.show()
-    for key in ("routines", "runs", "timeline"):
+    for key in ("routines", "runs", "timeline", "diagnostics"):
         page = window.show_page(key)
         settle(loop, seeded_desktop, page)
         assert_fits(window, page, key)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import shutil
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,6 +18,16 @@ from coven_desktop.desktop import Desktop
 from tests.core.conftest import make_engine
 
 NOW = datetime(2026, 3, 8, 12, tzinfo=UTC)
+
+
+@pytest.fixture
+def in_berlin(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This computer's zone is Berlin: what windows write in local time."""
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 def seed(data: Path) -> None:

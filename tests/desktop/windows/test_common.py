@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
-import pytest
 from PySide6.QtCore import Qt
 
 from coven_desktop.windows.common import Row, RowsModel, moment, moment_text, span
 
 AT = datetime(2026, 3, 30, 13, 5, 9, tzinfo=UTC)
-
-
-@pytest.fixture
-def in_berlin(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "Europe/Berlin")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 def test_moments_in_the_users_zone_and_locale(in_berlin: None) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -12,15 +10,8 @@ from coven_desktop.windows.run_times import clock
 
 NNBSP = "\u202f"  # CLDR's space before AM/PM
 
-
-@pytest.fixture(autouse=True)
-def berlin(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The viewer's zone: these are written in the computer's local time."""
-    monkeypatch.setenv("TZ", "Europe/Berlin")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+#: The viewer's zone: these are written in the computer's local time.
+pytestmark = pytest.mark.usefixtures("in_berlin")
 
 
 STARTED = datetime(2026, 12, 7, 18, 21, 47, tzinfo=UTC)  # 7:21:47 PM in Berlin

@@ -169,7 +169,7 @@ def _planned(
 def schedule_words(routine: PlannedRoutine, start: datetime, locale: str) -> str:
     """The routine's schedule as the Routines page will say it once it is created, with the
     zone it will run in: "Every day at 2:30 AM (Europe/Berlin)"; for ``local``, "… (this
-    computer's zone, Etc/UTC)", a zone the routine then follows when the computer's changes."""
+    computer's zone, Etc/UTC)", the key the routine is bound to and keeps (DESIGN §3)."""
     spec, key = routine.spec, routine.zone
     words = describe_timetable(Timetable.build(spec.schedule, key, start), locale)
     if spec.timezone.strip().lower() == "local":

@@ -104,11 +104,10 @@ def _record_planned(
     conn: apsw.Connection, stamp: Stamp, routine_id: str, oid: str, decided: Decided | None,
     caught_up: MissedCause | None,
 ) -> None:  # fmt: skip
-    if decided is None and caught_up is not None:  # the story says why it runs late
+    if decided is None:
+        late = {} if caught_up is None else {"caught_up": caught_up.value}  # the story says why
         events.record(conn, stamp.now, EventKind.PLANNED, routine_id=routine_id,
-                      occurrence_id=oid, caught_up=caught_up.value)  # fmt: skip
-    elif decided is None:
-        events.record(conn, stamp.now, EventKind.PLANNED, routine_id=routine_id, occurrence_id=oid)
+                      occurrence_id=oid, **late)  # fmt: skip
     else:
         events.record(
             conn, stamp.now, EventKind.SKIPPED, routine_id=routine_id, occurrence_id=oid,

@@ -200,12 +200,8 @@ def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) 
         maybe_instant_from(scheduled) or _never(),
         zone, local, maybe_instant_from(started), ran,
         code, signal, attempts, seen_at is not None, _dst(local_kind, reason), since,
-        said or None, None if reason in _WINDOWS else cause,
+        said or None, None if kind == "coalesced" else cause,  # a window's cause is its own
     )  # fmt: skip
-
-
-#: The reasons of a window of missed moments, whose cause is the window's own, not a late run's.
-_WINDOWS = frozenset({"missed", "routine_broken"})
 
 
 def _ended(told: Ending, line: str, locale: str | None) -> str:

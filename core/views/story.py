@@ -94,7 +94,7 @@ def decision_consequence(outcome: str, locale: str | None = None) -> str:
 
 def missed(count: int | None, cause: str | None, locale: str | None = None) -> str:
     """``Missed 3 moments while asleep`` (a broken routine's window has no count)."""
-    how = _(_CAUSES.get(cause or "", N_("while nothing could run")), locale)
+    how = _how(cause, locale)
     if count is None:
         return _("Missed its moments {how}", locale).format(how=how)
     text = ngettext("Missed {count} moment {how}", "Missed {count} moments {how}", count, locale)
@@ -104,8 +104,12 @@ def missed(count: int | None, cause: str | None, locale: str | None = None) -> s
 def caught_up(cause: str, locale: str | None = None) -> str:
     """Why a run started late, where it is the latest of moments that passed with nothing
     run (``latest_only``): ``Caught up: its moment passed while Coven was not running``."""
-    how = _(_CAUSES.get(cause, N_("while nothing could run")), locale)
-    return _("Caught up: its moment passed {how}", locale).format(how=how)
+    return _("Caught up: its moment passed {how}", locale).format(how=_how(cause, locale))
+
+
+def _how(cause: str | None, locale: str | None) -> str:
+    """``while asleep``: when moments passed with nothing run, for a missed cause."""
+    return _(_CAUSES.get(cause or "", N_("while nothing could run")), locale)
 
 
 def ending(end: Ending, locale: str | None = None) -> str:
@@ -194,7 +198,7 @@ def step_sentence(
         return ending(Ending(data.get("disposition"), data.get("reason")), locale)
     if step.kind == "reconciled" and data.get("outcome") in _DECIDED_STEP:
         return _(_DECIDED_STEP[data["outcome"]], locale)
-    if step.kind == "planned" and data.get("caught_up"):
+    if caught_up_step(step):
         return caught_up(str(data["caught_up"]), locale)
     if step.kind == "skipped":
         skipped = Ending("skipped", data.get("reason"), cause=data.get("cause"),

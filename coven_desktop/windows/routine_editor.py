@@ -72,7 +72,6 @@ _POLICY_FIELDS = ("except_dates", "max_runtime_per_day", "cooldown", "cooldown_m
 KindRole = Qt.ItemDataRole.UserRole + 1
 
 
-QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum" for a widget's size
 #: The preview shows at least this many moments however many fields are open.
 PREVIEW_ROWS = 6
 #: And no more room than its longest list takes: the engine's eight moments, "… the next
@@ -558,10 +557,10 @@ class RoutineEditor(QGroupBox):
         return [note for note in notes if note]
 
     def _fit_preview(self) -> None:
-        """At most PREVIEW_MOST_ROWS rows high, measured once a row is there to measure: the
-        same height whatever the list holds, so the form does not jump while one types."""
+        """At most PREVIEW_MOST_ROWS rows high, measured from a row that is there: the same
+        height whatever the list holds, so the form does not jump while one types."""
         row = self.preview.sizeHintForRow(0)
-        if row <= 0 or self.preview.maximumHeight() < QWIDGETSIZE_MAX:
+        if row <= 0:
             return
         chrome = self.preview.header().sizeHint().height() + 2 * self.preview.frameWidth()
         self.preview.setMaximumHeight(chrome + PREVIEW_MOST_ROWS * row + row // 2)

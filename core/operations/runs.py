@@ -87,9 +87,12 @@ def run_now(
 
 
 def _manual_waiting(conn: apsw.Connection, routine_id: str, probe: bool) -> RunRef | None:
+    # A person's run has its id from the start, so it is among the few planned rows with one:
+    # through the routine's history, SQLite read every occurrence the routine ever had.
     row = conn.execute(
-        "SELECT run_id, id, manual_key FROM occurrences WHERE routine_id = ? AND kind = ? "
-        "AND state = 'planned' AND probe = ? ORDER BY scheduled_utc LIMIT 1",
+        "SELECT run_id, id, manual_key FROM occurrences INDEXED BY occurrences_between "
+        "WHERE routine_id = ? AND kind = ? AND state = 'planned' AND run_id IS NOT NULL "
+        "AND probe = ? ORDER BY scheduled_utc LIMIT 1",
         (routine_id, OccurrenceKind.MANUAL.value, int(probe)),
     ).fetchone()
     if row is None:

@@ -26,8 +26,9 @@ def _group_members(index: str, where: str) -> str:
 # Another member's run, claimed or running; or between two attempts (a retry not yet claimed).
 _GROUP_RUNNING = _group_members("occurrences_active", "o.state IN ('claimed', 'running')")
 _GROUP_BETWEEN = _group_members(
-    "occurrences_due",
-    "o.state = 'planned' AND EXISTS (SELECT 1 FROM attempts a WHERE a.occurrence_id = o.id)",
+    "occurrences_between",
+    "o.state = 'planned' AND o.run_id IS NOT NULL "
+    "AND EXISTS (SELECT 1 FROM attempts a WHERE a.occurrence_id = o.id)",
 )
 
 

@@ -338,6 +338,26 @@ def test_queue_one_waits_for_the_group_and_then_runs(engine: Engine) -> None:
     assert second.routine_id != first.routine_id
 
 
+def test_a_member_between_two_attempts_holds_the_group(engine: Engine) -> None:
+    """A run waiting out its retry's backoff is not over: a person's run of another member
+    waits for it (a scheduled moment would be skipped, naming it)."""
+    engine.runtime.auto_exit = 1  # backup's first attempt fails
+    backup = engine.add("backup", "0 13 * * *", group="disk", retries=1)
+    scrub = engine.add("scrub", "0 3 * * *", group="disk")
+    engine.run_until(T0 + timedelta(hours=1))
+    between = engine.store.conn.execute(
+        "SELECT count(*) FROM occurrences WHERE routine_id = ? AND state = 'planned' "
+        "AND not_before IS NOT NULL", (backup,)
+    ).fetchone()[0]  # fmt: skip
+    assert between == 1  # its retry waits
+    engine.runtime.auto_exit = 0
+    engine.operator.run_now("scrub")
+    engine.run_until(engine.clock.now_utc())
+    assert [launch.routine_id for launch in engine.runtime.launches] == [backup]
+    engine.run_until(T0 + timedelta(hours=2))
+    assert [launch.routine_id for launch in engine.runtime.launches] == [backup, backup, scrub]
+
+
 def test_routines_outside_the_group_are_not_held(engine: Engine) -> None:
     engine.runtime.auto_exit = None
     engine.add("backup", "0 * * * *", group="disk")

@@ -196,20 +196,52 @@ class Waiting:
     attempts: int = 0  # attempts of it so far
 
 
+#: The rows a pass reads first: the slots a pass frees in a burst (one or two) and a few rows
+#: it passes over. More, up to its batch, only when it asks for them (a page of 64 rows made
+#: the waiting read the costliest of a drain's pass after its commits: bench_apscheduler's
+#: drain, by statement).
+FIRST_PAGE = 8
+
+
 def waiting(
     conn: apsw.Connection, now: datetime, limit: int
 ) -> tuple[Iterator[Waiting] | None, int, str | None]:
-    """What may be claimed now, oldest first (None: nothing), how many occurrences are active
-    and the stored ``max-active`` setting (what the claims are bounded by), in one read.
+    """What may be claimed now, oldest first, at most ``limit`` (None: nothing), how many
+    occurrences are active and the stored ``max-active`` setting (what the claims are bounded
+    by), in one read.
 
-    Each row becomes a :class:`Waiting` as the caller takes it: a pass reads ``claim_batch``
-    rows and, in a burst, claims the one or two a slot has freed; making all of them took a
-    tenth of the drain's passes (``bench_apscheduler``'s drain, profiled)."""
-    rows: list[tuple[Any, ...]] = conn.execute(_WAITING, (instant_text(now), limit)).fetchall()
+    Read a page at a time, as the caller takes them: a pass claims what its free slots allow
+    and stops; only rows passed over (skipped, or waiting for a condition) ask for the next
+    page. Each row becomes a :class:`Waiting` only when taken."""
+    at = instant_text(now)
+    size = min(limit, FIRST_PAGE)
+    rows = _page(conn, at, size, after=("", ""))
     if not rows:
         return None, 0, None  # with nothing waiting, the active count bounds nothing
     active, most = rows[0][-2:]  # the same on every row
-    return map(_waiting_of, rows), int(active), most
+    return _pages(conn, at, limit, rows, size), int(active), most
+
+
+def _page(
+    conn: apsw.Connection, at: str, size: int, after: tuple[str, str]
+) -> list[tuple[Any, ...]]:
+    return conn.execute(_WAITING, (at, size, *after)).fetchall()
+
+
+def _pages(
+    conn: apsw.Connection, at: str, limit: int, rows: list[tuple[Any, ...]], size: int
+) -> Iterator[Waiting]:
+    """``rows``, then the rows after the last one read, in (scheduled_utc, id) order, until a
+    page comes back short or ``limit`` rows were read. What the caller claimed or skipped in
+    between has left the planned rows; what it passed over is not read twice."""
+    read = 0
+    while True:
+        yield from map(_waiting_of, rows)
+        read += len(rows)
+        if len(rows) < size or read >= limit:
+            return
+        size, last = limit - read, rows[-1]
+        rows = _page(conn, at, size, after=(last[3], last[0]))
 
 
 def _waiting_of(row: tuple[Any, ...]) -> Waiting:
@@ -246,7 +278,7 @@ _WAITING = (
     "(SELECT count(*) FROM attempts a WHERE a.occurrence_id = occurrences.id), "
     f"(SELECT count(*) FROM {ACTIVE}), {MAX_ACTIVE_SQL} FROM occurrences "
     "WHERE state = 'planned' AND (not_before IS NULL OR not_before <= ?1) "
-    "ORDER BY scheduled_utc, id LIMIT ?2"
+    "AND (scheduled_utc, id) > (?3, ?4) ORDER BY scheduled_utc, id LIMIT ?2"
 )
 """Every planned row's time has come: the planner plans a moment once it is due, a person's run
 at the moment it is asked for. So a wall clock set back before a moment that waits for a free

@@ -116,3 +116,33 @@ def test_what_run_now_and_an_overlap_read_does_not_grow_with_the_history(tmp_pat
     ]
     assert many_manual <= GROWTH * few_manual, costs
     assert many_oldest <= GROWTH * few_oldest, costs
+
+
+def test_a_pass_reads_past_a_first_page_it_passed_over(tmp_path: Path) -> None:
+    """A pass reads the waiting rows a page at a time: when every row of the first page is
+    passed over (here skipped: their routines were paused), it reads on and still fills the
+    free slot in the same pass, never leaving the queue for a later wake-up."""
+    engine = make_engine(tmp_path / "pages", VirtualClock(T0), max_active=1)
+    engine.runtime.auto_exit = None  # the first command keeps the slot
+    for index in range(occurrences.FIRST_PAGE + 3):
+        engine.add(f"r{index:03d}", "1 12 * * *")
+    engine.run_until(T0 + minutes(2))
+    conn = engine.store.conn
+    waiting = [row[0] for row in conn.execute(
+        "SELECT r.name FROM occurrences o JOIN routines r ON r.id = o.routine_id "
+        "WHERE o.state = 'planned' ORDER BY o.scheduled_utc, o.id"
+    )]  # fmt: skip
+    passed_over, after = waiting[: occurrences.FIRST_PAGE], waiting[occurrences.FIRST_PAGE]
+    for name in passed_over:
+        engine.operator.pause(name)
+    [running] = engine.runtime.launches
+    engine.runtime.finish(running)
+    engine.scheduler.pass_once("run_finished")
+    [(after_id,)] = conn.execute("SELECT id FROM routines WHERE name = ?", (after,))
+    assert [launch.routine_id for launch in engine.runtime.launches[1:]] == [after_id]
+    names = [row[0] for row in conn.execute(
+        "SELECT r.name FROM occurrences o JOIN routines r ON r.id = o.routine_id "
+        "WHERE o.reason = 'paused'"
+    )]  # fmt: skip
+    assert sorted(names) == sorted(passed_over)
+    engine.store.close()

@@ -110,7 +110,7 @@ def test_the_claim_step_reads_waiting_occurrences_without_a_sort(tmp_path) -> No
     store = Store.open(tmp_path / "d", T0)
     plan = " ".join(
         str(row[3]) for row in store.conn.execute("EXPLAIN QUERY PLAN " + occurrences._WAITING,
-                                                  ("2026", 10))
+                                                  ("2026", 10, "", ""))
     )  # fmt: skip
     assert "occurrences_due" in plan and "TEMP B-TREE" not in plan, plan
     store.close()

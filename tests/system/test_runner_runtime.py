@@ -111,11 +111,26 @@ def _runner_killed_alone(harness: Harness, tmp_path: Path, then: str) -> str:
     rid = harness.add("victim", ("sh", "-c", f"echo ran >> {tmp_path}/m; {then}"))
     harness.start_daemon()
     assert wait_for(lambda: _marker_lines(tmp_path / "m"))
+    # The command can write before its runner has journaled the spawn (a loaded machine):
+    # killed then, the runner would leave no record of the command's pid to check.
+    assert wait_for(lambda: _journaled(harness, "spawned"))
     ((runner_pid,),) = harness.query("SELECT runner_pid FROM attempts")
     os.kill(runner_pid, signal.SIGKILL)
     assert wait_for(lambda: harness.disposition(rid))
     harness.stop_all()
     return rid
+
+
+def _journaled(harness: Harness, event: str) -> bool:
+    """Whether the attempt's journal holds ``event`` (its directory, once the store has it)."""
+    found = harness.query("SELECT attempt_dir FROM attempts WHERE attempt_dir IS NOT NULL")
+    if not found:
+        return False
+    try:
+        lines = (Path(found[0][0]) / "journal.jsonl").read_text().splitlines()
+    except OSError:
+        return False
+    return any(json.loads(line).get("event") == event for line in lines if line.strip())
 
 
 def test_runner_killed_alone_is_ambiguous(harness: Harness, tmp_path) -> None:

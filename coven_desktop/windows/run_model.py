@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
+from coven_core import queries
 from coven_core.queries import RunRow, _
 from coven_desktop.windows import run_times
 from coven_desktop.windows.chips import ChipRole
@@ -149,11 +150,19 @@ class RunsModel(QAbstractTableModel):
             Column.DURATION: lambda: run_times.length(row.seconds_at(self._now), locale),
             Column.EXIT: lambda: self._exit(row),
             Column.ATTEMPTS: lambda: str(row.attempts) if row.attempts else "—",
-            # a failure's own words: its chip and exit already say it failed (the whole
-            # sentence is the tooltip), and the column is the one that gives way
-            Column.WHY: lambda: row.last_error or row.reason,
+            Column.WHY: lambda: self._why(row),
         }
         return cells[column]()
+
+    def _why(self, row: RunRow) -> str:
+        """A failure's own words: its chip and exit already say it failed (the whole sentence
+        is the tooltip), and the column is the one that gives way. A run that started hours
+        after its moment says why (its chip says how it ended). Else the engine's sentence."""
+        if row.last_error:
+            return row.last_error
+        if row.caught_up is not None:
+            return queries.caught_up(row.caught_up, self.locale)
+        return row.reason
 
     def _planned(self, row: RunRow) -> str:
         """When its moment was. A run someone asked for (Run now) had no moment of the
@@ -185,5 +194,7 @@ class RunsModel(QAbstractTableModel):
                 late=run_times.length(late, self.locale),
             )
         if column in (Column.WHY, Column.ROUTINE, Column.OUTCOME):
-            return row.reason
+            if row.caught_up is None:
+                return row.reason
+            return f"{row.reason}\n{queries.caught_up(row.caught_up, self.locale)}"
         return None

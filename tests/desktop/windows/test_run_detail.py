@@ -21,6 +21,7 @@ from coven_core.store.store import Store
 from coven_desktop.desktop import Desktop
 from coven_desktop.windows import run_times
 from coven_desktop.windows.run_detail import RunDetailWindow
+from coven_desktop.windows.run_model import Column, RunsModel
 from tests.desktop.helpers import wait_for_event
 from tests.desktop.windows.running import open_detail, quiet, row_of, run_once, start
 
@@ -286,3 +287,9 @@ def test_a_run_caught_up_late_says_why_under_its_start(
     started = window.fields["started"].text().splitlines()
     assert started[1] == "Caught up: its moment passed while asleep"
     window.close()
+    model = RunsModel("en_US")  # and the Runs page's "What happened", where its chip says how
+    model.set_rows([row], desktop.clock.now_utc())
+    assert model.text(row, Column.WHY) == "Caught up: its moment passed while asleep"
+    assert model.data(model.index(0, Column.WHY), Qt.ItemDataRole.ToolTipRole) == (
+        f"{row.reason}\nCaught up: its moment passed while asleep"
+    )

@@ -143,8 +143,8 @@ class RowsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             cells = row.cells
             return cells[index.column()] if index.column() < len(cells) else ""
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return row.tooltip
+        if role == Qt.ItemDataRole.ToolTipRole:  # the row's note, else the cell whole, if cut
+            return row.tooltip or self.data(index) or None
         if role == Qt.ItemDataRole.ForegroundRole and row.colour:
             return QBrush(QColor(row.colour))
         if role == Qt.ItemDataRole.FontRole and row.bold:

@@ -129,7 +129,7 @@ def test_the_passes_fit_a_narrow_page_and_a_cut_header_is_whole_on_hover(
 ) -> None:
     """German headers ("Wiederhergestellt") ran the passes past the edge at 1000 px: the
     table scrolled sideways. The counts now give way, a cut header ends in "…" and its
-    tooltip has it whole."""
+    tooltip has it whole, as a cut cell's has."""
     desktop.window.resize(1000, 700)
     table, model = page.pass_table, page.pass_model
     shown = [table.columnWidth(c) for c in range(model.columnCount())]
@@ -141,3 +141,5 @@ def test_the_passes_fit_a_narrow_page_and_a_cut_header_is_whole_on_hover(
             model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
             == whole
         )
+    why = model.index(0, 1)  # a cut cell is whole on hover too ("a routine cha…")
+    assert why.data() and why.data(Qt.ItemDataRole.ToolTipRole) == why.data()

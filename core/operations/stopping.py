@@ -29,7 +29,12 @@ from coven_core.events import EventKind
 from coven_core.notation.i18n import _
 from coven_core.operations.runs import operator_name
 from coven_core.runner.journal import read_journal
-from coven_core.runner.process import KILL_CONFIRM_SECONDS, group_gone
+from coven_core.runner.process import (
+    KILL_CONFIRM_SECONDS,
+    boot_id,
+    group_gone,
+    unrecorded_commands,
+)
 from coven_core.runtime.runner import JOURNAL, is_alive, signal_cancel
 from coven_core.store.codec import instant_text
 
@@ -83,6 +88,10 @@ def live(conn: apsw.Connection, occurrence_id: str) -> list[LiveProcess]:
                 continue
             if pid is not None and mark is not None and is_alive(pid, mark, boot):
                 found.append(LiveProcess(attempt_id, number, role, pid, mark, boot, attempt_dir))
+        unrecorded = unrecorded_commands(journal, attempt_id) if command_pid is None else {}
+        for pid, start in unrecorded.items():  # its runner died before it could record it
+            found.append(LiveProcess(attempt_id, number, "command", pid, start.mark, boot_id(),
+                                     attempt_dir))  # fmt: skip
     return sorted(found, key=lambda process: process.role != "runner")
 
 
@@ -185,13 +194,22 @@ def _stop_runner(process: LiveProcess, grace: float) -> str:
 
 
 def _stop_group(process: LiveProcess, grace: float) -> str:
-    """A command whose runner is gone: its process group, SIGTERM then SIGKILL."""
+    """A command whose runner is gone: its process group, SIGTERM then SIGKILL. A command is
+    its group's leader; a process found by its tag may be one it started (DESIGN §8)."""
+    group = _group_of(process.pid)
     for sig, patience in ((signal.SIGTERM, grace), (signal.SIGKILL, KILL_CONFIRM_SECONDS)):
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-        if _wait_gone(process.pid, patience) and _group_gone(process.pid):
-            return f"command group {process.pid} stopped ({signal.Signals(sig).name})"
-    return f"command group {process.pid} signalled (SIGTERM, SIGKILL)"
+            os.killpg(group, sig)
+        if _wait_gone(process.pid, patience) and _group_gone(group):
+            return f"command group {group} stopped ({signal.Signals(sig).name})"
+    return f"command group {group} signalled (SIGTERM, SIGKILL)"
+
+
+def _group_of(pid: int) -> int:
+    try:
+        return os.getpgid(pid)
+    except OSError:  # gone: its group, if any is left, has its id
+        return pid
 
 
 def _wait_done(process: LiveProcess, seconds: float) -> None:

@@ -113,6 +113,12 @@ class Journal:
     def outcome_known(self) -> bool:
         return self.exit is not None or self.spawn_failure is not None
 
+    @property
+    def spawn_unrecorded(self) -> bool:
+        """The intent is on record, and neither the spawn nor an outcome: a command may run
+        that no recorded pid names (its runner died between the spawn and its record)."""
+        return self.intent and self.command_pid is None and not self.outcome_known
+
 
 def utc_now() -> datetime:
     return datetime.now(UTC)

@@ -227,6 +227,7 @@ class Runner:
         except proc.SpawnError as error:
             self._spawn_failed(error)
             return
+        failpoints.hit("runner.spawn_unrecorded")
         try:
             self._supervise(spec, command)
         except BaseException:

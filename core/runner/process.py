@@ -27,6 +27,7 @@ from coven_core.runner.journal import (
     REFUSED,
     RUNTIME_UNAVAILABLE,
     VALIDATION,
+    Journal,
     fsync_directory,
     write_all,
 )
@@ -121,15 +122,21 @@ class Command:
         return os.waitstatus_to_exitcode(status) if pid else None
 
 
+#: Every command's environment names its attempt. A runner killed between the spawn and the
+#: journal's record of it leaves a command that no recorded pid names; this finds it
+#: (:func:`tagged`), so no decision is taken while it runs (DESIGN §8). Set last: a routine's
+#: own environment cannot hide it.
+ATTEMPT_VARIABLE = "COVEN_ATTEMPT_ID"
+
+
 def spawn(spec: RunnerSpec) -> Command:
     """Start the command in a new process group (pgid = its pid), output to pipes.
 
     ``posix_spawn`` where it reports exec errors and no working directory is asked for:
-    ``subprocess.Popen`` cost a forked runner more CPU (its Python-side set-up, and the
-    environment rebuilt when the spec adds nothing to it; bench_dispatch's row "dispatch
-    against that floor" shows it). The fallback is Popen.
+    ``subprocess.Popen`` cost a forked runner more CPU (its Python-side set-up;
+    bench_dispatch's row "dispatch against that floor" shows it). The fallback is Popen.
     """
-    env = {**os.environ, **dict(spec.env)} if spec.env else os.environ
+    env = {**os.environ, **dict(spec.env), ATTEMPT_VARIABLE: spec.attempt_id}
     try:
         if spec.cwd is None and _POSIX_SPAWN_REPORTS_EXEC_ERRORS:
             return _posix_spawn(spec.command, env)
@@ -449,6 +456,34 @@ def start_of(pid: int) -> Start:
 def start_time(pid: int) -> float:
     """The process's start time since the epoch, as psutil computes it: for people."""
     return start_of(pid).time
+
+
+def tagged(attempt_id: str) -> dict[int, Start]:
+    """The live processes whose environment names the attempt (:data:`ATTEMPT_VARIABLE`), with
+    their starts: its command, and what the command started that kept its environment.
+    Another user's processes cannot be read, and are not this user's commands. Every process
+    is looked at, so this is asked only where no recorded pid can answer."""
+    import psutil  # as in the rest of this module: only where it is needed
+
+    found: dict[int, Start] = {}
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get(ATTEMPT_VARIABLE) != attempt_id:
+                continue
+            if process.status() != psutil.STATUS_ZOMBIE:
+                found[process.pid] = start_of(process.pid)
+        except psutil.Error:  # gone meanwhile, or not ours to read
+            continue
+    return found
+
+
+def unrecorded_commands(journal: Journal | None, attempt_id: str) -> dict[int, Start]:
+    """The attempt's live commands that no recorded pid names, found by their tag: looked
+    for only when its journal holds the intent to spawn and nothing after it, the one case
+    where a command may run that nothing else names."""
+    if journal is None or not journal.spawn_unrecorded:
+        return {}
+    return tagged(attempt_id)
 
 
 def start_mark(pid: int) -> float:

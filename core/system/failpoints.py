@@ -13,7 +13,9 @@ The boundaries, in the order an occurrence meets them (see docs in README):
 transaction; ``decide.committed`` — after that transaction commits (points 2–4 commit
 together, atomically); ``runtime.before_start`` / ``runtime.after_start`` — the runtime
 dispatch request; ``runner.started`` (in the runner, after its first journal record) /
-``runner.spawned`` (after the command's spawn is journaled); ``exit.observed`` — an exit
+``runner.spawn_unrecorded`` (the command spawned, its spawn not yet journaled: no recorded
+pid names it) / ``runner.spawned`` (after the command's spawn is journaled);
+``exit.observed`` — an exit
 collected, before its settlement transaction; ``chain.before_plan`` — in that transaction,
 the upstream settled and its downstream occurrences not yet planned (chains, §14);
 ``settle.committed`` — after the settlement commits; ``delivery.temp_written`` /
@@ -32,8 +34,9 @@ CRASH_STATUS = 137
 BOUNDARIES = (
     "revision.before_commit", "revision.after_commit", "plan.written", "claim.written",
     "dispatch.decided", "decide.committed", "runtime.before_start", "runtime.after_start",
-    "runner.started", "runner.spawned", "exit.observed", "chain.before_plan", "settle.committed",
-    "delivery.temp_written", "delivery.renamed", "receipt.committed", "publish.before",
+    "runner.started", "runner.spawn_unrecorded", "runner.spawned", "exit.observed",
+    "chain.before_plan", "settle.committed", "delivery.temp_written", "delivery.renamed",
+    "receipt.committed", "publish.before",
 )  # fmt: skip
 
 

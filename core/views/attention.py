@@ -22,7 +22,7 @@ from typing import Any
 import apsw
 
 from coven_core.runner.journal import read_journal
-from coven_core.runner.process import is_running
+from coven_core.runner.process import is_running, unrecorded_commands
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import one
 from coven_core.store.store import Store
@@ -65,6 +65,8 @@ class AttemptEvidence:
     #: The still-running command's own command line, as the system reports it (``sleep 60``
     #: after ``sh -c '…; exec sleep 60'``): what a person would find with ``ps``.
     command_line: str | None = None
+    #: A command found by its environment's tag, not named by the journal: its start (epoch).
+    command_started: float | None = None
 
     @property
     def settled_without_exit(self) -> bool:
@@ -76,7 +78,7 @@ class AttemptEvidence:
     def processes(self) -> list[ProcessFact]:
         """The runner and the command, with their start times from the journal."""
         runner = _journal_value(self.journal, "runner_started", "runner_start")
-        command = _journal_value(self.journal, "spawned", "pid_start")
+        command = _journal_value(self.journal, "spawned", "pid_start") or self.command_started
         return [
             ProcessFact("runner", self.runner_pid, _epoch(runner), self.runner_alive),
             ProcessFact("command", self.command_pid, _epoch(command), self.command_alive),
@@ -224,6 +226,11 @@ def _attempt(
     command_pid = command_pid or (journal.command_pid if journal else None)
     boot = boot or (journal.boot_id if journal else None)
     command_alive = _alive(command_pid, journal.command_mark if journal else None, boot)
+    command_started = None
+    if command_pid is None:  # its runner may have died before it could record the spawn
+        for pid, start in unrecorded_commands(journal, attempt_id).items():
+            command_pid, command_alive, command_started = pid, True, start.time
+            break
     # A runner that journaled the outcome is done with this attempt, alive or not: a pooled
     # runner goes on to others (DESIGN §8).
     runner_alive = not (journal and journal.outcome_known) and _alive(runner_pid, runner_start,
@@ -233,7 +240,7 @@ def _attempt(
         runner_alive, command_pid, command_alive,
         cancel, _journal_records(directory), list(journal.problems) if journal else [],
         output_tail(directory, "stdout"), output_tail(directory, "stderr"),
-        _own_command_line(command_pid) if command_alive else None,
+        _own_command_line(command_pid) if command_alive else None, command_started,
     )  # fmt: skip
 
 

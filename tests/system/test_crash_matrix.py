@@ -46,7 +46,10 @@ from coven_core.system import failpoints
 from tests.system.conftest import Harness, wait_for
 
 OPERATOR_POINTS = frozenset({"revision.before_commit", "revision.after_commit", "publish.before"})
-RUNNER_POINTS = frozenset({"runner.started", "runner.spawned"})
+#: A runner's crash points, by the journal's last record when it crashes there.
+_LAST_RECORD = {"runner.started": "runner_started", "runner.spawn_unrecorded": "intent",
+                "runner.spawned": "spawned"}  # fmt: skip
+RUNNER_POINTS = frozenset(_LAST_RECORD)
 CHAIN_POINT = "chain.before_plan"  # reached only by an upstream with a routine after it
 KINDS = ("non-idempotent", "idempotent")
 CRASHED = failpoints.CRASH_STATUS
@@ -170,11 +173,12 @@ def _check_one_downstream(case: Case) -> None:
 
 
 def _expected(point: str, idempotent: bool) -> tuple[str, int]:
-    """(disposition, runs). Only ``runner.spawned`` leaves the outcome unknown: the runner died
-    after the spawn, before any exit record."""
+    """(disposition, runs). Only the runner's points after the spawn leave the outcome
+    unknown: the runner died before any exit record (and before the spawn's own, for
+    ``runner.spawn_unrecorded``)."""
     if point == "revision.before_commit":
         return "— (no routine)", 0
-    if point == "runner.spawned":
+    if point in ("runner.spawn_unrecorded", "runner.spawned"):
         return ("succeeded", 2) if idempotent else ("recovery_required", 1)
     return "succeeded", 1
 
@@ -273,7 +277,7 @@ def _runner_crashed(harness: Harness, rid: str, point: str) -> bool:
         return False
     journal = _journal(Path(attempts[0]["dir"]))
     events = [record["event"] for record in journal]
-    last = "runner_started" if point == "runner.started" else "spawned"
+    last = _LAST_RECORD[point]
     if not events or events[-1] != last:
         return False
     return not _alive(int(journal[0]["runner_pid"]))
@@ -292,7 +296,7 @@ def _processes_armed(daemon: subprocess.Popen[bytes]) -> dict[str, bool]:
 def test_an_armed_runner_exits_137_without_an_exit_record(tmp_path: Path) -> None:
     """The runner crash itself, where its status can be seen: a runner started as a fresh
     interpreter (the fork server's children are reaped by the kernel, status unseen)."""
-    for point, last in (("runner.started", "runner_started"), ("runner.spawned", "spawned")):
+    for point, last in _LAST_RECORD.items():
         directory = tmp_path / point
         directory.mkdir()
         spec = RunnerSpec("a1", ("sh", "-c", f"echo ran >> {tmp_path}/m-{point}"))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import psutil
 
+from coven_core.system import failpoints
 from tests.system.conftest import Harness, wait_for
 
 
@@ -167,6 +168,34 @@ def test_no_decision_while_the_command_lives_until_it_is_stopped(
     assert refused.returncode == 3 and f"its command (pid {command_pid}" in refused.stderr
     assert f"coven stop {run_id}" in refused.stderr and _alive(command_pid)
     stopped = _coven(harness, "stop", run_id, "--reason", "hung after its runner died")
+    assert stopped.returncode == 0, stopped.stderr
+    assert not _alive(command_pid)
+    assert _coven(harness, *decide).returncode == 0
+    assert _marker_lines(tmp_path / "m") == ["ran"]  # never two copies at once
+
+
+def test_a_command_no_pid_names_still_blocks_a_decision_until_it_is_stopped(
+    harness: Harness, tmp_path: Path
+) -> None:
+    """The runner died between the spawn and its record of it (crash point
+    ``runner.spawn_unrecorded``): its journal names no command, yet the command runs on. It
+    is found by its environment's tag, and no decision is taken until it is stopped."""
+    rid = harness.add("victim", ("sh", "-c", f"echo ran >> {tmp_path}/m; exec sleep 60"))
+    harness.start_daemon(env={failpoints.ENV: "runner.spawn_unrecorded:crash"})
+    assert wait_for(lambda: harness.disposition(rid))
+    harness.stop_all()
+    assert harness.disposition(rid) == "recovery_required"
+    assert wait_for(lambda: _marker_lines(tmp_path / "m"))
+    ((run_id,),) = harness.query("SELECT run_id FROM occurrences")
+    item = json.loads(_coven(harness, "attention", "--json").stdout)["items"][0]
+    attempt = item["attempts"][0]
+    assert not any(record["event"] == "spawned" for record in attempt["journal"])
+    command_pid = attempt["command_pid"]
+    assert attempt["command_alive"] and _alive(command_pid)
+    decide = ("reconcile", run_id, "--as", "retry", "--verified-no-side-effect", "--reason", "x")
+    refused = _coven(harness, *decide)
+    assert refused.returncode == 3 and f"its command (pid {command_pid}" in refused.stderr
+    stopped = _coven(harness, "stop", run_id, "--reason", "orphaned by its runner")
     assert stopped.returncode == 0, stopped.stderr
     assert not _alive(command_pid)
     assert _coven(harness, *decide).returncode == 0

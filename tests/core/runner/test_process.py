@@ -54,6 +54,24 @@ def test_the_command_leads_its_own_process_group() -> None:
     assert command.returncode == -signal.SIGTERM
 
 
+@pytest.mark.parametrize("cwd", [None, "/"])  # posix_spawn, and Popen where a cwd is asked
+def test_a_command_is_found_by_its_attempt_when_no_pid_names_it(cwd: str | None) -> None:
+    """Its environment names its attempt, after the routine's own variables (which cannot
+    hide it): what finds a command whose runner died before recording its pid."""
+    routine_says = (("COVEN_ATTEMPT_ID", "someone else's"), ("KEPT", "yes"))
+    command = proc.spawn(spec("/bin/sleep", "30", env=routine_says, cwd=cwd))
+    try:
+        environment = psutil.Process(command.pid).environ()
+        assert environment[proc.ATTEMPT_VARIABLE] == "a1" and environment["KEPT"] == "yes"
+        found = proc.tagged("a1")
+        assert list(found) == [command.pid]
+        assert found[command.pid].mark == proc.start_mark(command.pid)
+        assert proc.tagged("a2") == {}
+    finally:
+        assert proc.stop_group(command, grace=1.0)
+    assert proc.tagged("a1") == {}  # gone (and reaped): nothing to find
+
+
 def _status_mask(pid: int, field: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(f"{field}:"):

@@ -54,6 +54,18 @@ def instant_from(text: str) -> datetime:
     return datetime.strptime(text, _FORMAT).replace(tzinfo=UTC)
 
 
+def any_instant_from(text: str) -> datetime:
+    """An instant in the store's format, or in ISO 8601 with its offset (as ``isoformat``
+    writes it into event data); a ValueError otherwise."""
+    try:
+        return instant_from(text)
+    except ValueError:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        raise ValueError(f"{text!r}: an instant needs its offset")
+    return parsed.astimezone(UTC)
+
+
 def _remember(cache: dict[Any, Any], key: object, value: object) -> None:
     if len(cache) >= _KEEP:
         cache.clear()  # another thread may be reading: it only misses

@@ -19,7 +19,7 @@ from typing import Any
 import apsw
 
 from coven_core.events import EventKind
-from coven_core.store.codec import instant_from, maybe_instant_from
+from coven_core.store.codec import any_instant_from, instant_from, maybe_instant_from
 from coven_core.store.errors import StoreLocationError
 from coven_core.store.location import check_store_file, filesystem_type, prepare_data_dir
 from coven_core.store.store import Store
@@ -79,8 +79,8 @@ class HostEvent:
         start, end = self.data.get("start"), self.data.get("end")
         if not isinstance(start, str) or not isinstance(end, str):
             return None
-        try:
-            return _instant(start), _instant(end)
+        try:  # written as ``isoformat``, or in the store's own format
+            return any_instant_from(start), any_instant_from(end)
         except ValueError:
             return None
 
@@ -155,14 +155,6 @@ def _data(text: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return found if isinstance(found, dict) else {}
-
-
-def _instant(text: str) -> datetime:
-    """Event data holds instants as ISO 8601 (``isoformat``) or in the store's own format."""
-    try:
-        return instant_from(text)
-    except ValueError:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def data_directory(store: Store) -> DataDirectory:

@@ -14,7 +14,7 @@ import apsw
 
 from coven_core.notation.utc import utc_text
 from coven_core.scheduling import lease
-from coven_core.store.codec import instant_from, instant_text
+from coven_core.store.codec import any_instant_from, instant_from, instant_text
 from coven_core.store.query import scalar
 from coven_core.store.store import Store
 from coven_core.views.glance import earliest_due, scheduling_paused
@@ -145,21 +145,52 @@ _FROM = (  # where a start's lag is counted from
 
 
 def _start_lags(conn: apsw.Connection, since: datetime) -> list[float]:
-    """Scheduled instant → start of the first attempt, for scheduled occurrences. A moment
-    caught up once the app ran again, the computer woke or the clock jumped is counted from
-    when it was planned: it was late for a reason its story tells, and counted from its
-    instant one such start made the p99 read hours. One the scheduler itself was late for
-    (``scheduler_late``) counts from its instant."""
-    rows = conn.execute(
-        f"SELECT {_FROM}, a.started_at FROM attempts a JOIN occurrences o "
-        "ON o.id = a.occurrence_id WHERE a.number = 1 AND o.kind = 'scheduled' "
-        "AND a.started_at >= ?",
-        (instant_text(since),),
-    )
+    """Scheduled instant → start of the first attempt, for scheduled occurrences.
+
+    A moment that came while the computer slept or the app was not running is counted from
+    when that ended, the first instant anything could start it; so is one caught up after a
+    clock jump, from when it was planned. Each was late for a reason its story tells, and
+    counted from its instant one such start made the p99 read hours (or, for a moment a few
+    seconds before the app started, 50 s on the Diagnostics page of an app just opened). One
+    the scheduler itself was late for (``scheduler_late``) counts from its instant."""
+    rows = [
+        (instant_from(scheduled), instant_from(started))
+        for scheduled, started in conn.execute(
+            f"SELECT {_FROM}, a.started_at FROM attempts a JOIN occurrences o "
+            "ON o.id = a.occurrence_id WHERE a.number = 1 AND o.kind = 'scheduled' "
+            "AND a.started_at >= ?",
+            (instant_text(since),),
+        )
+    ]
+    if not rows:
+        return []
+    pauses = _pauses(conn, min(scheduled for scheduled, _ in rows))
     return sorted(
-        (instant_from(started) - instant_from(scheduled)).total_seconds()
-        for scheduled, started in rows
+        (started - _after_pauses(scheduled, pauses)).total_seconds() for scheduled, started in rows
     )
+
+
+def _pauses(conn: apsw.Connection, after: datetime) -> list[tuple[datetime, datetime]]:
+    """The sleeps and the app's downtimes that ended after ``after``: (start, end). Each is
+    recorded when it ends, so by its end (``events_intervals``). Read by SQLite's JSON: the
+    json module stays off ``coven status``'s path (tests/core/cli)."""
+    rows = conn.execute(
+        "SELECT json_extract(data, '$.start'), json_extract(data, '$.end') FROM events "
+        "WHERE kind IN ('slept', 'downtime') AND at >= ? AND json_valid(data)",
+        (instant_text(after),),
+    )
+    found = []
+    for start, end in rows:
+        try:
+            found.append((any_instant_from(start), any_instant_from(end)))
+        except (TypeError, ValueError):  # a damaged row proves no pause
+            continue
+    return found
+
+
+def _after_pauses(moment: datetime, pauses: list[tuple[datetime, datetime]]) -> datetime:
+    """The first instant anything could start ``moment``: the end of a pause it fell in."""
+    return max([moment, *(end for start, end in pauses if start <= moment <= end)])
 
 
 def _percentile(values: list[float], share: float) -> float | None:

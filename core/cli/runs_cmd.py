@@ -21,6 +21,7 @@ from coven_core.notation.i18n import N_, _, user_locale
 from coven_core.notation.limits import MOST_LISTED
 from coven_core.notation.utc import local_seconds, utc_text
 from coven_core.views.runs import AttemptLine, RunDetail, RunRow, run_detail, runs
+from coven_core.views.story import caught_up
 
 DEFAULT_LIMIT = 20
 
@@ -49,7 +50,7 @@ def run_list(args: argparse.Namespace) -> int:
     elif not rows:
         print(_("No runs yet.", locale))
     else:
-        print_table(_headers(locale), [_line(row) for row in rows])
+        print_table(_headers(locale), [_line(row, locale) for row in rows])
     return 0
 
 
@@ -59,11 +60,28 @@ def _headers(locale: str) -> list[str]:
     return ["UTC", *(_(word, locale) for word in words)]
 
 
-def _line(row: RunRow) -> list[str]:
+def _line(row: RunRow, locale: str) -> list[str]:
     # In the notation the command line reads durations in (--timeout 2h): 1h2m5s, not 3725s.
     took = "" if row.duration_seconds is None else format_duration(_whole(row.duration_seconds))
     return [utc_text(row.planned_utc), row.routine, row.outcome, row.run_id or "", took,
-            row.reason]  # fmt: skip
+            _what(row, locale)]  # fmt: skip
+
+
+#: ``RunRow.kind`` of a run someone asked for (``OccurrenceKind.MANUAL``; the model's enums stay
+#: off a listing's path).
+MANUAL = "manual"
+
+
+def _what(row: RunRow, locale: str) -> str:
+    """The engine's sentence, and what the UTC column cannot say: that someone asked for the
+    run (its instant is when), or why it started long after its moment (as the Runs window
+    says them: "By hand", "Caught up: …")."""
+    parts = [row.reason]
+    if row.kind == MANUAL:
+        parts.insert(0, _("By hand", locale))
+    if row.caught_up is not None:
+        parts.append(caught_up(row.caught_up, locale))
+    return " · ".join(parts)
 
 
 def _whole(seconds: float) -> timedelta:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
+from coven_core.clock import VirtualClock
 from tests.core.cli.conftest import Coven
-from tests.core.conftest import T0, Engine, minutes
+from tests.core.conftest import T0, Engine, make_engine, minutes
 
 
 def test_runs_lists_newest_first_and_run_show_tells_one(coven: Coven, engine: Engine) -> None:
@@ -69,3 +71,39 @@ def test_runs_tells_a_long_run_in_the_command_lines_own_notation(
     engine.run_until(T0 + minutes(70))
     status, listed, _ = coven("runs", "sync")
     assert status == 0 and re.search(r" 1h\dm\d+s ", listed.splitlines()[1]), listed
+
+
+def test_runs_says_a_run_was_asked_for_by_hand(
+    coven: Coven, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its UTC column is when someone asked, which reads like a moment of the schedule: its
+    What happened says so first, as the Runs window's Planned column does."""
+    engine.add("sync", "1 12 * * *")
+    engine.operator.run_now("sync")
+    engine.run_until(T0 + minutes(2))
+    status, listed, _ = coven("runs", "sync")
+    lines = listed.splitlines()
+    assert status == 0 and len(lines) == 3
+    assert lines[1].endswith("By hand · Succeeded") or lines[2].endswith("By hand · Succeeded")
+    assert sum("By hand" in line for line in lines) == 1  # the moment of 12:01 is not
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    assert "Von Hand · Erfolgreich" in coven("runs", "sync")[1]
+
+
+def test_runs_says_why_a_run_started_hours_after_its_moment(
+    coven: Coven, engine: Engine, data_dir: Path, clock: VirtualClock
+) -> None:
+    """12:30 passed while the app was off; it ran once the app was back, hours late. Its
+    line says why, as the Runs window's What happened does."""
+    engine.add("daily", "30 12 * * *")
+    engine.run_until(T0 + minutes(12))
+    engine.scheduler.shutdown()  # the app quits
+    clock.advance(timedelta(hours=3))
+    again = make_engine(data_dir, clock)
+    again.run_until(clock.now_utc() + minutes(1))
+    again.store.close()
+    status, listed, _ = coven("runs", "daily")
+    assert status == 0
+    assert listed.splitlines()[1].endswith(
+        "Succeeded · Caught up: its moment passed while Coven was not running"
+    )

@@ -67,17 +67,12 @@ def _line(row: RunRow, locale: str) -> list[str]:
             _what(row, locale)]  # fmt: skip
 
 
-#: ``RunRow.kind`` of a run someone asked for (``OccurrenceKind.MANUAL``; the model's enums stay
-#: off a listing's path).
-MANUAL = "manual"
-
-
 def _what(row: RunRow, locale: str) -> str:
     """The engine's sentence, and what the UTC column cannot say: that someone asked for the
     run (its instant is when), or why it started long after its moment (as the Runs window
     says them: "By hand", "Caught up: …")."""
     parts = [row.reason]
-    if row.kind == MANUAL:
+    if row.by_hand:
         parts.insert(0, _("By hand", locale))
     if row.caught_up is not None:
         parts.append(caught_up(row.caught_up, locale))

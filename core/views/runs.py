@@ -68,6 +68,11 @@ class RunRow:
     caught_up: str | None = None
 
     @property
+    def by_hand(self) -> bool:
+        """Someone asked for it (Run now): its planned instant is when they asked."""
+        return self.kind == "manual"
+
+    @property
     def unseen_failure(self) -> bool:
         """A failure nobody has opened yet: what the tray counts (``operations.seen``)."""
         return not self.seen and self.outcome in FAILURES

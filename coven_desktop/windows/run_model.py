@@ -20,8 +20,6 @@ Index = QModelIndex | QPersistentModelIndex
 
 #: The outcomes of a run still going; they tick.
 LIVE = frozenset({"waiting", "starting", "running"})
-#: A run a person asked for (``RunRow.kind``), not one of the schedule's moments.
-MANUAL = "manual"
 #: The outcomes a person can cancel (the engine refuses the rest).
 CANCELLABLE = LIVE
 #: The outcomes a person may ask another attempt of (``coven retry``). The engine refuses
@@ -167,7 +165,7 @@ class RunsModel(QAbstractTableModel):
     def _planned(self, row: RunRow) -> str:
         """When its moment was. A run someone asked for (Run now) had no moment of the
         schedule, and says so; when they asked is its tooltip, and it started next door."""
-        if row.kind == MANUAL:
+        if row.by_hand:
             return _("By hand")
         return run_times.planned(row.planned_utc, row.planned_local, row.dst, row.zone,
                                  self.locale, self._now)  # fmt: skip
@@ -178,7 +176,7 @@ class RunsModel(QAbstractTableModel):
         return self._words.exit_text(row.exit_code, row.exit_signal)
 
     def _tooltip(self, row: RunRow, column: Column) -> str | None:
-        if column is Column.PLANNED and row.kind == MANUAL:
+        if column is Column.PLANNED and row.by_hand:
             return _("Asked for by hand at {when}").format(
                 when=run_times.full(row.planned_utc, self.locale)
             )

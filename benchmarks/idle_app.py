@@ -17,6 +17,10 @@ Run: python3 -m benchmarks.idle_app DATA_DIR [--as-if-tray]   (from the reposito
 
 from __future__ import annotations
 
+# First, as in the app (whose package this is): asyncio, the engine, then Qt (its __init__).
+import coven_desktop  # noqa: F401
+
+# isort: split
 import asyncio
 import json
 import sys
@@ -24,9 +28,6 @@ import threading
 import traceback
 from pathlib import Path
 
-import coven_desktop  # noqa: F401  first, as in the app: the engine loads before Qt (its __init__)
-
-# isort: split
 import qasync
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 

@@ -4,11 +4,27 @@
 # the source of every module an import statement names, to look for its ``__feature__``
 # switch, and ``linecache`` keeps those lines; the modules loaded first are not read
 # (bench_idle: "launch to tray ready" and "idle tray app: RSS").
-import asyncio as _asyncio  # noqa: F401  (qasync's loop)
 import sys as _sys
 
-from coven_core import engine as _engine
-from coven_core import queries as _queries  # noqa: F401  (the tray's views)
+
+def import_asyncio_without_tls() -> None:
+    """Import asyncio as on a Python built without ``ssl``, which asyncio supports: it
+    imports ``ssl`` for TLS streams, which the app never opens, and loading OpenSSL was the
+    largest single part of the idle tray's memory after Qt (bench_idle, "idle tray app:
+    RSS"). Afterwards ``ssl`` imports as usual for anything that needs it."""
+    if "asyncio" in _sys.modules or "ssl" in _sys.modules:
+        return  # too late to choose, or already paid for
+    _sys.modules["ssl"] = None  # type: ignore[assignment]  # import ssl: ImportError
+    try:
+        import asyncio  # noqa: F401  (qasync's loop)
+    finally:
+        del _sys.modules["ssl"]
+
+
+import_asyncio_without_tls()
+
+from coven_core import engine as _engine  # noqa: E402
+from coven_core import queries as _queries  # noqa: E402, F401  (the tray's views)
 
 _engine.load_scheduler()
 

@@ -341,6 +341,7 @@ def test_qt_speaks_the_apps_language(desktop: Desktop) -> None:
 #: A tray start in a fresh process (the tray shown, as on a desktop): what it has loaded once
 #: start() is done, and which source files linecache still holds.
 _TRAY_READY = """
+import coven_desktop  # first, as the app's entry point loads its package
 import asyncio, json, linecache, sys
 from pathlib import Path
 import qasync
@@ -390,6 +391,18 @@ def test_the_app_reads_no_modules_source_on_import(tmp_path: Path) -> None:
     assert read == "False"
 
 
+def test_asyncio_is_imported_without_openssl_which_stays_importable() -> None:
+    """The app never opens a TLS stream, so asyncio loads without ``ssl`` (bench_idle: "launch
+    to tray ready", "idle tray app: RSS"); a loop still runs, and ``ssl`` still imports for
+    whatever needs it later."""
+    code = ("import sys, coven_desktop, asyncio; loaded = 'ssl' in sys.modules; "
+            "print(loaded, asyncio.run(asyncio.sleep(0, 'ran'))); "
+            "import ssl; print(ssl.create_default_context() is not None)")  # fmt: skip
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)  # fmt: skip
+    assert run.stdout.split() == ["False", "ran", "True"]
+
+
 def test_quieting_the_feature_hook_leaves_another_shape_of_it_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -415,6 +428,7 @@ NOT_AT_TRAY_READY = (
     "coven_core.views.attention",  # a run's evidence: when a person looks, or a notice tells
     "coven_core.views.runs",
     "coven_core.views.preview",  # a schedule's next moments: the editor's, explain's
+    "ssl",  # OpenSSL: asyncio is imported without it (coven_desktop.import_asyncio_without_tls)
 )
 
 

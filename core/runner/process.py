@@ -383,6 +383,11 @@ def kill_group(pgid: int) -> None:
     _signal_group(pgid, signal.SIGKILL)
 
 
+def terminate_group(pgid: int) -> None:
+    """SIGTERM to the group: the polite half of a stop whose runner is gone."""
+    _signal_group(pgid, signal.SIGTERM)
+
+
 def _signal_group(pgid: int, sig: int) -> None:
     # EPERM: no member may be signalled by us (one turned setuid); the group then stays, and
     # the stop goes unconfirmed rather than crashing the runner.

@@ -9,6 +9,12 @@ adopted runner from an earlier process: a pidfd, no polling). Either way the
 attempt's journal becomes its :class:`~coven_core.runtime.base.Exit`. After a restart,
 :meth:`recover` settles what a journal already proves, adopts a runner that is still alive —
 identified by pid *and* process start time — or reads what its journal says.
+
+A runner gone without an outcome while its command runs on leaves an attempt that is not over:
+the command is watched as a runner is (an *orphan*), and the attempt ends when it ends, its
+outcome unknown (no runner saw the exit). Settled at once, it would be decided while its
+command runs: an idempotent routine's automatic retry would run a second copy beside it
+(DESIGN §8). Its timeout was the runner's to enforce; a cancel stops its process group.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,8 +36,16 @@ from pathlib import Path
 from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.model import FailureClass
 from coven_core.runner.journal import Journal, read_journal, write_all
-from coven_core.runner.process import boot_id, is_running, start_mark
-from coven_core.runner.spec import CANCEL_FILE, RunnerSpec
+from coven_core.runner.process import (
+    boot_id,
+    group_gone,
+    is_running,
+    kill_group,
+    start_mark,
+    terminate_group,
+    unrecorded_commands,
+)
+from coven_core.runner.spec import CANCEL_FILE, DEFAULT_STOP_GRACE_SECONDS, RunnerSpec
 from coven_core.runner.stops import holding_stops
 from coven_core.runtime.base import Exit, Launch, LaunchError, Started, Unfinished
 from coven_core.runtime.forkserver import ForkServer
@@ -53,6 +68,7 @@ class _Watched:
     start: float | None
     directory: Path
     ended: threading.Event = field(default_factory=threading.Event)
+    orphan: bool = False  # the command itself: its runner is gone (see the module's docstring)
 
 
 class RunnerRuntime:
@@ -174,8 +190,11 @@ class RunnerRuntime:
             exit_ = Exit(attempt_id, now, failure_class=FailureClass.RUNTIME_UNAVAILABLE,
                          message=not_started)  # fmt: skip
         else:
-            exit_ = exit_from_journal(attempt_id, _journal_of(watched.directory, started=True),
-                                      now)  # fmt: skip
+            journal = _journal_of(watched.directory, started=True)
+            if self._follow_orphan(attempt_id, watched.directory, journal):
+                watched.ended.set()
+                return  # not over: its command runs on, and its end will come
+            exit_ = exit_from_journal(attempt_id, journal, now, ran_on=watched.orphan)
         self._exits.put(exit_)
         with self._lock:
             self._watched.pop(attempt_id, None)
@@ -224,7 +243,21 @@ class RunnerRuntime:
             self._watch(attempt.attempt_id, _Watched(pid, start, directory), waiter(pid))
             return None
         journal = _journal_of(directory, started=attempt.state == "running")
+        if self._follow_orphan(attempt.attempt_id, directory, journal):
+            return None  # adopted, as a live runner is
         return exit_from_journal(attempt.attempt_id, journal, now)
+
+    def _follow_orphan(self, attempt_id: str, directory: Path, journal: Journal) -> bool:
+        """Watch the attempt's command if its runner is gone without an outcome and the
+        command still lives (its recorded pid and start, else its tag); whether it does."""
+        if journal.outcome_known:
+            return False
+        command = _live_command(journal, attempt_id)
+        if command is None:
+            return False
+        pid, mark = command
+        self._watch(attempt_id, _Watched(pid, mark, directory, orphan=True), waiter(pid))
+        return True
 
     def locate(self, attempt: Unfinished) -> Unfinished:
         """A crash between the runner's start and its record leaves the row without the
@@ -249,6 +282,9 @@ class RunnerRuntime:
             watched = self._watched.get(attempt_id)
         if watched is None or not is_alive(watched.pid, watched.start):
             return False
+        if watched.orphan:  # no runner to ask: its group, as the runner would stop it
+            _stop_orphan(watched)
+            return True
         return signal_cancel(watched.pid, watched.directory)
 
 
@@ -289,8 +325,42 @@ def _stopped_from_outside(journal: Journal) -> str | None:
     return f"stopped from outside Coven ({name} to its runner)"
 
 
-def exit_from_journal(attempt_id: str, journal: Journal, now: datetime) -> Exit:
-    """What the evidence proves: an exit, a failed spawn, nothing ran, or unknown."""
+def _live_command(journal: Journal, attempt_id: str) -> tuple[int, float | None] | None:
+    """The attempt's command if it still lives: the one its journal names, else one found by
+    its tag (a runner gone between the spawn and its record); its pid and start mark."""
+    if journal.command_pid is not None:
+        alive = is_alive(journal.command_pid, journal.command_mark, journal.boot_id)
+        return (journal.command_pid, journal.command_mark) if alive else None
+    for pid, start in unrecorded_commands(journal, attempt_id).items():
+        return pid, start.mark
+    return None
+
+
+def _stop_orphan(watched: _Watched) -> None:
+    """Stop the command's process group as its runner would have: SIGTERM, then SIGKILL after
+    the runner's default grace (the routine's own was in the runner's memory) if anything of
+    the group is left. On a thread of its own; the command's watch reports the end."""
+    try:
+        group = os.getpgid(watched.pid)  # its pid, unless a tag found one it started
+    except OSError:
+        return  # gone already: its end is on its way
+
+    def stop() -> None:
+        terminate_group(group)
+        deadline = time.monotonic() + DEFAULT_STOP_GRACE_SECONDS
+        while not group_gone(group) and time.monotonic() < deadline:
+            time.sleep(0.05)  # real time: nothing tells us when the last of a group ends
+        if not group_gone(group):
+            kill_group(group)
+
+    threading.Thread(target=stop, name="coven-orphan-stop", daemon=True).start()
+
+
+def exit_from_journal(
+    attempt_id: str, journal: Journal, now: datetime, *, ran_on: bool = False
+) -> Exit:
+    """What the evidence proves: an exit, a failed spawn, nothing ran, or unknown. ``ran_on``:
+    the runner was gone and its command, watched, has ended since (its status unknown)."""
     if journal.exit is not None:
         record = journal.exit
         return Exit(
@@ -308,6 +378,9 @@ def exit_from_journal(attempt_id: str, journal: Journal, now: datetime) -> Exit:
                     message=nothing_ran)  # fmt: skip
     detail = f" ({'; '.join(journal.problems)})" if journal.problems else ""
     unknown = f"the runner is gone and its journal shows no outcome{detail}"
+    if ran_on:
+        unknown = ("the runner was lost while its command ran; the command ran on and has "
+                   f"ended, its exit status unknown{detail}")  # fmt: skip
     return Exit(attempt_id, now, failure_class=FailureClass.AMBIGUOUS,
                 command_pid=journal.command_pid, message=unknown)  # fmt: skip
 

@@ -4,9 +4,10 @@ Run once per leader generation, inside the pass's fenced transaction:
 
 * ``claimed`` — no dispatch decision was committed, so nothing ran: plan it again;
 * anything later — ask the runtime. A runner still alive (pid *and* start time) is adopted
-  and settles when it ends; otherwise its journal decides: an exit is settled as it was; no
-  intent means nothing ran (``runtime_unavailable``, retried within bounds); intent without
-  an outcome is ``ambiguous`` and waits for a person.
+  and settles when it ends, and so is a command still alive whose runner is gone; otherwise
+  its journal decides: an exit is settled as it was; no intent means nothing ran
+  (``runtime_unavailable``, retried within bounds); intent without an outcome is
+  ``ambiguous`` and waits for a person (or an idempotent routine's retry).
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ import pytest
 
 from coven_core.clock import VirtualClock, WakeSignal
 from coven_core.model import FailureClass
-from coven_core.runner.process import is_running
 from coven_core.runtime.base import Launch, Unfinished
 from coven_core.runtime.runner import JOURNAL, RunnerRuntime
 from tests.core.runtime.test_runner_runtime import NOW, launch, next_exit
@@ -149,18 +148,47 @@ def test_a_runner_killed_while_idle_is_replaced_and_its_next_attempt_runs(
     assert code == 0 and replaced != runner  # it ran nothing when it died: no failure
 
 
-def test_a_runner_killed_mid_attempt_leaves_the_journal_to_decide(runtime: RunnerRuntime) -> None:
+def test_a_runner_killed_mid_attempt_leaves_its_command_watched_then_the_journal_decides(
+    runtime: RunnerRuntime,
+) -> None:
+    """The runner dies, its command runs on: the attempt is not over until the command ends
+    (settled now, it could be retried beside it), and then no runner saw the exit."""
     started = runtime.start(launch("cut", "/bin/sleep", "30"))
     wait_for(lambda: spawned(runtime, "cut"), "the command spawned")
     command = int(journal(runtime, "cut")[-1]["pid"])  # type: ignore[call-overload]
     try:
         os.kill(started.pid, signal.SIGKILL)
-        exit_ = next_exit(runtime, runtime._wake)
-        assert exit_.classify() is FailureClass.AMBIGUOUS and exit_.command_pid == command
-        assert is_running(command, float(journal(runtime, "cut")[-1]["pid_mark"]))  # type: ignore[arg-type]
+        wait_for(lambda: runtime._watched["cut"].orphan, "the command watched")
+        assert runtime.collect() == [] and runtime.active() == 1
     finally:
         os.killpg(command, signal.SIGKILL)
+    exit_ = next_exit(runtime, runtime._wake)
+    assert exit_.classify() is FailureClass.AMBIGUOUS and exit_.command_pid == command
+    assert "the command ran on and has ended" in exit_.describe()
     assert run(runtime, "next", "/bin/true")[1] == 0  # the pool goes on without it
+
+
+def test_a_cancel_stops_the_group_of_a_command_its_runner_left(runtime: RunnerRuntime) -> None:
+    """No runner to ask: the cancel stops the command's group itself (SIGTERM, and SIGKILL
+    after the grace), and the attempt ends with it."""
+    started = runtime.start(launch("orphan", "/bin/sh", "-c", "sleep 30 & wait"))
+    wait_for(lambda: spawned(runtime, "orphan"), "the command spawned")
+    command = int(journal(runtime, "orphan")[-1]["pid"])  # type: ignore[call-overload]
+    os.kill(started.pid, signal.SIGKILL)
+    wait_for(lambda: runtime._watched.get("orphan", None) is not None
+             and runtime._watched["orphan"].orphan, "the command watched")  # fmt: skip
+    assert runtime.cancel("orphan")
+    exit_ = next_exit(runtime, runtime._wake)
+    assert exit_.classify() is FailureClass.AMBIGUOUS and exit_.command_pid == command
+    wait_for(lambda: _group_gone(command), "the command's group stopped")
+
+
+def _group_gone(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    return False
 
 
 def test_a_stopped_runner_cancels_its_attempt_and_takes_no_other(runtime: RunnerRuntime) -> None:

@@ -34,8 +34,10 @@ _ATTEMPT_MESSAGES = (
     N_("stopped after its timeout"),
     N_("stopped after its timeout, but the stop was not confirmed"),
     N_("the runner is gone and its journal shows no outcome{detail}"),
-    N_("the runner was lost while its command ran; the command ran on and has ended, its exit "
-       "status unknown{detail}"),  # fmt: skip
+    N_(
+        "the runner was lost while its command ran; the command ran on and has ended, its exit "
+        "status unknown{detail}"
+    ),
     N_("the runner ended before it started the command; nothing ran"),
     N_("the scheduler stopped while the command may have been running; outcome unknown"),
     N_("retries exhausted after {count} attempt(s)"),

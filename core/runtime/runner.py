@@ -37,6 +37,7 @@ from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.model import FailureClass
 from coven_core.runner.journal import Journal, read_journal, write_all
 from coven_core.runner.process import (
+    KILL_CONFIRM_SECONDS,
     boot_id,
     group_gone,
     is_running,
@@ -69,6 +70,8 @@ class _Watched:
     directory: Path
     ended: threading.Event = field(default_factory=threading.Event)
     orphan: bool = False  # the command itself: its runner is gone (see the module's docstring)
+    stopped: threading.Event | None = None  # an orphan's stop, once asked for: set when done
+    stop_confirmed: bool = False  # whether nothing of the orphan's group was left after it
 
 
 class RunnerRuntime:
@@ -189,6 +192,10 @@ class RunnerRuntime:
         if not_started is not None:  # the runner's word: no directory, no journal, nothing ran
             exit_ = Exit(attempt_id, now, failure_class=FailureClass.RUNTIME_UNAVAILABLE,
                          message=not_started)  # fmt: skip
+        elif watched.stopped is not None:  # an orphan stopped by a cancel: as a runner says it
+            watched.stopped.wait()
+            exit_ = Exit(attempt_id, now, cancelled=True, stop_confirmed=watched.stop_confirmed,
+                         command_pid=watched.pid)  # fmt: skip
         else:
             journal = _journal_of(watched.directory, started=True)
             if self._follow_orphan(attempt_id, watched.directory, journal):
@@ -283,7 +290,8 @@ class RunnerRuntime:
         if watched is None or not is_alive(watched.pid, watched.start):
             return False
         if watched.orphan:  # no runner to ask: its group, as the runner would stop it
-            _stop_orphan(watched)
+            if watched.stopped is None:
+                _stop_orphan(watched)
             return True
         return signal_cancel(watched.pid, watched.directory)
 
@@ -339,21 +347,40 @@ def _live_command(journal: Journal, attempt_id: str) -> tuple[int, float | None]
 def _stop_orphan(watched: _Watched) -> None:
     """Stop the command's process group as its runner would have: SIGTERM, then SIGKILL after
     the runner's default grace (the routine's own was in the runner's memory) if anything of
-    the group is left. On a thread of its own; the command's watch reports the end."""
+    the group is left; on a thread of its own. The attempt then ends as cancelled, the stop
+    confirmed when nothing of the group was left."""
+    done = threading.Event()
     try:
         group = os.getpgid(watched.pid)  # its pid, unless a tag found one it started
     except OSError:
-        return  # gone already: its end is on its way
+        group = watched.pid  # gone already: its group, if anything is left, has its id
 
     def stop() -> None:
-        terminate_group(group)
-        deadline = time.monotonic() + DEFAULT_STOP_GRACE_SECONDS
-        while not group_gone(group) and time.monotonic() < deadline:
-            time.sleep(0.05)  # real time: nothing tells us when the last of a group ends
-        if not group_gone(group):
-            kill_group(group)
+        try:
+            for signal_group, patience in ((terminate_group, DEFAULT_STOP_GRACE_SECONDS),
+                                           (kill_group, KILL_CONFIRM_SECONDS)):  # fmt: skip
+                if _group_ends(group, 0.0):
+                    break
+                signal_group(group)
+                if _group_ends(group, patience):
+                    break
+            watched.stop_confirmed = group_gone(group)
+        finally:
+            done.set()
 
+    watched.stopped = done
     threading.Thread(target=stop, name="coven-orphan-stop", daemon=True).start()
+
+
+def _group_ends(group: int, seconds: float) -> bool:
+    """Whether nothing of the group is left within ``seconds``; looked at every 50 ms, since
+    nothing tells us when the last of a group ends (only a stop waits on it)."""
+    deadline = time.monotonic() + seconds
+    while not group_gone(group):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)  # real time: other processes end on their own time
+    return True
 
 
 def exit_from_journal(

@@ -21,6 +21,7 @@ from coven_core.runtime.base import Runtime, Unfinished
 from coven_core.scheduling.occurrences import Stamp
 from coven_core.scheduling.settlement import settle_attempt
 from coven_core.store.codec import instant_text
+from coven_core.store.query import one
 
 
 def unfinished(conn: apsw.Connection, generation: int) -> list[Unfinished]:
@@ -57,7 +58,16 @@ def recover(conn: apsw.Connection, attempt: Unfinished, runtime: Runtime, stamp:
     conn.execute(  # adopted: this generation owns it now
         "UPDATE attempts SET generation = ? WHERE id = ?", (stamp.generation, attempt.attempt_id)
     )
-    events.record(conn, stamp.now, EventKind.ADOPTED, attempt_id=attempt.attempt_id)
+    occurrence_id, routine_id = one(
+        conn,
+        "SELECT o.id, o.routine_id FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id "
+        "WHERE a.id = ?",
+        (attempt.attempt_id,),
+    )
+    events.record(  # with its run, whose story says so
+        conn, stamp.now, EventKind.ADOPTED, routine_id=routine_id, occurrence_id=occurrence_id,
+        attempt_id=attempt.attempt_id,
+    )  # fmt: skip
 
 
 def _replan(conn: apsw.Connection, attempt: Unfinished, stamp: Stamp) -> None:

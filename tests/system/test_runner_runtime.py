@@ -91,6 +91,9 @@ def test_engine_killed_while_the_command_runs_is_adopted(harness: Harness, tmp_p
     harness.stop_all()
     assert harness.disposition(rid) == "succeeded"
     assert _marker_lines(tmp_path / "m") == ["ran"]
+    ((run_id,),) = harness.query("SELECT run_id FROM occurrences")
+    shown = _coven(harness, "run", "show", run_id)
+    assert "Adopted the still-running command after a restart" in shown.stdout, shown.stderr
 
 
 def test_engine_and_runner_killed_the_command_is_adopted_never_rerun(

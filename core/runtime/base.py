@@ -27,6 +27,9 @@ class Launch:
     timeout: timedelta | None
     shell: bool = False
     stop_grace: timedelta = timedelta(seconds=5)
+    #: Safe to run twice: its retry may follow an ambiguous end, so a command its runner left
+    #: is watched until it ends (``runtime.runner``) rather than retried beside it.
+    idempotent: bool = False
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class Unfinished:
     runner_pid: int | None
     runner_start: float | None  # the runner's start mark (``process.start_mark``)
     boot_id: str | None = None  # the boot it was marked in
+    idempotent: bool = False  # as :attr:`Launch.idempotent`
 
 
 @dataclass(frozen=True)

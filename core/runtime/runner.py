@@ -10,11 +10,12 @@ attempt's journal becomes its :class:`~coven_core.runtime.base.Exit`. After a re
 :meth:`recover` settles what a journal already proves, adopts a runner that is still alive —
 identified by pid *and* process start time — or reads what its journal says.
 
-A runner gone without an outcome while its command runs on leaves an attempt that is not over:
-the command is watched as a runner is (an *orphan*), and the attempt ends when it ends, its
-outcome unknown (no runner saw the exit). Settled at once, it would be decided while its
-command runs: an idempotent routine's automatic retry would run a second copy beside it
-(DESIGN §8). Its timeout was the runner's to enforce; a cancel stops its process group.
+An idempotent routine's runner gone without an outcome while its command runs on leaves an
+attempt that is not over: the command is watched as a runner is (an *orphan*), and the attempt
+ends when it ends, its outcome unknown (no runner saw the exit). Settled at once, its automatic
+retry would run a second copy beside it (DESIGN §8). Its timeout was the runner's to enforce; a
+cancel stops its process group. Any other routine's attempt is settled at once: a person
+decides, and no decision is taken while the command lives.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ class _Watched:
     start: float | None
     directory: Path
     ended: threading.Event = field(default_factory=threading.Event)
-    orphan: bool = False  # the command itself: its runner is gone (see the module's docstring)
+    idempotent: bool = False  # the routine's: its runner's orphan is watched (module docstring)
+    orphan: bool = False  # the command itself: its runner is gone
     stopped: threading.Event | None = None  # an orphan's stop, once asked for: set when done
     stop_confirmed: bool = False  # whether nothing of the orphan's group was left after it
 
@@ -103,7 +105,7 @@ class RunnerRuntime:
         if watched is None:
             self._prepare(launch, directory)
             pid, wait = self._spawn(directory)
-            watched = _Watched(pid, _start_mark(pid), directory)
+            watched = _Watched(pid, _start_mark(pid), directory, idempotent=launch.idempotent)
             self._watch(launch.attempt_id, watched, wait)
         return Started(watched.pid, watched.start, str(directory), boot_id())
 
@@ -116,7 +118,7 @@ class RunnerRuntime:
             runner = self._pool.acquire()
             if runner is None:
                 return None
-            watched = _Watched(runner.pid, runner.mark, directory)
+            watched = _Watched(runner.pid, runner.mark, directory, idempotent=launch.idempotent)
             with self._lock:  # before the hand-over: its end may come at once
                 self._watched[attempt_id] = watched
             if self._pool.run(runner, attempt_id, directory, spec):
@@ -198,7 +200,7 @@ class RunnerRuntime:
                          command_pid=watched.pid)  # fmt: skip
         else:
             journal = _journal_of(watched.directory, started=True)
-            if self._follow_orphan(attempt_id, watched.directory, journal):
+            if watched.idempotent and self._follow_orphan(attempt_id, watched, journal):
                 watched.ended.set()
                 return  # not over: its command runs on, and its end will come
             exit_ = exit_from_journal(attempt_id, journal, now, ran_on=watched.orphan)
@@ -247,14 +249,16 @@ class RunnerRuntime:
         pid = attempt.runner_pid or journal.runner_pid
         start = attempt.runner_start or journal.runner_mark
         if pid is not None and is_alive(pid, start, attempt.boot_id or journal.boot_id):
-            self._watch(attempt.attempt_id, _Watched(pid, start, directory), waiter(pid))
+            watched = _Watched(pid, start, directory, idempotent=attempt.idempotent)
+            self._watch(attempt.attempt_id, watched, waiter(pid))
             return None
         journal = _journal_of(directory, started=attempt.state == "running")
-        if self._follow_orphan(attempt.attempt_id, directory, journal):
+        adopting = _Watched(0, None, directory, idempotent=True)  # who its orphan would be
+        if attempt.idempotent and self._follow_orphan(attempt.attempt_id, adopting, journal):
             return None  # adopted, as a live runner is
         return exit_from_journal(attempt.attempt_id, journal, now)
 
-    def _follow_orphan(self, attempt_id: str, directory: Path, journal: Journal) -> bool:
+    def _follow_orphan(self, attempt_id: str, runner: _Watched, journal: Journal) -> bool:
         """Watch the attempt's command if its runner is gone without an outcome and the
         command still lives (its recorded pid and start, else its tag); whether it does."""
         if journal.outcome_known:
@@ -263,7 +267,8 @@ class RunnerRuntime:
         if command is None:
             return False
         pid, mark = command
-        self._watch(attempt_id, _Watched(pid, mark, directory, orphan=True), waiter(pid))
+        orphan = _Watched(pid, mark, runner.directory, idempotent=runner.idempotent, orphan=True)
+        self._watch(attempt_id, orphan, waiter(pid))
         return True
 
     def locate(self, attempt: Unfinished) -> Unfinished:
@@ -278,7 +283,7 @@ class RunnerRuntime:
         return Unfinished(
             attempt.attempt_id, attempt.state, str(directory),
             attempt.runner_pid or journal.runner_pid, attempt.runner_start or journal.runner_mark,
-            attempt.boot_id or journal.boot_id,
+            attempt.boot_id or journal.boot_id, attempt.idempotent,
         )  # fmt: skip
 
     # -- cancelling -------------------------------------------------------------------------

@@ -438,7 +438,7 @@ def claim(
     spec = revision.spec
     return Launch(
         attempt, item.id, item.routine_id, spec.argv, spec.cwd, spec.env, limits.timeout,
-        spec.shell, spec.stop_grace,
+        spec.shell, spec.stop_grace, spec.idempotent,
     )  # fmt: skip
 
 

@@ -4,7 +4,8 @@ Run once per leader generation, inside the pass's fenced transaction:
 
 * ``claimed`` — no dispatch decision was committed, so nothing ran: plan it again;
 * anything later — ask the runtime. A runner still alive (pid *and* start time) is adopted
-  and settles when it ends, and so is a command still alive whose runner is gone; otherwise
+  and settles when it ends, and so is an idempotent routine's command still alive whose
+  runner is gone (its retry must not run beside it); otherwise
   its journal decides: an exit is settled as it was; no intent means nothing ran
   (``runtime_unavailable``, retried within bounds); intent without an outcome is
   ``ambiguous`` and waits for a person (or an idempotent routine's retry).
@@ -26,11 +27,16 @@ from coven_core.store.query import one
 
 def unfinished(conn: apsw.Connection, generation: int) -> list[Unfinished]:
     rows = conn.execute(
-        "SELECT id, state, attempt_dir, runner_pid, runner_start, boot_id FROM attempts "
-        "WHERE state != 'settled' AND generation < ? ORDER BY id",
+        "SELECT a.id, a.state, a.attempt_dir, a.runner_pid, a.runner_start, a.boot_id, "
+        "v.idempotent FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id "
+        "JOIN revisions v ON v.routine_id = o.routine_id AND v.number = o.revision "
+        "WHERE a.state != 'settled' AND a.generation < ? ORDER BY a.id",
         (generation,),
     )
-    return [Unfinished(*row) for row in rows]
+    return [
+        Unfinished(attempt_id, state, directory, pid, start, boot, bool(idempotent))
+        for attempt_id, state, directory, pid, start, boot, idempotent in rows
+    ]
 
 
 def recover(conn: apsw.Connection, attempt: Unfinished, runtime: Runtime, stamp: Stamp) -> None:

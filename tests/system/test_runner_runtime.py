@@ -96,22 +96,15 @@ def test_engine_killed_while_the_command_runs_is_adopted(harness: Harness, tmp_p
     assert "Adopted the still-running command after a restart" in shown.stdout, shown.stderr
 
 
-def test_engine_and_runner_killed_the_command_is_adopted_never_rerun(
-    harness: Harness, tmp_path: Path, release: Path
-) -> None:
-    """The engine and the runner die, the command runs on: the next engine adopts the command
-    as it adopts a live runner, and when it ends no runner saw its exit: a person decides."""
-    script = f"echo ran >> {tmp_path}/m; while [ ! -e {release} ]; do sleep 0.05; done"
+def test_engine_and_runner_killed_is_ambiguous_never_rerun(harness: Harness, tmp_path) -> None:
+    script = f"echo ran >> {tmp_path}/m; sleep 60"
     rid = harness.add("doomed", ("sh", "-c", script), retries=3)
     first = harness.start_daemon()
-    assert wait_for(lambda: _marker_lines(tmp_path / "m") and _journaled(harness, "spawned"))
+    assert wait_for(lambda: _marker_lines(tmp_path / "m"))
     ((runner_pid,),) = harness.query("SELECT runner_pid FROM attempts")
     harness.kill(first)
-    os.kill(runner_pid, signal.SIGKILL)  # a machine crash would take the command too
+    os.kill(runner_pid, signal.SIGKILL)  # a machine crash would take both at once
     harness.start_daemon()
-    assert wait_for(lambda: harness.query("SELECT 1 FROM events WHERE kind = 'adopted'"))
-    assert harness.disposition(rid) is None  # its command still runs
-    release.touch()
     assert wait_for(lambda: harness.disposition(rid))
     harness.stop_all()
     assert harness.disposition(rid) == "recovery_required"
@@ -147,8 +140,7 @@ def _journaled(harness: Harness, event: str) -> bool:
 
 
 def test_runner_killed_alone_is_ambiguous(harness: Harness, tmp_path) -> None:
-    """Its command outlives it a little (watched until it ends): no runner saw the exit."""
-    rid = _runner_killed_alone(harness, tmp_path, "sleep 1")
+    rid = _runner_killed_alone(harness, tmp_path, "sleep 60")
     assert harness.disposition(rid) == "recovery_required"
     assert _marker_lines(tmp_path / "m") == ["ran"]
 
@@ -168,21 +160,21 @@ def _coven(harness: Harness, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_no_decision_while_the_command_lives_until_it_is_stopped(
-    harness: Harness, tmp_path: Path, release: Path
+    harness: Harness, tmp_path: Path
 ) -> None:
-    """Issue #18: the runner died, its command runs on; a decision now could run it twice.
-    The run is still running (its command is watched) until it is stopped."""
-    rid, command_pid = _orphaned(harness, tmp_path, release)
+    """Issue #18: the runner died, its command runs on; a decision now could run it twice."""
+    _runner_killed_alone(harness, tmp_path, "exec sleep 60")
     ((run_id,),) = harness.query("SELECT run_id FROM occurrences")
+    item = json.loads(_coven(harness, "attention", "--json").stdout)["items"][0]
+    command_pid = item["attempts"][0]["command_pid"]
+    assert item["attempts"][0]["command_alive"] and _alive(command_pid)
     decide = ("reconcile", run_id, "--as", "retry", "--verified-no-side-effect", "--reason", "x")
     refused = _coven(harness, *decide)
-    assert refused.returncode == 3 and "is running, not awaiting a decision" in refused.stderr
+    assert refused.returncode == 3 and f"its command (pid {command_pid}" in refused.stderr
+    assert f"coven stop {run_id}" in refused.stderr and _alive(command_pid)
     stopped = _coven(harness, "stop", run_id, "--reason", "hung after its runner died")
     assert stopped.returncode == 0, stopped.stderr
     assert not _alive(command_pid)
-    assert wait_for(lambda: harness.disposition(rid))
-    harness.stop_all()
-    assert harness.disposition(rid) == "recovery_required"
     assert _coven(harness, *decide).returncode == 0
     assert _marker_lines(tmp_path / "m") == ["ran"]  # never two copies at once
 
@@ -192,26 +184,30 @@ def test_a_command_no_pid_names_still_blocks_a_decision_until_it_is_stopped(
 ) -> None:
     """The runner died between the spawn and its record of it (crash point
     ``runner.spawn_unrecorded``): its journal names no command, yet the command runs on. It
-    is found by its environment's tag and watched, and nothing is decided until it is
-    stopped."""
+    is found by its environment's tag, and no decision is taken until it is stopped."""
     rid = harness.add("victim", ("sh", "-c", f"echo ran >> {tmp_path}/m; exec sleep 60"))
     harness.start_daemon(env={failpoints.ENV: "runner.spawn_unrecorded:crash"})
-    assert wait_for(lambda: _marker_lines(tmp_path / "m"))
-    ((run_id,),) = harness.query("SELECT run_id FROM occurrences")
-    assert not wait_for(lambda: harness.disposition(rid), timeout=2)  # running: its command
-    stopped = _coven(harness, "stop", run_id, "--reason", "orphaned by its runner")
-    assert stopped.returncode == 0, stopped.stderr
-    ((attempt_dir,),) = harness.query("SELECT attempt_dir FROM attempts")
-    journal = (Path(attempt_dir) / "journal.jsonl").read_text()
-    assert '"spawned"' not in journal and "command group" in stopped.stdout
     assert wait_for(lambda: harness.disposition(rid))
     harness.stop_all()
     assert harness.disposition(rid) == "recovery_required"
+    assert wait_for(lambda: _marker_lines(tmp_path / "m"))
+    ((run_id,),) = harness.query("SELECT run_id FROM occurrences")
+    item = json.loads(_coven(harness, "attention", "--json").stdout)["items"][0]
+    attempt = item["attempts"][0]
+    assert not any(record["event"] == "spawned" for record in attempt["journal"])
+    command_pid = attempt["command_pid"]
+    assert attempt["command_alive"] and _alive(command_pid)
     decide = ("reconcile", run_id, "--as", "retry", "--verified-no-side-effect", "--reason", "x")
+    refused = _coven(harness, *decide)
+    assert refused.returncode == 3 and f"its command (pid {command_pid}" in refused.stderr
+    stopped = _coven(harness, "stop", run_id, "--reason", "orphaned by its runner")
+    assert stopped.returncode == 0, stopped.stderr
+    assert not _alive(command_pid)
     assert _coven(harness, *decide).returncode == 0
     assert _marker_lines(tmp_path / "m") == ["ran"]  # never two copies at once
 
 
+# -- an idempotent routine's command whose runner is gone ----------------------------------------
 @pytest.fixture
 def release(tmp_path: Path) -> Iterator[Path]:
     """A file whose existence ends a command that waits for it: made at the end of the test
@@ -221,20 +217,11 @@ def release(tmp_path: Path) -> Iterator[Path]:
     path.touch()
 
 
-def _orphaned(
-    harness: Harness, tmp_path: Path, release: Path, **options: object
-) -> tuple[str, int]:
-    """A routine whose command marks ``m`` and runs until ``release`` exists; its runner is
-    killed while the daemon runs on. Returns the routine and the command's pid."""
-    script = f"echo ran >> {tmp_path}/m; while [ ! -e {release} ]; do sleep 0.05; done"
-    rid = harness.add("orphaned", ("sh", "-c", script), **options)
-    harness.start_daemon()
-    assert wait_for(lambda: _marker_lines(tmp_path / "m") and _journaled(harness, "spawned"))
-    ((runner_pid, directory),) = harness.query("SELECT runner_pid, attempt_dir FROM attempts")
-    lines = (Path(directory) / "journal.jsonl").read_text().splitlines()
-    command = next(int(r["pid"]) for r in map(json.loads, lines) if r["event"] == "spawned")
-    os.kill(runner_pid, signal.SIGKILL)
-    return rid, command
+def _waiting_script(tmp_path: Path, release: Path) -> tuple[str, str, str]:
+    return "sh", "-c", f"echo ran >> {tmp_path}/m; while [ ! -e {release} ]; do sleep 0.05; done"
+
+
+_ATTEMPT = "SELECT a.state, o.state FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id"
 
 
 def test_an_idempotent_retry_waits_for_the_command_its_runner_left(
@@ -243,12 +230,17 @@ def test_an_idempotent_retry_waits_for_the_command_its_runner_left(
     """The runner died, its command runs on: an automatic retry now would run two copies at
     once. The command is watched as a runner is: the attempt runs until the command ends, and
     only then is it settled, its retry planned."""
-    _rid, command = _orphaned(harness, tmp_path, release, idempotent=True, retries=1)
-    attempt = "SELECT a.state, o.state FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id"
-    assert not wait_for(lambda: harness.query(attempt) != [("running", "running")], timeout=3)
+    harness.add("mirror", _waiting_script(tmp_path, release), idempotent=True, retries=1)
+    harness.start_daemon()
+    assert wait_for(lambda: _marker_lines(tmp_path / "m") and _journaled(harness, "spawned"))
+    ((runner_pid, directory),) = harness.query("SELECT runner_pid, attempt_dir FROM attempts")
+    lines = (Path(directory) / "journal.jsonl").read_text().splitlines()
+    command = next(int(r["pid"]) for r in map(json.loads, lines) if r["event"] == "spawned")
+    os.kill(runner_pid, signal.SIGKILL)
+    assert not wait_for(lambda: harness.query(_ATTEMPT) != [("running", "running")], timeout=3)
     assert _alive(command)
     release.touch()
-    assert wait_for(lambda: harness.query(attempt) == [("settled", "planned")])
+    assert wait_for(lambda: harness.query(_ATTEMPT) == [("settled", "planned")])
     harness.stop_all()
     ((failure, message),) = harness.query("SELECT failure_class, message FROM attempts")
     assert failure == "ambiguous" and "ran on" in message
@@ -256,16 +248,21 @@ def test_an_idempotent_retry_waits_for_the_command_its_runner_left(
     assert not_before is not None and _marker_lines(tmp_path / "m") == ["ran"]
 
 
-def test_a_command_its_runner_left_is_settled_when_it_ends(
+def test_an_idempotent_command_is_adopted_after_its_engine_and_runner_died(
     harness: Harness, tmp_path: Path, release: Path
 ) -> None:
-    """Not idempotent: once the command ends, its outcome is unknown (no runner saw its exit),
-    and a person decides; while it ran, the run was running, not waiting for a decision."""
-    rid, _command = _orphaned(harness, tmp_path, release)
-    assert not wait_for(lambda: harness.disposition(rid), timeout=2)
+    """After a restart too: the next engine adopts the command as it adopts a live runner,
+    and the retry comes only once it has ended."""
+    harness.add("mirror", _waiting_script(tmp_path, release), idempotent=True, retries=1)
+    first = harness.start_daemon()
+    assert wait_for(lambda: _marker_lines(tmp_path / "m") and _journaled(harness, "spawned"))
+    ((runner_pid,),) = harness.query("SELECT runner_pid FROM attempts")
+    harness.kill(first)
+    os.kill(runner_pid, signal.SIGKILL)  # a machine crash would take the command too
+    harness.start_daemon()
+    assert wait_for(lambda: harness.query("SELECT 1 FROM events WHERE kind = 'adopted'"))
+    assert not wait_for(lambda: harness.query(_ATTEMPT) != [("running", "running")], timeout=2)
     release.touch()
-    assert wait_for(lambda: harness.disposition(rid))
+    assert wait_for(lambda: harness.query(_ATTEMPT) == [("settled", "planned")])
     harness.stop_all()
-    assert harness.disposition(rid) == "recovery_required"
-    ((message,),) = harness.query("SELECT message FROM attempts")
-    assert "ran on" in message and _marker_lines(tmp_path / "m") == ["ran"]
+    assert _marker_lines(tmp_path / "m") == ["ran"]

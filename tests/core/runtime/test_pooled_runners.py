@@ -14,7 +14,7 @@ import pytest
 
 from coven_core.clock import VirtualClock, WakeSignal
 from coven_core.model import FailureClass
-from coven_core.runner.process import group_gone
+from coven_core.runner.process import group_gone, is_running
 from coven_core.runtime.base import Launch, Unfinished
 from coven_core.runtime.runner import JOURNAL, RunnerRuntime
 from tests.core.runtime.test_runner_runtime import NOW, launch, next_exit
@@ -149,12 +149,27 @@ def test_a_runner_killed_while_idle_is_replaced_and_its_next_attempt_runs(
     assert code == 0 and replaced != runner  # it ran nothing when it died: no failure
 
 
-def test_a_runner_killed_mid_attempt_leaves_its_command_watched_then_the_journal_decides(
+def test_a_runner_killed_mid_attempt_leaves_the_journal_to_decide(runtime: RunnerRuntime) -> None:
+    started = runtime.start(launch("cut", "/bin/sleep", "30"))
+    wait_for(lambda: spawned(runtime, "cut"), "the command spawned")
+    command = int(journal(runtime, "cut")[-1]["pid"])  # type: ignore[call-overload]
+    try:
+        os.kill(started.pid, signal.SIGKILL)
+        exit_ = next_exit(runtime, runtime._wake)
+        assert exit_.classify() is FailureClass.AMBIGUOUS and exit_.command_pid == command
+        assert is_running(command, float(journal(runtime, "cut")[-1]["pid_mark"]))  # type: ignore[arg-type]
+    finally:
+        os.killpg(command, signal.SIGKILL)
+    assert run(runtime, "next", "/bin/true")[1] == 0  # the pool goes on without it
+
+
+def test_an_idempotent_attempts_command_is_watched_once_its_runner_is_killed(
     runtime: RunnerRuntime,
 ) -> None:
-    """The runner dies, its command runs on: the attempt is not over until the command ends
-    (settled now, it could be retried beside it), and then no runner saw the exit."""
-    started = runtime.start(launch("cut", "/bin/sleep", "30"))
+    """Its retry may follow an ambiguous end: settled while the command runs on, the retry
+    would run beside it. The attempt is not over until the command ends, and then no runner
+    saw the exit."""
+    started = runtime.start(launch("cut", "/bin/sleep", "30", idempotent=True))
     wait_for(lambda: spawned(runtime, "cut"), "the command spawned")
     command = int(journal(runtime, "cut")[-1]["pid"])  # type: ignore[call-overload]
     try:
@@ -172,7 +187,7 @@ def test_a_runner_killed_mid_attempt_leaves_its_command_watched_then_the_journal
 def test_a_cancel_stops_the_group_of_a_command_its_runner_left(runtime: RunnerRuntime) -> None:
     """No runner to ask: the cancel stops the command's group itself (SIGTERM, and SIGKILL
     after the grace), and the attempt ends with it, cancelled, as a runner would say it."""
-    started = runtime.start(launch("orphan", "/bin/sh", "-c", "sleep 30 & wait"))
+    started = runtime.start(launch("orphan", "/bin/sh", "-c", "sleep 30 & wait", idempotent=True))
     wait_for(lambda: spawned(runtime, "orphan"), "the command spawned")
     command = int(journal(runtime, "orphan")[-1]["pid"])  # type: ignore[call-overload]
     os.kill(started.pid, signal.SIGKILL)

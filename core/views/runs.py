@@ -19,6 +19,7 @@ from coven_core.errors import ValidationError
 from coven_core.notation.i18n import N_, _
 from coven_core.notation.utc import local_seconds, utc_text
 from coven_core.operations.seen import FAILURES
+from coven_core.runner.process import liveness
 from coven_core.scheduling import routines
 from coven_core.store.codec import instant_from, instant_text, maybe_instant_from
 from coven_core.store.query import one
@@ -150,7 +151,7 @@ SELECT o.id, o.run_id, r.name, o.kind, o.state, o.disposition, o.reason, o.sched
         WHERE occurrence_id = o.id AND failure_class IS NOT 'ambiguous'),
     (SELECT count(*) FROM attempts WHERE occurrence_id = o.id),
     a.exit_code, a.exit_signal, a.cancel_by, a.cancel_reason, a.started_at, a.attempt_dir,
-    o.not_before
+    o.not_before, a.runner_pid, a.runner_start, a.boot_id
 FROM occurrences o JOIN routines r ON r.id = o.routine_id
 LEFT JOIN attempts a ON a.occurrence_id = o.id
     AND a.number = (SELECT max(number) FROM attempts WHERE occurrence_id = o.id)
@@ -187,7 +188,7 @@ def runs(
 def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) -> RunRow:
     (oid, run_id, name, kind, state, disposition, reason, scheduled, zone, local, local_kind,
      count, cause, seen_at, started, ran, attempts, code, signal, by, why,
-     latest, directory, retry_at) = row  # fmt: skip
+     latest, directory, retry_at, runner_pid, runner_mark, boot) = row  # fmt: skip
     live = disposition is None
     # Its attempt going now ticks; one waiting (for its first attempt or a retry) has run
     # only its ended attempts' time.
@@ -198,6 +199,8 @@ def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) 
     said = last_error_line(Path(directory)) if disposition in FAILURES and directory else ""
     if live and state == "planned" and (code, signal) != (None, None) and retry_at:
         words = _retrying(told, directory, instant_from(retry_at), zone, locale)
+    elif live and state == "running" and _runner_lost(runner_pid, runner_mark, boot):
+        words = _(RUNNER_LOST, locale)
     else:
         words = _live_words(state, locale) if live else _ended(told, said, locale)
     return RunRow(
@@ -207,6 +210,18 @@ def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) 
         code, signal, attempts, seen_at is not None, _dst(local_kind, reason), since,
         said or None, None if kind == "coalesced" else cause,  # a window's cause is its own
     )  # fmt: skip
+
+
+#: A run whose runner is gone while its command runs on, watched until it ends (an idempotent
+#: routine's: DESIGN §8). Nothing supervises it any more.
+RUNNER_LOST = N_("Running without its runner, which was lost: no timeout applies, and its output "
+                 "is not kept")  # fmt: skip
+
+
+def _runner_lost(pid: int | None, mark: float | None, boot: str | None) -> bool:
+    """Whether the runner of a running attempt is provably gone (a look at /proc: only for a
+    running row, of which a page shows a few at most)."""
+    return pid is not None and mark is not None and liveness(pid, mark, boot) is False
 
 
 def _ended(told: Ending, line: str, locale: str | None) -> str:

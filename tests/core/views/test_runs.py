@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 
 import pytest
@@ -9,7 +10,8 @@ import pytest
 from coven_core.clock import WakeReason
 from coven_core.scheduling.retry import RetryPolicy, backoff
 from coven_core.store.codec import instant_from
-from coven_core.views.runs import DETAIL_TAIL_BYTES, run_detail, runs
+from coven_core.runner.process import start_mark
+from coven_core.views.runs import DETAIL_TAIL_BYTES, RUNNER_LOST, run_detail, runs
 from coven_core.views.story import clock_time
 from tests.core.conftest import T0, Engine, make_engine, minutes
 
@@ -72,6 +74,23 @@ def test_a_running_run_shows_its_elapsed_time(engine: Engine) -> None:
     (row,) = runs(engine.store, now=T0 + minutes(5))
     assert (row.outcome, row.reason, row.duration_seconds) == ("running", "Running", 240.0)
     assert row.running_since == row.started_at
+
+
+def test_a_running_run_whose_runner_is_gone_says_nothing_supervises_it(engine: Engine) -> None:
+    """An idempotent routine's command is watched after its runner was lost (DESIGN §8): its
+    row says so, from the runner's pid and start mark (here this process's pid, once with its
+    own mark, once with another's: a reused pid)."""
+    engine.add("mirror", "1 12 * * *")
+    engine.runtime.auto_exit = None
+    engine.run_until(T0 + minutes(2))
+    me, mark = os.getpid(), start_mark(os.getpid())
+    for runner_mark, words in ((mark, "Running"), (mark - 60, RUNNER_LOST)):
+        with engine.store.write() as conn:
+            conn.execute("UPDATE attempts SET runner_pid = ?, runner_start = ?", (me, runner_mark))
+        (row,) = runs(engine.store, now=T0 + minutes(5))
+        assert (row.outcome, row.reason) == ("running", words)
+    (german,) = runs(engine.store, now=T0 + minutes(5), locale="de")
+    assert german.reason.startswith("Läuft ohne seinen Runner")
 
 
 def test_a_cancel_by_a_person_names_them_and_their_reason(engine: Engine) -> None:

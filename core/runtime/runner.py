@@ -12,7 +12,8 @@ identified by pid *and* process start time — or reads what its journal says.
 
 An idempotent routine's runner gone without an outcome while its command runs on leaves an
 attempt that is not over: the command is watched as a runner is (an *orphan*), and the attempt
-ends when it ends, its outcome unknown (no runner saw the exit). Settled at once, its automatic
+ends when it ends, its outcome unknown (no runner saw the exit), once whatever it left in its
+process group is stopped, as its runner would have stopped it. Settled at once, its automatic
 retry would run a second copy beside it (DESIGN §8). Its timeout was the runner's to enforce; a
 cancel stops its process group. Any other routine's attempt is settled at once: a person
 decides, and no decision is taken while the command lives.
@@ -203,6 +204,8 @@ class RunnerRuntime:
             if watched.idempotent and self._follow_orphan(attempt_id, watched, journal):
                 watched.ended.set()
                 return  # not over: its command runs on, and its end will come
+            if watched.orphan:  # as its runner would: nothing of the attempt outlives it
+                _stop_group(_group_of(watched.pid))
             exit_ = exit_from_journal(attempt_id, journal, now, ran_on=watched.orphan)
         self._exits.put(exit_)
         with self._lock:
@@ -350,31 +353,42 @@ def _live_command(journal: Journal, attempt_id: str) -> tuple[int, float | None]
 
 
 def _stop_orphan(watched: _Watched) -> None:
-    """Stop the command's process group as its runner would have: SIGTERM, then SIGKILL after
-    the runner's default grace (the routine's own was in the runner's memory) if anything of
-    the group is left; on a thread of its own. The attempt then ends as cancelled, the stop
-    confirmed when nothing of the group was left."""
-    done = threading.Event()
-    try:
-        group = os.getpgid(watched.pid)  # its pid, unless a tag found one it started
-    except OSError:
-        group = watched.pid  # gone already: its group, if anything is left, has its id
+    """A cancel: stop the command's process group on a thread of its own (:func:`_stop_group`).
+    The attempt then ends as cancelled, the stop confirmed when nothing of the group was
+    left."""
+    done, group = threading.Event(), _group_of(watched.pid)
 
     def stop() -> None:
         try:
-            for signal_group, patience in ((terminate_group, DEFAULT_STOP_GRACE_SECONDS),
-                                           (kill_group, KILL_CONFIRM_SECONDS)):  # fmt: skip
-                if _group_ends(group, 0.0):
-                    break
-                signal_group(group)
-                if _group_ends(group, patience):
-                    break
-            watched.stop_confirmed = group_gone(group)
+            watched.stop_confirmed = _stop_group(group)
         finally:
             done.set()
 
     watched.stopped = done
     threading.Thread(target=stop, name="coven-orphan-stop", daemon=True).start()
+
+
+def _stop_group(group: int) -> bool:
+    """Stop what is left of a process group as a runner stops its command's: SIGTERM, then
+    SIGKILL after the runner's default grace (the routine's own was in the runner's memory);
+    a group already gone gets no signal. Whether nothing of it is left."""
+    for signal_group, patience in ((terminate_group, DEFAULT_STOP_GRACE_SECONDS),
+                                   (kill_group, KILL_CONFIRM_SECONDS)):  # fmt: skip
+        if _group_ends(group, 0.0):
+            return True
+        signal_group(group)
+        if _group_ends(group, patience):
+            return True
+    return group_gone(group)
+
+
+def _group_of(pid: int) -> int:
+    """The process's group: its pid for a command its runner started (a new group each), not
+    for one a tag found that the command started."""
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return pid  # gone already: its group, if anything is left, has its id
 
 
 def _group_ends(group: int, seconds: float) -> bool:

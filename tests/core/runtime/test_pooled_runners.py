@@ -184,6 +184,21 @@ def test_an_idempotent_attempts_command_is_watched_once_its_runner_is_killed(
     assert run(runtime, "next", "/bin/true")[1] == 0  # the pool goes on without it
 
 
+def test_what_a_watched_command_left_in_its_group_is_stopped_when_it_ends(
+    runtime: RunnerRuntime,
+) -> None:
+    """As its runner would: the attempt is its process group, and nothing of it outlives it
+    (a child left running beside the retry would be a second copy)."""
+    argv = ("/bin/sh", "-c", "sleep 30 & sleep 0.5")  # the shell ends, its child would not
+    started = runtime.start(launch("left", *argv, idempotent=True))
+    wait_for(lambda: spawned(runtime, "left"), "the command spawned")
+    command = int(journal(runtime, "left")[-1]["pid"])  # type: ignore[call-overload]
+    os.kill(started.pid, signal.SIGKILL)
+    exit_ = next_exit(runtime, runtime._wake)
+    assert exit_.classify() is FailureClass.AMBIGUOUS and exit_.command_pid == command
+    assert group_gone(command)  # its sleep 30 too, before the attempt was reported
+
+
 def test_a_cancel_stops_the_group_of_a_command_its_runner_left(runtime: RunnerRuntime) -> None:
     """No runner to ask: the cancel stops the command's group itself (SIGTERM, and SIGKILL
     after the grace), and the attempt ends with it, cancelled, as a runner would say it."""

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 
 from coven_core.clock import WakeReason
+from coven_core.runner.process import start_mark
 from coven_core.scheduling.retry import RetryPolicy, backoff
 from coven_core.store.codec import instant_from
-from coven_core.runner.process import start_mark
 from coven_core.views.runs import DETAIL_TAIL_BYTES, RUNNER_LOST, run_detail, runs
 from coven_core.views.story import clock_time
 from tests.core.conftest import T0, Engine, make_engine, minutes

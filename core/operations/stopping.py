@@ -32,7 +32,9 @@ from coven_core.runner.journal import read_journal
 from coven_core.runner.process import (
     KILL_CONFIRM_SECONDS,
     boot_id,
+    end_group,
     group_gone,
+    group_of,
     unrecorded_commands,
 )
 from coven_core.runtime.runner import JOURNAL, is_alive, signal_cancel
@@ -196,20 +198,11 @@ def _stop_runner(process: LiveProcess, grace: float) -> str:
 def _stop_group(process: LiveProcess, grace: float) -> str:
     """A command whose runner is gone: its process group, SIGTERM then SIGKILL. A command is
     its group's leader; a process found by its tag may be one it started (DESIGN §8)."""
-    group = _group_of(process.pid)
-    for sig, patience in ((signal.SIGTERM, grace), (signal.SIGKILL, KILL_CONFIRM_SECONDS)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(group, sig)
-        if _wait_gone(process.pid, patience) and _group_gone(group):
-            return f"command group {group} stopped ({signal.Signals(sig).name})"
-    return f"command group {group} signalled (SIGTERM, SIGKILL)"
-
-
-def _group_of(pid: int) -> int:
-    try:
-        return os.getpgid(pid)
-    except OSError:  # gone: its group, if any is left, has its id
-        return pid
+    group = group_of(process.pid)
+    ended_by = end_group(group, grace)
+    if ended_by is None:
+        return f"command group {group} signalled (SIGTERM, SIGKILL)"
+    return f"command group {group} stopped ({ended_by.name})"
 
 
 def _wait_done(process: LiveProcess, seconds: float) -> None:
@@ -219,18 +212,6 @@ def _wait_done(process: LiveProcess, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while process.alive() and time.monotonic() < deadline:
         time.sleep(0.05)
-
-
-def _wait_gone(pid: int, seconds: float) -> bool:
-    import psutil  # here: only a stop needs it, and the tray's start should not (bench_idle)
-
-    try:
-        psutil.Process(pid).wait(timeout=seconds)
-    except psutil.TimeoutExpired:
-        return False
-    except psutil.Error:
-        pass  # already gone
-    return True
 
 
 def _group_gone(pgid: int) -> bool:

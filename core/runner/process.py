@@ -383,9 +383,30 @@ def kill_group(pgid: int) -> None:
     _signal_group(pgid, signal.SIGKILL)
 
 
-def terminate_group(pgid: int) -> None:
-    """SIGTERM to the group: the polite half of a stop whose runner is gone."""
-    _signal_group(pgid, signal.SIGTERM)
+def end_group(pgid: int, grace: float) -> signal.Signals | None:
+    """Stop a process group whose leader is not our child (its runner is gone): SIGTERM, then
+    SIGKILL after ``grace`` seconds if anything of it is left. The signal after which nothing
+    of it was left; None if something still was (looked for every 50 ms: nothing tells us
+    when the last of a group ends)."""
+    for sig, patience in ((signal.SIGTERM, grace), (signal.SIGKILL, KILL_CONFIRM_SECONDS)):
+        _signal_group(pgid, sig)
+        deadline = time.monotonic() + patience
+        while not group_gone(pgid):
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)  # real time: other processes end on their own time
+        else:
+            return sig
+    return None
+
+
+def group_of(pid: int) -> int:
+    """The process's group: a command's own pid (its runner made it a group's leader), not
+    for a process its tag found that the command started."""
+    try:
+        return os.getpgid(pid)
+    except OSError:  # gone: its group, if anything is left of it, has its id
+        return pid
 
 
 def _signal_group(pgid: int, sig: int) -> None:

@@ -29,7 +29,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -39,13 +38,12 @@ from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.model import FailureClass
 from coven_core.runner.journal import Journal, read_journal, write_all
 from coven_core.runner.process import (
-    KILL_CONFIRM_SECONDS,
     boot_id,
+    end_group,
     group_gone,
+    group_of,
     is_running,
-    kill_group,
     start_mark,
-    terminate_group,
     unrecorded_commands,
 )
 from coven_core.runner.spec import CANCEL_FILE, DEFAULT_STOP_GRACE_SECONDS, RunnerSpec
@@ -201,11 +199,12 @@ class RunnerRuntime:
                          command_pid=watched.pid)  # fmt: skip
         else:
             journal = _journal_of(watched.directory, started=True)
-            if watched.idempotent and self._follow_orphan(attempt_id, watched, journal):
+            if watched.idempotent and self._follow_orphan(attempt_id, watched.directory, journal):
                 watched.ended.set()
                 return  # not over: its command runs on, and its end will come
-            if watched.orphan:  # as its runner would: nothing of the attempt outlives it
-                _stop_group(_group_of(watched.pid))
+            group = group_of(watched.pid)
+            if watched.orphan and not group_gone(group):  # as its runner would: nothing of
+                end_group(group, DEFAULT_STOP_GRACE_SECONDS)  # the attempt outlives it
             exit_ = exit_from_journal(attempt_id, journal, now, ran_on=watched.orphan)
         self._exits.put(exit_)
         with self._lock:
@@ -256,21 +255,20 @@ class RunnerRuntime:
             self._watch(attempt.attempt_id, watched, waiter(pid))
             return None
         journal = _journal_of(directory, started=attempt.state == "running")
-        adopting = _Watched(0, None, directory, idempotent=True)  # who its orphan would be
-        if attempt.idempotent and self._follow_orphan(attempt.attempt_id, adopting, journal):
+        if attempt.idempotent and self._follow_orphan(attempt.attempt_id, directory, journal):
             return None  # adopted, as a live runner is
         return exit_from_journal(attempt.attempt_id, journal, now)
 
-    def _follow_orphan(self, attempt_id: str, runner: _Watched, journal: Journal) -> bool:
-        """Watch the attempt's command if its runner is gone without an outcome and the
-        command still lives (its recorded pid and start, else its tag); whether it does."""
+    def _follow_orphan(self, attempt_id: str, directory: Path, journal: Journal) -> bool:
+        """Watch an idempotent routine's command if its runner is gone without an outcome and
+        the command still lives (its recorded pid and start, else its tag); whether it does."""
         if journal.outcome_known:
             return False
         command = _live_command(journal, attempt_id)
         if command is None:
             return False
         pid, mark = command
-        orphan = _Watched(pid, mark, runner.directory, idempotent=runner.idempotent, orphan=True)
+        orphan = _Watched(pid, mark, directory, idempotent=True, orphan=True)
         self._watch(attempt_id, orphan, waiter(pid))
         return True
 
@@ -353,53 +351,20 @@ def _live_command(journal: Journal, attempt_id: str) -> tuple[int, float | None]
 
 
 def _stop_orphan(watched: _Watched) -> None:
-    """A cancel: stop the command's process group on a thread of its own (:func:`_stop_group`).
+    """A cancel: stop the command's process group as its runner would have, on a thread of
+    its own, with the runner's default grace (the routine's own was in the runner's memory).
     The attempt then ends as cancelled, the stop confirmed when nothing of the group was
     left."""
-    done, group = threading.Event(), _group_of(watched.pid)
+    done, group = threading.Event(), group_of(watched.pid)
 
     def stop() -> None:
         try:
-            watched.stop_confirmed = _stop_group(group)
+            watched.stop_confirmed = end_group(group, DEFAULT_STOP_GRACE_SECONDS) is not None
         finally:
             done.set()
 
     watched.stopped = done
     threading.Thread(target=stop, name="coven-orphan-stop", daemon=True).start()
-
-
-def _stop_group(group: int) -> bool:
-    """Stop what is left of a process group as a runner stops its command's: SIGTERM, then
-    SIGKILL after the runner's default grace (the routine's own was in the runner's memory);
-    a group already gone gets no signal. Whether nothing of it is left."""
-    for signal_group, patience in ((terminate_group, DEFAULT_STOP_GRACE_SECONDS),
-                                   (kill_group, KILL_CONFIRM_SECONDS)):  # fmt: skip
-        if _group_ends(group, 0.0):
-            return True
-        signal_group(group)
-        if _group_ends(group, patience):
-            return True
-    return group_gone(group)
-
-
-def _group_of(pid: int) -> int:
-    """The process's group: its pid for a command its runner started (a new group each), not
-    for one a tag found that the command started."""
-    try:
-        return os.getpgid(pid)
-    except OSError:
-        return pid  # gone already: its group, if anything is left, has its id
-
-
-def _group_ends(group: int, seconds: float) -> bool:
-    """Whether nothing of the group is left within ``seconds``; looked at every 50 ms, since
-    nothing tells us when the last of a group ends (only a stop waits on it)."""
-    deadline = time.monotonic() + seconds
-    while not group_gone(group):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)  # real time: other processes end on their own time
-    return True
 
 
 def exit_from_journal(

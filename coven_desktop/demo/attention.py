@@ -145,7 +145,8 @@ async def _draw(desktop: Desktop, palettes: dict[str, QPalette], out: Path) -> l
     written = await _in_palettes(desktop, page, palettes, out, "attention-live", window)
     tabs.setCurrentIndex(1)
     written += await _in_palettes(desktop, page, palettes, out, "attention-processes", window)
-    page.stop()  # type: ignore[union-attr]
+    page.stop()  # type: ignore[union-attr]  # it asks first, as a person answers it:
+    _confirm(page.confirmation)  # type: ignore[union-attr]
     await _settle(desktop, page)
     tabs.setCurrentIndex(0)
     written += await _in_palettes(desktop, page, palettes, out, "attention-stopped", window)
@@ -166,11 +167,15 @@ async def decided(page: Any, reason: str | None = None) -> QWidget:
     the receipt, its audit entry, and Resume. For the demo's extra pictures too."""
     page.reason.setText(reason or _("the digest was not sent: no mail in the outbox since 09:00"))
     page.decide(Outcome.FAILED)
-    box = page.confirmation
-    yes = next(b for b in box.buttons() if box.buttonRole(b) is QMessageBox.ButtonRole.AcceptRole)
-    yes.click()
+    _confirm(page.confirmation)
     await page.settle()
     return page.window()  # type: ignore[no-any-return]
+
+
+def _confirm(box: QMessageBox) -> None:
+    """Answer an open question with its own verb, as a person clicks it."""
+    yes = next(b for b in box.buttons() if box.buttonRole(b) is QMessageBox.ButtonRole.AcceptRole)
+    yes.click()
 
 
 async def _failed_probe(desktop: Desktop, palettes: dict[str, QPalette], out: Path) -> list[Path]:

@@ -19,9 +19,9 @@ drain:    1,000 routines due at one instant → the last one settled. Ours: ``on
           starts at ``resume()``, which wakes its loop as its own deadline would. Ratio: our
           time / its time, goal ≤ 1.0 (we are faster).
 drain floor: the least durable work DESIGN §8 asks per attempt (``bench_dispatch.floor``:
-          a commit for the decision, the journal's first record and ``intent`` fsync'd with
-          its directory before ``subprocess.run``, ``spawned`` and ``exited`` fsync'd (and
-          the outputs, when not empty), a commit for the settlement) for the 1,000 routines,
+          a commit for the decision, the journal's first records written before
+          ``subprocess.run``, its name and ``exited`` fsync'd (and the outputs, when not
+          empty), a commit for the settlement) for the 1,000 routines,
           4 at a time on threads, no runner process and no output delivery: what any
           scheduler keeping these promises pays here. APScheduler keeps none of them (it
           commits the job's next run time, and a crash mid-run leaves no trace of the run).
@@ -36,7 +36,7 @@ start lag p99 at 20 due/s: 1,000 routines, 20 due every second, steady (each rep
 start lag floor: the drain floor's attempts at the same steady 20 due/s (each second's group
           queued for 4 threads), measured in the same run after APScheduler's: scheduled
           instant → just before ``subprocess.run``, after the decision's commit and the
-          journal's ``intent`` fsync (which §8 puts before the spawn). Its p99 is the least
+          journal's ``intent`` (written; made durable with the exit). Its p99 is the least
           lag a scheduler keeping §8's promises has here, one slot finishing its attempt
           (spawn, fsyncs, settlement commit) before it takes the next.
 runner floors: each floor again with the runner work done out of the scheduler's process,

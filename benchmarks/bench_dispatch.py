@@ -11,13 +11,15 @@ start lag: 100 routines due at the same instant with concurrency 4, on the real 
 
 floor:    the least work DESIGN §8, §9 require of one attempt, done inline in this
           process (no runner process, no Python start): the dispatch decision committed, the
-          journal created, its first record and ``intent`` fsync'd with the directory before
-          the spawn, ``subprocess.run`` with its output through pipes, ``spawned`` fsync'd, a
-          file for each stream that said anything, fsync'd with its name, before the
-          ``exited`` record, that record fsync'd, the settlement committed — two commits and
-          four fsyncs for ``/bin/true``, as the runner does them, on the same disk and store
-          settings (WAL, synchronous=FULL). ``bare / floor`` is the best ratio any design that
-          keeps those promises could reach here; ``floor / ours`` is how close we are to it.
+          journal created with its first record and ``intent`` (not waited onto the disk: the
+          claim's boot covers a restart of the machine, ``runner.journal``), the spawn,
+          ``subprocess.run`` with its output through pipes, ``spawned`` and the directory
+          fsync'd for the journal's name, a file for each stream that said anything, fsync'd
+          with its name, before the ``exited`` record, that record fsync'd, the settlement
+          committed — two commits and two fsyncs for ``/bin/true``, as the runner does them,
+          on the same disk and store settings (WAL, synchronous=FULL). ``bare / floor`` is
+          the best ratio any design that keeps those promises could reach here;
+          ``floor / ours`` is how close we are to it.
 
 Run: python3 benchmarks/bench_dispatch.py [--occurrences N] [--rounds N] [--routines N]
 """
@@ -122,14 +124,14 @@ def floor_attempt(conn, directory: Path, index: int, on_start=None) -> None:  # 
     attempt.mkdir()
     journal = os.open(attempt / "journal.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND)
     _append(journal, {"event": "runner_started", "runner_pid": os.getpid()}, sync=False)
-    _append(journal, {"event": "intent"})  # with the record before it
-    fsync_directory(attempt)  # the journal's name
+    _append(journal, {"event": "intent"}, sync=False)
     if on_start is not None:
         on_start()
     done = subprocess.run(TRUE, capture_output=True, check=False)
-    _append(journal, {"event": "spawned", "pid": 0})
+    _append(journal, {"event": "spawned", "pid": 0}, sync=False)
+    fsync_directory(attempt)  # the journal's name
     keep_outputs(attempt, {"stdout": done.stdout, "stderr": done.stderr})
-    _append(journal, {"event": "exited", "exit_code": done.returncode})
+    _append(journal, {"event": "exited", "exit_code": done.returncode})  # and all before it
     os.close(journal)
     _commit(conn, "UPDATE attempts SET state = 'settled', code = ? WHERE id = ?",
             (done.returncode, index))  # fmt: skip

@@ -82,7 +82,7 @@ def floor_lags(
     """The floor's start lags at the same steady rate: each second the group due then is
     queued (routine i is due at ``first + i // PER_SECOND``, again every PERIOD s) for
     CONCURRENCY threads doing the floor's attempts; the lag ends where APScheduler's does,
-    just before ``subprocess.run``, after the decision's commit and the ``intent`` fsync.
+    just before ``subprocess.run``, after the decision's commit and the ``intent``.
     With runner processes (``design``, :func:`runners_for`), each attempt's runner work is
     done by one, and the lag ends at its spawn."""
     due: queue.SimpleQueue[tuple[float, int] | None] = queue.SimpleQueue()

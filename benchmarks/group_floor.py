@@ -1,13 +1,15 @@
 """The floor with group commit: attempts that wait together share one fsync (issue #24).
 
 Issue #24 names group commit first among the designs to measure: "several attempts' records
-made durable by one fsync". This floor does the same durable work per attempt as
-``bench_dispatch.floor`` — the decision committed, ``intent`` durable before the command
-starts, ``spawned`` and ``exited`` durable (and the outputs with their names, when not
-empty), the settlement committed — but every slot appends to **one** journal and writes to
-**one** store, and a record or a statement is durable once a flush that began after it was
-queued has ended. The slots waiting at the same moment share that flush (a leader does it,
-the others wait for it): the way databases commit many transactions with one log fsync.
+made durable by one fsync". This floor does the durable work per attempt that
+``bench_dispatch.floor`` did before a runner's intent was no longer waited onto the disk (so
+it compares designs that each make the intent durable; ``runner.journal``) — the decision
+committed, ``intent`` durable before the command starts, ``spawned`` and ``exited``
+durable (and the outputs with their names, when not empty), the settlement committed — but
+every slot appends to **one** journal and writes to **one** store, and a record or a
+statement is durable once a flush that began after it was queued has ended. The slots
+waiting at the same moment share that flush (a leader does it, the others wait for it): the
+way databases commit many transactions with one log fsync.
 
 It runs in the slots' own threads, as the inline floor does: no runner process, so it is the
 least any design with group commit pays here, whatever process does the journaling.

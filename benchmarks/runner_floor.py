@@ -6,9 +6,10 @@ process (part of the engine, so Python) in its own session, which journals. The 
 so leave out the one cost every design keeping §8 pays: a process per attempt. This one adds
 it, as cheaply as a Python runner can be had: a tiny fork server (this interpreter, started
 as ours is, loading only what it needs) forks a child per attempt, which does the floor's
-runner work — the journal's first record and ``intent`` fsync'd with the directory, then
-``posix_spawn`` of the command with its output through pipes, ``spawned`` and ``exited``
-fsync'd (and a file for each stream that said anything, with its name) — and exits. No spare
+runner work — the journal's first record and ``intent`` (not waited onto the disk, as ours),
+``posix_spawn`` of the command with its output through pipes, ``spawned`` and the directory
+fsync'd for the journal's name, ``exited`` fsync'd (and before it a file for each stream that
+said anything, with its name) — and exits. No spare
 is kept, no spec is read, no signal is handled, nothing is watched but the child's end: every
 cost here is one ours also has.
 """
@@ -42,13 +43,13 @@ def attempt(directory, argv):
     name = lambda file: os.path.join(directory, file)
     log = os.open(name("journal.jsonl"), FLAGS | os.O_EXCL | os.O_APPEND, 0o644)
     journal(log, {"event": "runner_started", "runner_pid": os.getpid()}, sync=False)
-    journal(log, {"event": "intent"})
-    sync_folder(directory)  # the journal's name
+    journal(log, {"event": "intent"}, sync=False)
     pipes = [os.pipe(), os.pipe()]
     at = time.time()
     actions = [(os.POSIX_SPAWN_DUP2, pipes[0][1], 1), (os.POSIX_SPAWN_DUP2, pipes[1][1], 2)]
     pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions, setpgroup=0)
-    journal(log, {"event": "spawned", "pid": pid, "at": at})
+    journal(log, {"event": "spawned", "pid": pid, "at": at}, sync=False)
+    sync_folder(directory)  # the journal's name, while the command runs
     for _, write in pipes:
         os.close(write)
     kept = [keep(name(stream), read) for stream, (read, _) in zip(("stdout", "stderr"), pipes)]

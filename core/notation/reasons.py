@@ -70,6 +70,10 @@ _TEMPLATES = (
 #: "…shows no outcome ({detail})". A parser's own error (``{error}``) stays as it is.
 _JOURNAL_PROBLEMS = (
     N_("the journal {path} is gone"),
+    N_(
+        "the machine has restarted since, and a journal reaches the disk only with its "
+        "outcome: nothing proves the command did not start"
+    ),
     N_("line {number}: incomplete last line ignored"),
     N_("line {number}: skipped: {error}"),
     N_("line {number}: unknown event {event} skipped"),

@@ -6,7 +6,7 @@ the fork server, the engine writes ``spec.json`` into the attempt's directory an
 ``python -m coven_core.runner ATTEMPT_DIR`` in a new session for that attempt alone. Either
 way the runner outlives the engine: it runs the command in its own process group, captures its
 output, enforces its timeout, answers a cancel (SIGUSR1, fenced to its attempt by the cancel
-file) and appends an fsync'd ``journal.jsonl`` that the engine reads back with
+file) and appends a ``journal.jsonl``, its outcome fsync'd, that the engine reads back with
 :func:`coven_core.runner.journal.read_journal` (DESIGN §7, §8).
 
 This package imports only the standard library and psutil, psutil only where it is needed: it

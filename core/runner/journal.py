@@ -1,4 +1,4 @@
-"""An attempt's journal: one fsync'd JSON object per line, appended by its runner.
+"""An attempt's journal: one JSON object per line, appended by its runner.
 
 Events, in order (each with ``"event"`` and ``"at"``, an ISO 8601 UTC time)::
 
@@ -12,6 +12,13 @@ Events, in order (each with ``"event"`` and ``"at"``, an ISO 8601 UTC time)::
 No ``intent`` means the command never started (safe to retry); ``intent`` without an outcome
 means it may have started (ambiguous). The reader is forgiving: a journal cut short by a crash
 still reads, and what it had to skip is listed in ``Journal.problems``.
+
+The outcome (``exited``, ``spawn_failed``) is fsync'd, and with it every record before it. The
+records before it are not waited onto the disk (``runner.main``): a crash of any process leaves
+them in the page cache, which every reader sees, but a restart of the machine may lose them.
+So "no intent" proves that nothing ran only within the boot the attempt was claimed in; after
+a restart the engine takes a journal without an outcome as ambiguous
+(``runtime.runner._journal_of``). Where no boot can be named, the intent is fsync'd as well.
 
 A process's ``*_start`` is when it started, for people; its ``*_mark`` is what proves it is the
 same process later (``process.start_mark``: seconds since the boot named by ``boot_id`` on

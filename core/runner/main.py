@@ -178,10 +178,8 @@ class Runner:
             boot_id=proc.boot_id(),
         )
         try:
-            # Not fsync'd on its own: nothing has happened yet that the journal must prove,
-            # and the intent's fsync (file and directory) makes it durable before the spawn.
-            # Killed before that, the runner leaves it in the page cache, which recovery
-            # reads ("nothing ran"); a power cut before it loses an attempt that ran nothing.
+            # Not fsync'd: killed, the runner leaves it in the page cache, which recovery
+            # reads ("nothing ran"); what a power cut may lose, see _start.
             if self._spec_text is not None:
                 _make_directory(self.directory)  # the engine left it to us (runner.pool)
             append(self._path(JOURNAL_FILE), started, exclusive=True, sync=False)
@@ -218,10 +216,14 @@ class Runner:
         if self.wakeup.stop_signal is not None:
             self._cancelled_before_start()
             return
-        # From here on, the command may have started. The directory's fsync makes the
-        # journal's name durable before it can run; the output files, made only when the
-        # command writes, are made durable before the exit record (OutputPumps.finish).
-        self._journal("intent", names=True)
+        # From here on, the command may have started. The intent is not waited onto the disk
+        # (bench_dispatch: "dispatch against that floor"): a killed runner or engine leaves
+        # it in the page cache, which every reader sees, and the page cache is lost only
+        # with the boot. Recovery knows the boot the attempt was claimed in, and after a
+        # restart of the machine it takes no journal short of an outcome as proof that
+        # nothing ran (runtime.runner._journal_of). Where no boot can be named, nothing
+        # could tell, so the intent is made durable first, as it always was.
+        self._journal("intent", sync=not proc.boot_id())
         try:
             command = proc.spawn(spec)
         except proc.SpawnError as error:
@@ -253,7 +255,10 @@ class Runner:
             self.wakeup.drain()
 
         spawned = proc.start_of(command.pid)
-        self._journal("spawned", pid=command.pid, pid_start=spawned.time, pid_mark=spawned.mark)
+        # The journal's name is made durable while the command runs, off the exit's path;
+        # the record itself reaches the disk with the exit's fsync (see _start).
+        self._journal("spawned", sync=False, name=True,
+                      pid=command.pid, pid_start=spawned.time, pid_mark=spawned.mark)  # fmt: skip
         failpoints.hit("runner.spawned")
         ending = self._await(spec, command, wait)
         if ending is Ending.CANCELLED:
@@ -316,12 +321,14 @@ class Runner:
     def _spawn_failed(self, error: proc.SpawnError) -> None:
         self._journal("spawn_failed", failure_class=error.failure_class, message=error.message)
 
-    def _journal(self, event: str, *, names: bool = False, **fields: object) -> None:
-        """Append an fsync'd record. The first such record also fsyncs the directory, for
-        the journal's own name (the unsynced first record left that to it); ``names`` asks
-        for that fsync anyway, for files created since."""
-        append(self._path(JOURNAL_FILE), record(event, **fields))
-        if names or not self._named:
+    def _journal(
+        self, event: str, *, sync: bool = True, name: bool = False, **fields: object
+    ) -> None:
+        """Append a record, fsync'd unless ``sync`` is False. The journal's own name is made
+        durable (the directory fsync'd) with its first fsync'd record, or with this one if
+        ``name`` asks for it, once."""
+        append(self._path(JOURNAL_FILE), record(event, **fields), sync=sync)
+        if not self._named and (sync or name):
             fsync_directory(self.directory)
             self._named = True
 

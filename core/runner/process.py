@@ -293,7 +293,7 @@ class OutputPumps:
         kept = [output for output in self._pipes.values() if output.written]
         for output in kept:
             output.sync()
-        if kept:  # made after the intent's fsync of the folder: their names need one too
+        if kept:  # made after the folder's fsync at the spawn: their names need one too
             fsync_directory(os.path.dirname(kept[0].path))
         return [output.capture(truncated=source in self._open)
                 for source, output in self._pipes.items()]  # fmt: skip

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -53,6 +53,10 @@ from coven_core.runtime.forkserver import ForkServer
 from coven_core.runtime.pool import IDLE_SECONDS, RunnerPool
 
 JOURNAL, SPEC = "journal.jsonl", "spec.json"
+RESTARTED_SINCE = (
+    "the machine has restarted since, and a journal reaches the disk only with its outcome: "
+    "nothing proves the command did not start"
+)
 OUTPUT_CAP_BYTES = 10 * 1024 * 1024
 
 
@@ -198,7 +202,7 @@ class RunnerRuntime:
             exit_ = Exit(attempt_id, now, cancelled=True, stop_confirmed=watched.stop_confirmed,
                          command_pid=watched.pid)  # fmt: skip
         else:
-            journal = _journal_of(watched.directory, started=True)
+            journal = _journal_of(watched.directory, started=True, boot=None)  # watched: this boot
             if watched.idempotent and self._follow_orphan(attempt_id, watched.directory, journal):
                 watched.ended.set()
                 return  # not over: its command runs on, and its end will come
@@ -254,7 +258,8 @@ class RunnerRuntime:
             watched = _Watched(pid, start, directory, idempotent=attempt.idempotent)
             self._watch(attempt.attempt_id, watched, waiter(pid))
             return None
-        journal = _journal_of(directory, started=attempt.state == "running")
+        started = attempt.state == "running"
+        journal = _journal_of(directory, started=started, boot=attempt.boot_id)
         if attempt.idempotent and self._follow_orphan(attempt.attempt_id, directory, journal):
             return None  # adopted, as a live runner is
         return exit_from_journal(attempt.attempt_id, journal, now)
@@ -317,13 +322,18 @@ def signal_cancel(runner_pid: int, directory: str | os.PathLike[str]) -> bool:
     return True
 
 
-def _journal_of(directory: Path, *, started: bool) -> Journal:
-    """The journal — and when it is gone although a runner was started, a journal that
-    proves nothing: *no intent* must mean "nothing ran", never "the evidence was deleted"."""
+def _journal_of(directory: Path, *, started: bool, boot: str | None) -> Journal:
+    """The journal — and a journal that proves nothing when it cannot prove that nothing
+    ran: *no intent* must mean "nothing ran", never "the evidence was deleted" (it is gone
+    although a runner was started) nor "the evidence never reached the disk" (the machine
+    has restarted since ``boot``, the one the attempt was claimed in: ``runner.journal``)."""
     path = directory / JOURNAL
     if started and not path.exists():
         return Journal(intent=True, problems=(f"the journal {path} is gone",))
-    return read_journal(path)
+    journal = read_journal(path)
+    if journal.outcome_known or journal.intent or boot is None or boot == boot_id():
+        return journal
+    return replace(journal, intent=True, problems=(*journal.problems, RESTARTED_SINCE))
 
 
 def _stopped_from_outside(journal: Journal) -> str | None:

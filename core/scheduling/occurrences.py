@@ -28,6 +28,7 @@ from coven_core.model import (
     SkipReason,
 )
 from coven_core.operations.settings import MAX_ACTIVE_SQL
+from coven_core.runner.process import boot_id
 from coven_core.runtime.base import Launch, Started
 from coven_core.scheduling import ids
 from coven_core.scheduling.delivery import has_output
@@ -417,7 +418,9 @@ def claim(
     """Claim a planned occurrence: its run (kept across attempts) and its next attempt, with
     the dispatch decision (crash point 4) recorded on it — ``dispatching``, claimed and
     dispatched at once: the two always commit together, before the runtime is asked to start
-    anything, so an attempt the scheduler claims is never on record as merely ``claimed``."""
+    anything, so an attempt the scheduler claims is never on record as merely ``claimed``.
+    The boot it is claimed in is recorded with it: a runner's journal proves that nothing ran
+    only within that boot (``runner.journal``)."""
     run_id, number = item.run_id or ids.new_run_id(), item.attempts + 1
     _mark_claimed(conn, item.id, run_id)
     attempt = ids.attempt_id(run_id, number)
@@ -429,11 +432,11 @@ def claim(
     conn.execute(  # claimed_seq: this claim's event, to order it against settlements
         "INSERT INTO attempts (id, occurrence_id, number, state, generation, claimed_at, "
         "dispatched_at, claimed_seq, timeout_seconds, timeout_source, usual_seconds, "
-        f"overrun_after) VALUES (?1, ?2, ?3, 'dispatching', ?4, ?5, ?5, {events.LAST_SEQ}, "
-        "?6, ?7, ?8, ?9)",
+        "overrun_after, boot_id) "
+        f"VALUES (?1, ?2, ?3, 'dispatching', ?4, ?5, ?5, {events.LAST_SEQ}, ?6, ?7, ?8, ?9, ?10)",
         (attempt, item.id, number, stamp.generation, instant_text(stamp.now),
          seconds_of(limits.timeout), limits.timeout_source, seconds_of(limits.usual),
-         maybe_instant_text(overrun_after)),
+         maybe_instant_text(overrun_after), boot_id()),
     )  # fmt: skip
     spec = revision.spec
     return Launch(
@@ -459,7 +462,8 @@ def mark_running(conn: apsw.Connection, launch: Launch, started: Started, stamp:
     attempt has already been settled from its exit: then only the runner's identity is added,
     and its output, which nothing could find before, is queued for delivery (True)."""
     conn.execute(  # each CASE reads the row as it was, before this update
-        "UPDATE attempts SET runner_pid = ?1, runner_start = ?2, attempt_dir = ?3, boot_id = ?6, "
+        "UPDATE attempts SET runner_pid = ?1, runner_start = ?2, attempt_dir = ?3, "
+        "boot_id = coalesce(?6, boot_id), "
         "started_at = CASE WHEN state IN ('claimed', 'dispatching') THEN ?4 ELSE started_at END, "
         "state = CASE WHEN state IN ('claimed', 'dispatching') THEN 'running' ELSE state END "
         "WHERE id = ?5",

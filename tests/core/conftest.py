@@ -15,6 +15,7 @@ from coven_core.model import RevisionSpec
 from coven_core.operator import Operator
 from coven_core.runtime.base import Exit, Launch, Started, Unfinished, unknowable
 from coven_core.runtime.runner import RunnerRuntime
+from coven_core.scheduling.lease import LEASE_TTL
 from coven_core.scheduling.scheduler import Limits, Scheduler
 from coven_core.store.store import Store
 
@@ -129,6 +130,21 @@ def engine(tmp_path, clock: VirtualClock) -> Iterator[Engine]:
     built = make_engine(tmp_path / "data", clock)
     yield built
     built.store.close()
+
+
+def after_a_dead_leader(
+    data_dir: Path, clock: VirtualClock, name: str, **options: object
+) -> tuple[Engine, str]:
+    """A leader that started ``name``'s first run (hourly; its command still running) and
+    died with it (its store closed); a new engine on the same store once that lease has
+    expired, before its first pass. The new engine, and the routine's id."""
+    old = make_engine(data_dir, clock)
+    old.runtime.auto_exit = None
+    routine_id = old.add(name, "@hourly", **options)
+    old.run_until(clock.now_utc() + minutes(1))
+    old.store.close()
+    clock.advance(LEASE_TTL + timedelta(seconds=1))
+    return make_engine(data_dir, clock), routine_id
 
 
 def minutes(n: float) -> timedelta:

@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 
 from coven_core.errors import Conflict, ValidationError
 from coven_core.operations.reconcile import Outcome
 from coven_core.operations.runs import operator_name
 from coven_core.queries import runs
-from coven_core.scheduling.lease import LEASE_TTL
 from coven_core.views.attention import attention
 from coven_core.views.story import tried
-from tests.core.conftest import T0, Engine, make_engine, minutes
+from tests.core.conftest import Engine, after_a_dead_leader, minutes
 
 
 @pytest.fixture
 def awaiting(tmp_path, clock) -> tuple[Engine, str, str]:
     """A run left running by a dead leader: ambiguous, so it waits for a person."""
-    old = make_engine(tmp_path / "d", clock)
-    old.runtime.auto_exit = None
-    rid = old.add("backup", "@hourly")
-    old.run_until(T0 + minutes(1))
-    clock.advance(LEASE_TTL + timedelta(seconds=1))
-    new = make_engine(tmp_path / "d", clock)
+    new, rid = after_a_dead_leader(tmp_path / "d", clock, "backup")
     new.run_until(clock.now_utc())
     run_id = new.store.conn.execute("SELECT run_id FROM occurrences").fetchone()[0]
     return new, rid, run_id

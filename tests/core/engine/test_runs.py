@@ -9,10 +9,10 @@ import pytest
 from coven_core.clock import WakeReason
 from coven_core.errors import Conflict, ValidationError
 from coven_core.model import FailureClass
+from coven_core.runner.process import boot_id
 from coven_core.runtime.base import LaunchError
-from coven_core.scheduling.lease import LEASE_TTL
 from coven_core.scheduling.retry import RetryPolicy, backoff
-from tests.core.conftest import T0, Engine, make_engine, minutes
+from tests.core.conftest import T0, Engine, after_a_dead_leader, minutes
 
 
 def occurrence_rows(engine: Engine, rid: str) -> list[tuple]:
@@ -196,18 +196,21 @@ def test_validation_failure_is_never_retried(engine: Engine) -> None:
 def test_a_run_left_by_a_dead_leader_is_ambiguous_unless_idempotent(
     tmp_path, clock, idempotent: bool, expected: str
 ) -> None:
-    old = make_engine(tmp_path / "d", clock)
-    old.runtime.auto_exit = None
-    rid = old.add("a", "@hourly", idempotent=idempotent)
-    old.run_until(T0 + minutes(1))
-    clock.advance(LEASE_TTL + timedelta(seconds=1))
-    new = make_engine(tmp_path / "d", clock)
+    new, rid = after_a_dead_leader(tmp_path / "d", clock, "a", idempotent=idempotent)
     new.run_until(clock.now_utc() + minutes(5))
     assert [a.state for a in new.runtime.recovered] == ["running"]
     assert occurrence_rows(new, rid)[0][2] == expected
     if not idempotent:
         with pytest.raises(Conflict, match="decide with 'coven reconcile"):
             new.operator.retry(occurrence_run_id(new, rid))
+
+
+def test_an_attempt_remembers_the_boot_it_was_claimed_in(tmp_path, clock) -> None:
+    """Recovery's proof that nothing ran holds only within that boot (runner.journal): it is
+    on record from the claim on, whatever the runtime's start says."""
+    new, _ = after_a_dead_leader(tmp_path / "d", clock, "a")
+    new.run_until(clock.now_utc() + minutes(5))
+    assert [a.boot_id for a in new.runtime.recovered] == [boot_id()]
 
 
 def occurrence_run_id(engine: Engine, rid: str) -> str:

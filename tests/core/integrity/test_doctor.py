@@ -31,7 +31,13 @@ from coven_core.scheduling.lease import LEASE_TTL
 from coven_core.store import schema
 from coven_core.store.codec import instant_text
 from coven_core.store.store import Store
-from tests.core.conftest import Engine, ScriptedRuntime, make_engine, real_runners
+from tests.core.conftest import (
+    Engine,
+    ScriptedRuntime,
+    after_a_dead_leader,
+    make_engine,
+    real_runners,
+)
 
 # Berlin springs forward on 2026-03-29 at 02:00 local (01:00 UTC): hourly runs there meet a gap.
 START = datetime(2026, 3, 28, 18, 0, tzinfo=UTC)
@@ -528,12 +534,7 @@ def test_a_missing_attempt_directory_is_a_warning_until_retention_would_remove_i
 def test_a_run_awaiting_a_person_is_information_and_a_decision_needs_its_record(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
-    old = make_engine(tmp_path / "d", clock)
-    old.runtime.auto_exit = None
-    old.add("backup", "@hourly")
-    old.run_until(START + timedelta(minutes=1))
-    clock.advance(LEASE_TTL + timedelta(seconds=1))
-    new = make_engine(tmp_path / "d", clock)
+    new, _ = after_a_dead_leader(tmp_path / "d", clock, "backup")
     new.run_until(clock.now_utc())
     report = checked(new)
     assert report.ok and problems(report) == []
@@ -545,7 +546,6 @@ def test_a_run_awaiting_a_person_is_information_and_a_decision_needs_its_record(
     inject(new, "DELETE FROM reconciliations")
     error = the_error(checked(new))
     assert error.check == "references" and "no decision is recorded" in error.message
-    old.store.close()
     new.store.close()
 
 

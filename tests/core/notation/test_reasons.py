@@ -11,7 +11,7 @@ import pytest
 from coven_core.notation import reasons
 from coven_core.notation.reasons import reason_text
 from coven_core.runner.journal import _Reader
-from coven_core.runtime.runner import _journal_of, exit_from_journal
+from coven_core.runtime.runner import RESTARTED_SINCE, _journal_of, exit_from_journal
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -87,7 +87,16 @@ def test_what_a_damaged_journal_lacks_is_said_in_the_readers_language(journal: b
 
 
 def test_a_journal_that_is_gone_is_said_in_the_readers_language(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    said = exit_from_journal("a1", _journal_of(tmp_path, started=True), NOW).message or ""
+    journal = _journal_of(tmp_path, started=True, boot=None)
+    said = exit_from_journal("a1", journal, NOW).message or ""
     assert said.endswith(f"(the journal {tmp_path / 'journal.jsonl'} is gone)")
     german = reason_text(said, "de_DE")
     assert "is gone" not in german and str(tmp_path / "journal.jsonl") in german
+
+
+def test_a_restart_of_the_machine_is_said_in_the_readers_language(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    journal = _journal_of(tmp_path, started=False, boot="a boot before")
+    said = exit_from_journal("a1", journal, NOW).message or ""
+    assert said.endswith(f"({RESTARTED_SINCE})")
+    german = reason_text(said, "de_DE")
+    assert "neu gestartet" in german and "restarted" not in german

@@ -18,23 +18,16 @@ from coven_core.errors import Conflict
 from coven_core.operations import stopping
 from coven_core.operations.reconcile import Outcome
 from coven_core.runner.process import start_time
-from coven_core.scheduling.lease import LEASE_TTL
-from tests.core.conftest import T0, Engine, make_engine, minutes
+from tests.core.conftest import T0, Engine, after_a_dead_leader
 
 
 @pytest.fixture
 def awaiting(tmp_path: Path, clock) -> Iterator[tuple[Engine, str]]:  # type: ignore[no-untyped-def]
-    old = make_engine(tmp_path / "d", clock)
-    old.runtime.auto_exit = None
-    old.add("backup", "@hourly", stop_grace=timedelta(seconds=2))
-    old.run_until(T0 + minutes(1))
-    clock.advance(LEASE_TTL + timedelta(seconds=1))
-    new = make_engine(tmp_path / "d", clock)
+    new, _ = after_a_dead_leader(tmp_path / "d", clock, "backup", stop_grace=timedelta(seconds=2))
     new.run_until(clock.now_utc())
     run_id = new.store.conn.execute("SELECT run_id FROM occurrences").fetchone()[0]
     yield new, run_id
     new.store.close()
-    old.store.close()
 
 
 @pytest.fixture

@@ -10,8 +10,10 @@ import pytest
 
 from coven_core.clock import VirtualClock, WakeSignal
 from coven_core.model import FailureClass
+from coven_core.runner.journal import append, record
+from coven_core.runner.process import boot_id
 from coven_core.runtime.base import Exit, Launch, Unfinished
-from coven_core.runtime.runner import RunnerRuntime
+from coven_core.runtime.runner import JOURNAL, RunnerRuntime
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -106,6 +108,45 @@ def test_recover_reads_what_a_finished_runner_left(runtime: RunnerRuntime) -> No
 def test_recover_without_any_evidence_means_nothing_ran(runtime: RunnerRuntime) -> None:
     exit_ = runtime.recover(Unfinished("never", "dispatching", None, None, None), NOW)
     assert exit_ is not None and exit_.classify() is FailureClass.RUNTIME_UNAVAILABLE
+
+
+def runner_started_only(directory: Path) -> str:
+    """An attempt directory whose journal has the runner's start and nothing after it."""
+    directory.mkdir(parents=True)
+    started = record("runner_started", runner_pid=1, runner_start=1.0, runner_mark=1.0,
+                     boot_id="a boot before")  # fmt: skip
+    append(directory / JOURNAL, started)
+    return str(directory)
+
+
+def test_no_intent_proves_nothing_ran_within_the_boot_of_the_claim(tmp_path: Path) -> None:
+    runtime = RunnerRuntime(VirtualClock(NOW), WakeSignal(), tmp_path, fork_server=False)
+    left = Unfinished("a", "dispatching", runner_started_only(tmp_path / "a"), None, None,
+                      boot_id())  # fmt: skip
+    exit_ = runtime.recover(left, NOW)
+    assert exit_ is not None and exit_.classify() is FailureClass.RUNTIME_UNAVAILABLE
+
+
+@pytest.mark.parametrize("directory", ["with its start", "none"])
+def test_after_a_restart_of_the_machine_no_intent_proves_nothing(
+    tmp_path: Path, directory: str
+) -> None:
+    """A runner's records before the outcome are not waited onto the disk: a power cut may
+    lose its intent, or its whole journal, while its command had started."""
+    runtime = RunnerRuntime(VirtualClock(NOW), WakeSignal(), tmp_path, fork_server=False)
+    made = runner_started_only(tmp_path / "a") if directory != "none" else None
+    exit_ = runtime.recover(Unfinished("a", "dispatching", made, None, None, "a boot before"), NOW)
+    assert exit_ is not None and exit_.classify() is FailureClass.AMBIGUOUS
+    assert "the machine has restarted since" in exit_.describe()
+
+
+def test_after_a_restart_of_the_machine_an_outcome_still_counts(tmp_path: Path) -> None:
+    runtime = RunnerRuntime(VirtualClock(NOW), WakeSignal(), tmp_path, fork_server=False)
+    made = runner_started_only(tmp_path / "a")
+    failed = record("spawn_failed", failure_class="validation", message="no such program")
+    append(Path(made) / JOURNAL, failed)
+    exit_ = runtime.recover(Unfinished("a", "dispatching", made, None, None, "a boot before"), NOW)
+    assert exit_ is not None and exit_.classify() is FailureClass.VALIDATION
 
 
 @pytest.mark.filterwarnings("error::ResourceWarning")  # its old socket is closed, not leaked

@@ -8,9 +8,8 @@ from coven_core import events
 from coven_core.clock import WakeReason
 from coven_core.events import EventKind
 from coven_core.notation.reasons import reason_text
-from coven_core.scheduling.lease import LEASE_TTL
 from coven_core.views.notices import Notice, NoticeKind, notice, throttle, wake_summary
-from tests.core.conftest import T0, Engine, make_engine, minutes
+from tests.core.conftest import T0, Engine, after_a_dead_leader, minutes
 
 
 def all_events(engine: Engine, after: int = 0) -> list[events.Event]:
@@ -90,12 +89,7 @@ def test_after_a_sleep_one_summary_says_what_was_missed_and_when_the_latest_ran(
 def test_what_the_engine_wrote_down_reads_in_the_notices_language(tmp_path, clock) -> None:  # type: ignore[no-untyped-def]
     """Seen on X: a German title over the engine's English reason ("ambiguous: the runner is
     gone …"), one notification in two languages."""
-    old = make_engine(tmp_path / "d", clock)
-    old.runtime.auto_exit = None
-    old.add("backup", "@hourly")
-    old.run_until(T0 + minutes(1))
-    clock.advance(LEASE_TTL + timedelta(seconds=1))
-    new = make_engine(tmp_path / "d", clock)
+    new, _ = after_a_dead_leader(tmp_path / "d", clock, "backup")
     new.run_until(clock.now_utc())
     (waiting,) = [e for e in all_events(new) if e.data.get("disposition") == "recovery_required"]
     english, german = (notice(new.store, waiting, locale) for locale in ("en_US", "de_DE"))

@@ -61,7 +61,7 @@ def test_a_command_is_found_by_its_attempt_when_no_pid_names_it(cwd: str | None)
     routine_says = (("COVEN_ATTEMPT_ID", "someone else's"), ("KEPT", "yes"))
     command = proc.spawn(spec("/bin/sleep", "30", env=routine_says, cwd=cwd))
     try:
-        environment = psutil.Process(command.pid).environ()
+        environment = _after_exec(psutil.Process(command.pid), "/bin/sleep").environ()
         assert environment[proc.ATTEMPT_VARIABLE] == "a1" and environment["KEPT"] == "yes"
         found = proc.tagged("a1")
         assert list(found) == [command.pid]
@@ -70,6 +70,15 @@ def test_a_command_is_found_by_its_attempt_when_no_pid_names_it(cwd: str | None)
     finally:
         assert proc.stop_group(command, grace=1.0)
     assert proc.tagged("a1") == {}  # gone (and reaped): nothing to find
+
+
+def _after_exec(process: psutil.Process, program: str) -> psutil.Process:
+    """``process`` once it runs ``program``: until its exec, a child just spawned still has
+    its parent's environment (seen once in the suite: no COVEN_ATTEMPT_ID yet)."""
+    deadline = time.monotonic() + 10
+    while process.cmdline()[:1] != [program] and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return process
 
 
 def _status_mask(pid: int, field: str) -> int:

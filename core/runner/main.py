@@ -28,7 +28,7 @@ from coven_core.runner import process as proc
 from coven_core.runner.journal import (
     VALIDATION,
     ExitRecord,
-    append,
+    JournalFile,
     fsync_directory,
     record,
     utc_now,
@@ -159,6 +159,7 @@ class Runner:
         # First: a stop from now on is acknowledged, not fatal. A pooled runner's lasts.
         self.wakeup = wakeup or Wakeup()
         self.wakeup.begin(directory)
+        self._journal_file: JournalFile | None = None  # made by _run, the first thing
         self._named = False  # whether the journal's name is durable yet (see _journal)
 
     def run(self) -> int:
@@ -166,6 +167,8 @@ class Runner:
             return self._run()
         finally:
             self.wakeup.end()  # a cancel arriving from now on is late: it stops nothing
+            if self._journal_file is not None:
+                self._journal_file.close()
 
     def _run(self) -> int:
         pid = os.getpid()
@@ -182,7 +185,8 @@ class Runner:
             # reads ("nothing ran"); what a power cut may lose, see _start.
             if self._spec_text is not None:
                 _make_directory(self.directory)  # the engine left it to us (runner.pool)
-            append(self._path(JOURNAL_FILE), started, exclusive=True, sync=False)
+            self._journal_file = JournalFile(self._path(JOURNAL_FILE))
+            self._journal_file.append(started, sync=False)
         except FileExistsError:
             print(f"{self.directory}: this attempt was already started", file=sys.stderr)
             return EXIT_ALREADY_STARTED
@@ -310,7 +314,7 @@ class Runner:
             stdout_truncated=out.truncated,
             stderr_truncated=err.truncated,
         )
-        append(self._path(JOURNAL_FILE), exit_record.to_record())
+        self._file().append(exit_record.to_record())
 
     def _cancelled_before_start(self) -> None:
         """Stopped before the intent: the command never ran, and the journal says so."""
@@ -327,10 +331,14 @@ class Runner:
         """Append a record, fsync'd unless ``sync`` is False. The journal's own name is made
         durable (the directory fsync'd) with its first fsync'd record, or with this one if
         ``name`` asks for it, once."""
-        append(self._path(JOURNAL_FILE), record(event, **fields), sync=sync)
+        self._file().append(record(event, **fields), sync=sync)
         if not self._named and (sync or name):
             fsync_directory(self.directory)
             self._named = True
+
+    def _file(self) -> JournalFile:
+        assert self._journal_file is not None, "the journal is made before anything is recorded"
+        return self._journal_file
 
     def _path(self, name: str) -> str:
         return os.path.join(self.directory, name)

@@ -136,7 +136,7 @@ def spawn(spec: RunnerSpec) -> Command:
     ``subprocess.Popen`` cost a forked runner more CPU (its Python-side set-up;
     bench_dispatch's row "dispatch against that floor" shows it). The fallback is Popen.
     """
-    env = {**os.environ, **dict(spec.env), ATTEMPT_VARIABLE: spec.attempt_id}
+    env = {**_inherited_environment(), **dict(spec.env), ATTEMPT_VARIABLE: spec.attempt_id}
     try:
         if spec.cwd is None and _POSIX_SPAWN_REPORTS_EXEC_ERRORS:
             return _posix_spawn(spec.command, env)
@@ -153,6 +153,14 @@ def spawn(spec: RunnerSpec) -> Command:
         raise SpawnError(_classify(error), f"{spec.command[0]}: {error.strerror}") from None
     assert popen.stdout is not None and popen.stderr is not None
     return Command(popen.pid, popen.stdout.fileno(), popen.stderr.fileno(), popen)
+
+
+@cache
+def _inherited_environment() -> dict[str, str]:
+    """The runner's own environment, which nothing in it changes: read once per process
+    (``os.environ`` decodes every name and value at each reading, for every attempt of a
+    pooled runner; bench_dispatch's "dispatch against that floor")."""
+    return dict(os.environ)
 
 
 def _posix_spawn_reports_exec_errors() -> bool:

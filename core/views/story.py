@@ -122,6 +122,8 @@ def ending(end: Ending, locale: str | None = None) -> str:
     if disposition == "skipped":
         text = _SKIPPED.get(end.reason or "")
         return _(text, locale) if text else _("Skipped: {reason}", locale).format(reason=end.reason)
+    if disposition == "cancelled":
+        return _cancelled(end, locale)
     if end.reason:  # the engine's own words ("timed_out: stopped after its timeout") translated
         end = replace(end, reason=reason_text(end.reason, locale))
     return _ENDINGS.get(disposition or "", _other)(end, locale)
@@ -146,10 +148,28 @@ def _failed(end: Ending, locale: str | None) -> str:
 
 
 def _cancelled(end: Ending, locale: str | None) -> str:
-    if end.cancel_by is None:
-        return _("Cancelled: {reason}", locale).format(reason=end.reason or "")
-    text = _("Cancelled by a person ({who})", locale).format(who=end.cancel_by)
-    return f"{text}: {end.cancel_reason}" if end.cancel_reason else text
+    """``Cancelled by a person (ada): wrong disk``; without the person (a run's story step),
+    what the stored reason adds to "cancelled", if anything: ``Cancelled: stopped from
+    outside Coven (SIGTERM to its runner)``, never ``Cancelled: cancelled: cancelled; not
+    retried: it was stopped``."""
+    if end.cancel_by is not None:
+        text = _("Cancelled by a person ({who})", locale).format(who=end.cancel_by)
+        return f"{text}: {end.cancel_reason}" if end.cancel_reason else text
+    detail = _cancel_detail(end.reason or "")
+    if not detail:
+        return _("Cancelled", locale)
+    return _("Cancelled: {reason}", locale).format(reason=reason_text(detail, locale))
+
+
+def _cancel_detail(reason: str) -> str:
+    """A cancelled attempt's reason as settlement stores it, ``cancelled: {message}; not
+    retried: it was stopped``, without what "cancelled" already says: its message, unless that
+    is the plain ``cancelled``. A reason in any other form is kept whole."""
+    head, _colon, rest = reason.partition(": ")
+    if head != "cancelled":
+        return reason
+    message = rest.split("; ")[0]
+    return "" if message == "cancelled" else message
 
 
 def _shadowed(end: Ending, locale: str | None) -> str:
@@ -169,7 +189,6 @@ _ENDINGS: dict[str, Callable[[Ending, str | None], str]] = {
     "succeeded": lambda end, locale: _("Succeeded", locale),
     "failed": _failed,
     "timed_out": lambda end, locale: _("Timed out: {reason}", locale).format(reason=end.reason),
-    "cancelled": _cancelled,
     "recovery_required": lambda end, locale: _("Needs your decision: {reason}", locale).format(
         reason=end.reason
     ),

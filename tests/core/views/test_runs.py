@@ -12,7 +12,7 @@ from coven_core.runner.process import start_mark
 from coven_core.scheduling.retry import RetryPolicy, backoff
 from coven_core.store.codec import instant_from
 from coven_core.views.runs import DETAIL_TAIL_BYTES, RUNNER_LOST, run_detail, runs
-from coven_core.views.story import clock_time
+from coven_core.views.story import Step, clock_time, step_sentence
 from tests.core.conftest import T0, Engine, make_engine, minutes
 
 
@@ -105,6 +105,30 @@ def test_a_cancel_by_a_person_names_them_and_their_reason(engine: Engine) -> Non
     (row,) = runs(engine.store, "sync")
     assert row.outcome == "cancelled"
     assert row.reason.startswith("Cancelled by a person (") and row.reason.endswith(": wrong disk")
+    # Its story's last step says it once (seen on X: "Cancelled: cancelled: cancelled; not
+    # retried: it was stopped"); the request before it names the person and the reason.
+    who = row.reason.partition("(")[2].partition(")")[0]
+    story = run_detail(engine.store, run_id).decisions
+    assert story[-2:] == [f"Cancel requested by {who}: wrong disk", "Cancelled"]
+
+
+@pytest.mark.parametrize(
+    ("reason", "english", "german"),
+    [
+        ("cancelled: cancelled; not retried: it was stopped", "Cancelled", "Abgebrochen"),
+        (
+            "cancelled: stopped from outside Coven (SIGTERM to its runner); "
+            "not retried: it was stopped",
+            "Cancelled: stopped from outside Coven (SIGTERM to its runner)",
+            "Abgebrochen: von außerhalb von Coven angehalten (SIGTERM an ihren Runner)",
+        ),
+    ],
+)
+def test_a_cancelled_step_says_what_cancelled_does_not(
+    reason: str, english: str, german: str
+) -> None:
+    step = Step(T0, "settled", {"disposition": "cancelled", "reason": reason})
+    assert [step_sentence(step, "UTC", locale=x) for x in ("en_US", "de_DE")] == [english, german]
 
 
 def test_missed_moments_say_how_many_why_and_when_the_latest_ran(engine: Engine) -> None:

@@ -28,7 +28,7 @@ from coven_core.errors import Conflict, ValidationError
 from coven_core.events import EventKind
 from coven_core.notation.i18n import _
 from coven_core.operations.runs import operator_name
-from coven_core.runner.journal import read_journal
+from coven_core.runner.journal import Journal, read_journal
 from coven_core.runner.process import (
     KILL_CONFIRM_SECONDS,
     boot_id,
@@ -56,6 +56,7 @@ class LiveProcess:
     mark: float
     boot: str | None
     directory: str | None
+    started: float | None = None  # for people: a command found by its tag, no pid on record
 
     def alive(self) -> bool:
         """Still there, and for a runner still holding the attempt: a runner that journaled
@@ -79,22 +80,50 @@ def live(conn: apsw.Connection, occurrence_id: str) -> list[LiveProcess]:
     )
     for attempt_id, number, runner_pid, runner_mark, command_pid, attempt_dir, boot in rows:
         journal = read_journal(os.path.join(attempt_dir, JOURNAL)) if attempt_dir else None
-        runner_pid = runner_pid or (journal.runner_pid if journal else None)
-        runner_mark = runner_mark or (journal.runner_mark if journal else None)
-        command_pid = command_pid or (journal.command_pid if journal else None)
-        command_mark = journal.command_mark if journal else None
-        boot = boot or (journal.boot_id if journal else None)
-        for role, pid, mark in (("runner", runner_pid, runner_mark),
-                                ("command", command_pid, command_mark)):  # fmt: skip
-            if role == "runner" and journal is not None and journal.outcome_known:
-                continue
-            if pid is not None and mark is not None and is_alive(pid, mark, boot):
-                found.append(LiveProcess(attempt_id, number, role, pid, mark, boot, attempt_dir))
-        unrecorded = unrecorded_commands(journal, attempt_id) if command_pid is None else {}
-        for pid, start in unrecorded.items():  # its runner died before it could record it
-            found.append(LiveProcess(attempt_id, number, "command", pid, start.mark, boot_id(),
-                                     attempt_dir))  # fmt: skip
+        found += attempt_alive(
+            AttemptRecord(attempt_id, number, runner_pid, runner_mark, command_pid, attempt_dir,
+                          boot), journal,
+        )  # fmt: skip
     return sorted(found, key=lambda process: process.role != "runner")
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """What the store holds of an attempt's processes (any of it may be missing)."""
+
+    attempt_id: str
+    number: int
+    runner_pid: int | None
+    runner_mark: float | None
+    command_pid: int | None
+    directory: str | None
+    boot: str | None
+
+
+def attempt_alive(attempt: AttemptRecord, journal: Journal | None) -> list[LiveProcess]:
+    """The attempt's processes that still run: its runner while it holds the attempt (a
+    runner that journaled the outcome is done with it, and a pooled one goes on to others),
+    its command; a fact the store lacks is taken from the journal. The one check behind every
+    "no decision while it lives" (DESIGN §8): ``refuse_while_alive``, ``stop`` and the
+    Reconciliation window's evidence (``views.attention``)."""
+    runner_pid = attempt.runner_pid or (journal.runner_pid if journal else None)
+    runner_mark = attempt.runner_mark or (journal.runner_mark if journal else None)
+    command_pid = attempt.command_pid or (journal.command_pid if journal else None)
+    command_mark = journal.command_mark if journal else None
+    boot = attempt.boot or (journal.boot_id if journal else None)
+    found: list[LiveProcess] = []
+    for role, pid, mark in (("runner", runner_pid, runner_mark),
+                            ("command", command_pid, command_mark)):  # fmt: skip
+        if role == "runner" and journal is not None and journal.outcome_known:
+            continue
+        if pid is not None and mark is not None and is_alive(pid, mark, boot):
+            found.append(LiveProcess(attempt.attempt_id, attempt.number, role, pid, mark, boot,
+                                     attempt.directory))  # fmt: skip
+    unrecorded = unrecorded_commands(journal, attempt.attempt_id) if command_pid is None else {}
+    for pid, start in unrecorded.items():  # its runner died before it could record it
+        found.append(LiveProcess(attempt.attempt_id, attempt.number, "command", pid, start.mark,
+                                 boot_id(), attempt.directory, start.time))  # fmt: skip
+    return found
 
 
 def _outcome_journaled(directory: str | None) -> bool:

@@ -21,8 +21,8 @@ from typing import Any
 
 import apsw
 
+from coven_core.operations.stopping import AttemptRecord, attempt_alive
 from coven_core.runner.journal import read_journal
-from coven_core.runner.process import is_running, unrecorded_commands
 from coven_core.store.codec import instant_from, instant_text
 from coven_core.store.query import one
 from coven_core.store.store import Store
@@ -223,18 +223,16 @@ def _attempt(
 ) -> AttemptEvidence:  # fmt: skip
     directory = Path(attempt_dir) if attempt_dir else None
     journal = read_journal(directory / "journal.jsonl") if directory else None
-    command_pid = command_pid or (journal.command_pid if journal else None)
-    boot = boot or (journal.boot_id if journal else None)
-    command_alive = _alive(command_pid, journal.command_mark if journal else None, boot)
-    command_started = None
-    if command_pid is None:  # its runner may have died before it could record the spawn
-        for pid, start in unrecorded_commands(journal, attempt_id).items():
-            command_pid, command_alive, command_started = pid, True, start.time
-            break
-    # A runner that journaled the outcome is done with this attempt, alive or not: a pooled
-    # runner goes on to others (DESIGN §8).
-    runner_alive = not (journal and journal.outcome_known) and _alive(runner_pid, runner_start,
-                                                                      boot)  # fmt: skip
+    record = AttemptRecord(attempt_id, number, runner_pid, runner_start, command_pid,
+                           attempt_dir, boot)  # fmt: skip
+    alive = {process.role: process for process in attempt_alive(record, journal)}
+    runner_alive, command_alive = "runner" in alive, "command" in alive
+    command = alive.get("command")  # one found by its tag has no pid on record
+    if command is not None:
+        command_pid = command.pid
+    elif command_pid is None and journal is not None:
+        command_pid = journal.command_pid
+    command_started = command.started if command else None
     return AttemptEvidence(
         number, attempt_id, state, failure, message, claimed, started, exited, runner_pid,
         runner_alive, command_pid, command_alive,
@@ -244,13 +242,9 @@ def _attempt(
     )  # fmt: skip
 
 
-def _alive(pid: int | None, mark: float | None, boot: str | None) -> bool:
-    return pid is not None and mark is not None and is_running(pid, mark, boot)
-
-
 def _own_command_line(pid: int | None) -> str | None:
     """What the system says a live process runs; None when it cannot be read."""
-    import psutil  # only asked once a process is found alive: is_running has loaded it
+    import psutil  # only asked once a process is found alive, which has loaded it
 
     try:
         words = psutil.Process(pid).cmdline()

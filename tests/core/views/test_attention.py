@@ -7,7 +7,8 @@ import subprocess
 from datetime import UTC, datetime
 
 from coven_core.integrity import audit
-from coven_core.runner.process import start_time
+from coven_core.operations.stopping import live
+from coven_core.runner.process import boot_id, start_mark, start_time
 from coven_core.views.attention import (
     AttemptEvidence,
     Item,
@@ -122,3 +123,29 @@ def test_a_live_command_is_shown_with_its_own_command_line(engine: Engine, tmp_p
         sleeping.wait()
     (attempt,) = _item(engine, run_id).attempts
     assert not attempt.command_alive and attempt.command_line is None  # gone: nothing to show
+
+
+def test_the_evidence_and_the_refusal_see_the_same_live_runner(engine: Engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A runner whose pid only its journal holds (the store's row lacks it): the evidence
+    says it lives, as the refusal of a decision does: one check behind both (DESIGN §8)."""
+    run_id = _overrunning(engine)
+    runner = subprocess.Popen(["sleep", "30"])
+    try:
+        journal = tmp_path / "attempt" / "journal.jsonl"
+        journal.parent.mkdir()
+        started = {"event": "runner_started", "at": "2026-03-01T12:01:00+00:00",
+                   "runner_pid": runner.pid, "runner_start": start_time(runner.pid),
+                   "runner_mark": start_mark(runner.pid), "boot_id": boot_id()}  # fmt: skip
+        journal.write_text(json.dumps(started) + "\n", encoding="utf-8")
+        engine.store.conn.execute(
+            "UPDATE attempts SET attempt_dir = ?, runner_pid = NULL, runner_start = NULL",
+            (str(journal.parent),),
+        )
+        (attempt,) = _item(engine, run_id).attempts
+        with engine.store.read() as conn:
+            occurrence = conn.execute("SELECT id FROM occurrences").fetchone()[0]
+            refused = [process.pid for process in live(conn, occurrence)]
+        assert attempt.runner_alive and refused == [runner.pid]
+    finally:
+        runner.kill()
+        runner.wait()

@@ -43,6 +43,7 @@ class Unfinished:
     runner_start: float | None  # the runner's start mark (``process.start_mark``)
     boot_id: str | None = None  # the boot it was marked in
     idempotent: bool = False  # as :attr:`Launch.idempotent`
+    timeout_seconds: float | None = None  # as :attr:`Launch.timeout`, decided at the claim
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,15 @@ An idempotent routine's runner gone without an outcome while its command runs on
 attempt that is not over: the command is watched as a runner is (an *orphan*), and the attempt
 ends when it ends, its outcome unknown (no runner saw the exit), once whatever it left in its
 process group is stopped, as its runner would have stopped it. Settled at once, its automatic
-retry would run a second copy beside it (DESIGN §8). Its timeout was the runner's to enforce; a
-cancel stops its process group. Any other routine's attempt is settled at once: a person
-decides, and no decision is taken while the command lives.
+retry would run a second copy beside it (DESIGN §8). Its timeout was the runner's to enforce:
+it still holds, and the runtime stops the process group once it has passed, as a cancel does.
+Any other routine's attempt is settled at once: a person decides, and no decision is taken
+while the command lives.
 """
 
 from __future__ import annotations
 
-import contextlib
+import math
 import os
 import queue
 import select
@@ -31,12 +32,12 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from coven_core.clock import Clock, WakeReason, WakeSignal
 from coven_core.model import FailureClass
-from coven_core.runner.journal import Journal, read_journal, write_all
+from coven_core.runner.journal import Journal, read_journal, utc_now, write_all
 from coven_core.runner.process import (
     boot_id,
     end_group,
@@ -74,9 +75,11 @@ class _Watched:
     directory: Path
     ended: threading.Event = field(default_factory=threading.Event)
     idempotent: bool = False  # the routine's: its runner's orphan is watched (module docstring)
+    timeout: float | None = None  # the attempt's, in seconds: its runner's to enforce, or ours
     orphan: bool = False  # the command itself: its runner is gone
     stopped: threading.Event | None = None  # an orphan's stop, once asked for: set when done
     stop_confirmed: bool = False  # whether nothing of the orphan's group was left after it
+    timed_out: bool = False  # an orphan stopped because its timeout passed
 
 
 class RunnerRuntime:
@@ -108,7 +111,8 @@ class RunnerRuntime:
         if watched is None:
             self._prepare(launch, directory)
             pid, wait = self._spawn(directory)
-            watched = _Watched(pid, _start_mark(pid), directory, idempotent=launch.idempotent)
+            watched = _Watched(pid, _start_mark(pid), directory, idempotent=launch.idempotent,
+                               timeout=_seconds(launch.timeout))  # fmt: skip
             self._watch(launch.attempt_id, watched, wait)
         return Started(watched.pid, watched.start, str(directory), boot_id())
 
@@ -121,7 +125,8 @@ class RunnerRuntime:
             runner = self._pool.acquire()
             if runner is None:
                 return None
-            watched = _Watched(runner.pid, runner.mark, directory, idempotent=launch.idempotent)
+            watched = _Watched(runner.pid, runner.mark, directory, idempotent=launch.idempotent,
+                               timeout=_seconds(launch.timeout))  # fmt: skip
             with self._lock:  # before the hand-over: its end may come at once
                 self._watched[attempt_id] = watched
             if self._pool.run(runner, attempt_id, directory, spec):
@@ -197,13 +202,17 @@ class RunnerRuntime:
         if not_started is not None:  # the runner's word: no directory, no journal, nothing ran
             exit_ = Exit(attempt_id, now, failure_class=FailureClass.RUNTIME_UNAVAILABLE,
                          message=not_started)  # fmt: skip
-        elif watched.stopped is not None:  # an orphan stopped by a cancel: as a runner says it
-            watched.stopped.wait()
-            exit_ = Exit(attempt_id, now, cancelled=True, stop_confirmed=watched.stop_confirmed,
+        elif watched.stopped is not None:  # an orphan stopped by a cancel or its timeout: as a
+            watched.stopped.wait()  # runner says it
+            exit_ = Exit(attempt_id, now, cancelled=not watched.timed_out,
+                         timed_out=watched.timed_out, stop_confirmed=watched.stop_confirmed,
                          command_pid=watched.pid)  # fmt: skip
         else:
             journal = _journal_of(watched.directory, started=True, boot=None)  # watched: this boot
-            if watched.idempotent and self._follow_orphan(attempt_id, watched.directory, journal):
+            orphan = watched.idempotent and self._follow_orphan(
+                attempt_id, watched.directory, journal, watched.timeout
+            )
+            if orphan:
                 watched.ended.set()
                 return  # not over: its command runs on, and its end will come
             group = group_of(watched.pid)
@@ -255,27 +264,48 @@ class RunnerRuntime:
         pid = attempt.runner_pid or journal.runner_pid
         start = attempt.runner_start or journal.runner_mark
         if pid is not None and is_alive(pid, start, attempt.boot_id or journal.boot_id):
-            watched = _Watched(pid, start, directory, idempotent=attempt.idempotent)
+            watched = _Watched(pid, start, directory, idempotent=attempt.idempotent,
+                               timeout=attempt.timeout_seconds)  # fmt: skip
             self._watch(attempt.attempt_id, watched, waiter(pid))
             return None
         started = attempt.state == "running"
         journal = _journal_of(directory, started=started, boot=attempt.boot_id)
-        if attempt.idempotent and self._follow_orphan(attempt.attempt_id, directory, journal):
+        timeout = attempt.timeout_seconds
+        if attempt.idempotent and self._follow_orphan(attempt.attempt_id, directory, journal,
+                                                      timeout):  # fmt: skip
             return None  # adopted, as a live runner is
         return exit_from_journal(attempt.attempt_id, journal, now)
 
-    def _follow_orphan(self, attempt_id: str, directory: Path, journal: Journal) -> bool:
+    def _follow_orphan(
+        self, attempt_id: str, directory: Path, journal: Journal, timeout: float | None
+    ) -> bool:
         """Watch an idempotent routine's command if its runner is gone without an outcome and
-        the command still lives (its recorded pid and start, else its tag); whether it does."""
+        the command still lives (its recorded pid and start, else its tag); whether it does.
+        Its timeout holds: its runner is not there to enforce it."""
         if journal.outcome_known:
             return False
         command = _live_command(journal, attempt_id)
         if command is None:
             return False
         pid, mark = command
-        orphan = _Watched(pid, mark, directory, idempotent=True, orphan=True)
-        self._watch(attempt_id, orphan, waiter(pid))
+        orphan = _Watched(pid, mark, directory, idempotent=True, timeout=timeout, orphan=True)
+        self._watch(attempt_id, orphan, self._orphan_waiter(orphan, _time_left(journal, timeout)))
         return True
+
+    def _orphan_waiter(self, orphan: _Watched, left: float | None) -> Callable[[], object]:
+        """Wait for the orphan's end; once its timeout has passed, stop its group as its
+        runner would have (SIGTERM, then SIGKILL after the grace), unless a cancel did."""
+        ends = waiter(orphan.pid, left)
+
+        def wait() -> None:
+            if ends():
+                return
+            with self._lock:
+                if orphan.stopped is None:  # else a cancel came first, and stops it
+                    orphan.timed_out = True
+                    _stop_orphan(orphan)
+
+        return wait
 
     def locate(self, attempt: Unfinished) -> Unfinished:
         """A crash between the runner's start and its record leaves the row without the
@@ -286,10 +316,11 @@ class RunnerRuntime:
         if not directory.is_dir():
             return attempt
         journal = read_journal(directory / JOURNAL)
-        return Unfinished(
-            attempt.attempt_id, attempt.state, str(directory),
-            attempt.runner_pid or journal.runner_pid, attempt.runner_start or journal.runner_mark,
-            attempt.boot_id or journal.boot_id, attempt.idempotent,
+        return replace(
+            attempt, attempt_dir=str(directory),
+            runner_pid=attempt.runner_pid or journal.runner_pid,
+            runner_start=attempt.runner_start or journal.runner_mark,
+            boot_id=attempt.boot_id or journal.boot_id,
         )  # fmt: skip
 
     # -- cancelling -------------------------------------------------------------------------
@@ -301,8 +332,9 @@ class RunnerRuntime:
         if watched is None or not is_alive(watched.pid, watched.start):
             return False
         if watched.orphan:  # no runner to ask: its group, as the runner would stop it
-            if watched.stopped is None:
-                _stop_orphan(watched)
+            with self._lock:
+                if watched.stopped is None:
+                    _stop_orphan(watched)
             return True
         return signal_cancel(watched.pid, watched.directory)
 
@@ -412,32 +444,53 @@ def is_alive(pid: int, mark: float | None, boot: str | None = None) -> bool:
     return mark is not None and is_running(pid, mark, boot)
 
 
-def waiter(pid: int) -> Callable[[], object]:
-    """Block until a process that is not our child ends: a pidfd where Linux has one."""
+def waiter(pid: int, timeout: float | None = None) -> Callable[[], bool]:
+    """Block until a process that is not our child ends (True), or ``timeout`` seconds have
+    passed first (False): a pidfd where Linux has one."""
     opener = getattr(os, "pidfd_open", None)
     if opener is None:
-        return lambda: _psutil_wait(pid)
+        return lambda: _psutil_wait(pid, timeout)
 
-    def wait() -> None:
+    def wait() -> bool:
         try:
             descriptor = opener(pid)
         except OSError:
-            return  # already gone
+            return True  # already gone
         try:
             poller = select.poll()
             poller.register(descriptor, select.POLLIN)
-            poller.poll()
+            return bool(poller.poll(None if timeout is None else math.ceil(timeout * 1000)))
         finally:
             os.close(descriptor)
 
     return wait
 
 
-def _psutil_wait(pid: int) -> None:
+def _psutil_wait(pid: int, timeout: float | None) -> bool:
     import psutil  # here, not at the top: see _start_mark
 
-    with contextlib.suppress(psutil.Error):
-        psutil.Process(pid).wait()
+    try:
+        psutil.Process(pid).wait(timeout)
+    except psutil.TimeoutExpired:
+        return False
+    except psutil.Error:
+        pass
+    return True
+
+
+def _time_left(journal: Journal, timeout: float | None) -> float | None:
+    """Seconds left of an orphan's timeout, counted from its command's spawn as its runner
+    counted (by the wall clock here: the runner's own clock went with it); the whole timeout
+    for a command its journal does not name. None: no limit."""
+    if timeout is None:
+        return None
+    if journal.spawned_at is None:
+        return timeout
+    return max(0.0, timeout - (utc_now() - journal.spawned_at).total_seconds())
+
+
+def _seconds(duration: timedelta | None) -> float | None:
+    return None if duration is None else duration.total_seconds()
 
 
 def _start_mark(pid: int) -> float | None:

@@ -28,14 +28,15 @@ from coven_core.store.query import one
 def unfinished(conn: apsw.Connection, generation: int) -> list[Unfinished]:
     rows = conn.execute(
         "SELECT a.id, a.state, a.attempt_dir, a.runner_pid, a.runner_start, a.boot_id, "
-        "v.idempotent FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id "
+        "v.idempotent, a.timeout_seconds FROM attempts a "
+        "JOIN occurrences o ON o.id = a.occurrence_id "
         "JOIN revisions v ON v.routine_id = o.routine_id AND v.number = o.revision "
         "WHERE a.state != 'settled' AND a.generation < ? ORDER BY a.id",
         (generation,),
     )
     return [
-        Unfinished(attempt_id, state, directory, pid, start, boot, bool(idempotent))
-        for attempt_id, state, directory, pid, start, boot, idempotent in rows
+        Unfinished(attempt_id, state, directory, pid, start, boot, bool(idempotent), timeout)
+        for attempt_id, state, directory, pid, start, boot, idempotent, timeout in rows
     ]
 
 

@@ -213,9 +213,9 @@ def _row(row: tuple[Any, ...], now: datetime | None, locale: str | None = None) 
 
 
 #: A run whose runner is gone while its command runs on, watched until it ends (an idempotent
-#: routine's: DESIGN §8). Nothing supervises it any more.
-RUNNER_LOST = N_("Running without its runner, which was lost: no timeout applies, and its output "
-                 "is not kept")  # fmt: skip
+#: routine's: DESIGN §8). Its timeout still holds (the runtime enforces it); its output does not
+#: reach its files any more.
+RUNNER_LOST = N_("Running without its runner, which was lost: its output is no longer kept")
 
 
 def _runner_lost(pid: int | None, mark: float | None, boot: str | None) -> bool:

@@ -213,6 +213,14 @@ def test_an_attempt_remembers_the_boot_it_was_claimed_in(tmp_path, clock) -> Non
     assert [a.boot_id for a in new.runtime.recovered] == [boot_id()]
 
 
+def test_an_attempt_left_running_brings_its_timeout_to_recovery(tmp_path, clock) -> None:
+    """A command whose runner is gone is watched until it ends (an idempotent routine's):
+    its timeout, decided at the claim, must still hold, and recovery is told it."""
+    new, _ = after_a_dead_leader(tmp_path / "d", clock, "a", timeout=timedelta(minutes=7))
+    new.run_until(clock.now_utc() + minutes(5))
+    assert [a.timeout_seconds for a in new.runtime.recovered] == [420.0]
+
+
 def occurrence_run_id(engine: Engine, rid: str) -> str:
     return engine.store.conn.execute(
         "SELECT run_id FROM occurrences WHERE routine_id = ? AND run_id IS NOT NULL "

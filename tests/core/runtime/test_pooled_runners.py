@@ -8,6 +8,7 @@ import os
 import signal
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -212,6 +213,22 @@ def test_a_cancel_stops_the_group_of_a_command_its_runner_left(runtime: RunnerRu
     exit_ = next_exit(runtime, runtime._wake)
     assert exit_.classify() is FailureClass.CANCELLED and exit_.command_pid == command
     assert exit_.stop_confirmed and group_gone(command)  # the shell and its sleep (or zombies)
+
+
+def test_the_timeout_of_a_command_its_runner_left_still_holds(runtime: RunnerRuntime) -> None:
+    """The Runs page said of such a run: "no timeout applies". Its runner enforced it; with
+    the runner gone, the runtime stops the command's group once the timeout has passed, and
+    the attempt ends timed out, as a runner says it, rather than running on for ever."""
+    argv = ("/bin/sh", "-c", "sleep 30 & wait")
+    limit = timedelta(seconds=1)
+    started = runtime.start(Launch("slow", "o", "r", argv, None, (), limit, idempotent=True))
+    wait_for(lambda: spawned(runtime, "slow"), "the command spawned")
+    command = int(journal(runtime, "slow")[-1]["pid"])  # type: ignore[call-overload]
+    os.kill(started.pid, signal.SIGKILL)
+    exit_ = next_exit(runtime, runtime._wake)
+    assert exit_.classify() is FailureClass.TIMED_OUT and exit_.command_pid == command
+    assert exit_.stop_confirmed and group_gone(command)  # the shell and its sleep
+    assert exit_.describe() == "stopped after its timeout"
 
 
 def test_a_stopped_runner_cancels_its_attempt_and_takes_no_other(runtime: RunnerRuntime) -> None:

@@ -124,6 +124,8 @@ def ending(end: Ending, locale: str | None = None) -> str:
         return _(text, locale) if text else _("Skipped: {reason}", locale).format(reason=end.reason)
     if disposition == "cancelled":
         return _cancelled(end, locale)
+    if disposition == "timed_out":
+        return _timed_out(end, locale)
     if end.reason:  # the engine's own words ("timed_out: stopped after its timeout") translated
         end = replace(end, reason=reason_text(end.reason, locale))
     return _ENDINGS.get(disposition or "", _other)(end, locale)
@@ -155,21 +157,30 @@ def _cancelled(end: Ending, locale: str | None) -> str:
     if end.cancel_by is not None:
         text = _("Cancelled by a person ({who})", locale).format(who=end.cancel_by)
         return f"{text}: {end.cancel_reason}" if end.cancel_reason else text
-    detail = _cancel_detail(end.reason or "")
+    detail = _detail(end.reason or "", "cancelled", "cancelled")
     if not detail:
         return _("Cancelled", locale)
     return _("Cancelled: {reason}", locale).format(reason=reason_text(detail, locale))
 
 
-def _cancel_detail(reason: str) -> str:
-    """A cancelled attempt's reason as settlement stores it, ``cancelled: {message}; not
-    retried: it was stopped``, without what "cancelled" already says: its message, unless that
-    is the plain ``cancelled``. A reason in any other form is kept whole."""
+def _timed_out(end: Ending, locale: str | None) -> str:
+    """``Timed out``, never ``Timed out: timed_out: stopped after its timeout; not retried:
+    it ran past its timeout`` (seen on the Runs page); what else the reason says, if any."""
+    detail = _detail(end.reason or "", "timed_out", "stopped after its timeout")
+    if not detail:
+        return _("Timed out", locale)
+    return _("Timed out: {reason}", locale).format(reason=reason_text(detail, locale))
+
+
+def _detail(reason: str, failure: str, plain: str) -> str:
+    """An attempt's reason as settlement stores it, ``{failure}: {message}; not retried: …``,
+    without what the outcome's own word already says: its message, unless that is the
+    ``plain`` one, which says nothing more. A reason in any other form is kept whole."""
     head, _colon, rest = reason.partition(": ")
-    if head != "cancelled":
+    if head != failure:
         return reason
     message = rest.split("; ")[0]
-    return "" if message == "cancelled" else message
+    return "" if message == plain else message
 
 
 def _shadowed(end: Ending, locale: str | None) -> str:
@@ -188,7 +199,6 @@ def _other(end: Ending, locale: str | None) -> str:
 _ENDINGS: dict[str, Callable[[Ending, str | None], str]] = {
     "succeeded": lambda end, locale: _("Succeeded", locale),
     "failed": _failed,
-    "timed_out": lambda end, locale: _("Timed out: {reason}", locale).format(reason=end.reason),
     "recovery_required": lambda end, locale: _("Needs your decision: {reason}", locale).format(
         reason=end.reason
     ),

@@ -254,3 +254,22 @@ def test_a_run_caught_up_after_the_app_was_off_says_why_it_started_late(tmp_path
     german = run_detail(again.store, ran.run_id or "", locale="de").decisions
     assert not any(line.startswith("Caught up") for line in german)
     again.store.close()
+
+
+@pytest.mark.parametrize(
+    ("reason", "english", "german"),
+    [
+        (
+            "timed_out: stopped after its timeout; not retried: it ran past its timeout",
+            "Timed out",
+            "Zeitlimit überschritten",
+        ),
+        ("the runner timed out in a way of its own", "Timed out: the runner timed out in a "
+         "way of its own", "Zeitlimit überschritten: the runner timed out in a way of its own"),
+    ],
+)  # fmt: skip
+def test_a_timed_out_run_says_it_once(reason: str, english: str, german: str) -> None:
+    """Seen on the Runs page: "Timed out: timed_out: stopped after its timeout; not retried:
+    it ran past its timeout". A reason in another form is kept whole."""
+    step = Step(T0, "settled", {"disposition": "timed_out", "reason": reason})
+    assert [step_sentence(step, "UTC", locale=x) for x in ("en_US", "de_DE")] == [english, german]

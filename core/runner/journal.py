@@ -155,32 +155,20 @@ class JournalFile:
         os.close(self._fd)
 
 
-def append(
-    path: str | os.PathLike[str],
-    record: Mapping[str, object],
-    *,
-    exclusive: bool = False,
-    sync: bool = True,
-) -> None:
-    """Append one record and fsync it; the directory is fsync'd too when this creates the file.
-
-    With ``exclusive``, the journal must not exist yet (FileExistsError otherwise). Without
-    ``sync`` nothing is fsync'd: the caller makes the record durable with a later one (the
-    file's fsync covers every earlier write; the directory it fsyncs itself).
-    """
+def append(path: str | os.PathLike[str], record: Mapping[str, object]) -> None:
+    """Append one record to a journal, made if need be, and fsync it (and the directory, when
+    this made the file): a journal written by hand, as tests and tools do. A runner keeps its
+    own open (:class:`JournalFile`)."""
     try:
         fd, created = os.open(path, _WRITE_FLAGS | os.O_CREAT | os.O_EXCL, 0o600), True
     except FileExistsError:
-        if exclusive:
-            raise
         fd, created = os.open(path, _WRITE_FLAGS), False
     try:
         write_all(fd, _line(record))
-        if sync:
-            os.fsync(fd)
+        os.fsync(fd)
     finally:
         os.close(fd)
-    if created and sync:
+    if created:
         fsync_directory(os.path.dirname(os.path.abspath(path)))
 
 

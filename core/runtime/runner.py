@@ -41,7 +41,6 @@ from coven_core.runner.journal import Journal, read_journal, utc_now, write_all
 from coven_core.runner.process import (
     boot_id,
     end_group,
-    group_gone,
     group_of,
     is_running,
     start_mark,
@@ -215,9 +214,8 @@ class RunnerRuntime:
             if orphan:
                 watched.ended.set()
                 return  # not over: its command runs on, and its end will come
-            group = group_of(watched.pid)
-            if watched.orphan and not group_gone(group):  # as its runner would: nothing of
-                end_group(group, DEFAULT_STOP_GRACE_SECONDS)  # the attempt outlives it
+            if watched.orphan:  # as its runner would: nothing of the attempt outlives it
+                end_group(group_of(watched.pid), DEFAULT_STOP_GRACE_SECONDS)  # (gone: no wait)
             exit_ = exit_from_journal(attempt_id, journal, now, ran_on=watched.orphan)
         self._exits.put(exit_)
         with self._lock:

@@ -13,6 +13,7 @@ from coven_core.runner.journal import (
     SPAWN_FAILURE_CLASSES,
     ExitRecord,
     Journal,
+    JournalFile,
     SpawnFailure,
     append,
     read_journal,
@@ -163,10 +164,13 @@ def test_append_writes_whole_lines_and_creates_the_file(path: Path) -> None:
     assert datetime.fromisoformat(json.loads(lines[0])["at"]).tzinfo is not None
 
 
-def test_an_exclusive_append_refuses_an_existing_journal(path: Path) -> None:
-    append(path, record("intent"), exclusive=True)
+def test_a_runners_journal_refuses_an_existing_journal(path: Path) -> None:
+    """One journal, one runner: the journal a runner opens must be new."""
+    first = JournalFile(path)
+    first.append(record("intent"))
+    first.close()
     with pytest.raises(FileExistsError):
-        append(path, record("intent"), exclusive=True)
+        JournalFile(path)
     assert len(path.read_text(encoding="utf-8").splitlines()) == 1
 
 

@@ -77,7 +77,7 @@ def _after_exec(process: psutil.Process, program: str) -> psutil.Process:
     its parent's environment (seen once in the suite: no COVEN_ATTEMPT_ID yet)."""
     deadline = time.monotonic() + 10
     while process.cmdline()[:1] != [program] and time.monotonic() < deadline:
-        time.sleep(0.001)
+        time.sleep(0.001)  # real-time: another process execs on its own time
     return process
 
 
